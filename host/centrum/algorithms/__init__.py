@@ -1,0 +1,90 @@
+"""Algorithm registry: name -> (module, function, fixed keyword arguments).
+
+Each algorithm module exposes ``Config`` (a dataclass with the paper's defaults, each field citing its section)
+and ``run(snapshot, config=None, **variant) -> Result``. Modules are imported lazily so that a missing optional
+dependency of one algorithm never breaks the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import config_from_dict
+from ..result import Result
+from ..snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    module: str
+    function: str = "run"
+    variant: dict[str, Any] = field(default_factory=dict)
+    needs_source: bool = False
+    summary: str = ""
+
+
+REGISTRY: dict[str, AlgorithmSpec] = {
+    s.name: s
+    for s in [
+        AlgorithmSpec("semantic", "centrum.algorithms.semantic",
+                      summary="first <main>/<article> by breadth-first search (Rae et al. section 4 baseline)"),
+        AlgorithmSpec("gce", "centrum.algorithms.gce", summary="grid-centering-expanding (Jung et al.)"),
+        AlgorithmSpec("zoning", "centrum.algorithms.zoning", summary="HTML zoning (Rae et al., DocEng '18)"),
+        AlgorithmSpec("r4", "centrum.algorithms.r4", summary="R4 ranking (Alarte & Silva)"),
+        AlgorithmSpec("dana", "centrum.algorithms.dana", variant={"variant": "dana"}, needs_source=True,
+                      summary="DANA: non-ASCII vs ASCII line density (Mohammadzadeh et al.)"),
+        AlgorithmSpec("danag", "centrum.algorithms.dana", variant={"variant": "danag"}, needs_source=True,
+                      summary="DANAg: content vs code line density"),
+        AlgorithmSpec("addanag", "centrum.algorithms.dana", variant={"variant": "addanag"}, needs_source=True,
+                      summary="AdDANAg: DANAg with hyperlink normalization"),
+        AlgorithmSpec("ensemble", "centrum.algorithms.ensemble", summary="Centrum's ensemble over all candidates"),
+    ]
+}
+
+# The default of `centrum extract` and the extension; chosen by `centrum eval` (see README "Evaluation").
+DEFAULT_ALGORITHM = "semantic"
+
+
+class UnknownAlgorithm(KeyError):
+    pass
+
+
+class AlgorithmUnavailable(RuntimeError):
+    pass
+
+
+def available() -> list[str]:
+    """Names whose module imports (an algorithm still being built is simply not listed)."""
+    out = []
+    for name, spec in REGISTRY.items():
+        try:
+            importlib.import_module(spec.module)
+        except ImportError:
+            continue
+        out.append(name)
+    return out
+
+
+def load(name: str) -> tuple[AlgorithmSpec, Any]:
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise UnknownAlgorithm(f"unknown algorithm {name!r} (known: {', '.join(REGISTRY)})")
+    try:
+        module = importlib.import_module(spec.module)
+    except ImportError as e:
+        raise AlgorithmUnavailable(f"algorithm {name!r} is not available: {e}") from e
+    return spec, module
+
+
+def run(name: str, snapshot: Snapshot, params: dict[str, Any] | None = None) -> Result:
+    """Run algorithm ``name`` with ``params`` applied over its config defaults; times the call."""
+    spec, module = load(name)
+    config = config_from_dict(module.Config, params) if hasattr(module, "Config") else None
+    t0 = time.perf_counter()
+    result: Result = getattr(module, spec.function)(snapshot, config, **spec.variant)
+    result.timing_ms.setdefault("algorithm", (time.perf_counter() - t0) * 1000)
+    return result

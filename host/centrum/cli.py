@@ -1,0 +1,55 @@
+"""``centrum`` command line. Each subcommand lives in ``centrum/commands/<name>.py`` exposing
+``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches, so commands stay independent."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). A module that does not exist yet is reported as unavailable.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "extract": ("centrum.commands.extract", "print the main content of a page (file or URL)"),
+    "eval": ("centrum.commands.eval", "evaluate algorithms and peers on data sets"),
+    "bench": ("centrum.commands.bench", "benchmark collection, transfer, parsing and every algorithm"),
+    "train": ("centrum.commands.train", "train the ensemble's weights on the shared data sets"),
+    "install-host": ("centrum.commands.install_host", "register the native messaging host with browsers"),
+    "uninstall-host": ("centrum.commands.uninstall_host", "remove the native messaging host registration"),
+    "labels": ("centrum.commands.labels", "export annotator labels and report agreement"),
+    "host": ("centrum.commands.host", "run the native messaging host on stdin/stdout"),
+    "algorithms": ("centrum.commands.algorithms", "list the algorithms and their parameters"),
+}
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(prog="centrum", description="Main-content extraction on rendered pages.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules: dict[str, object] = {}
+    for name, (module_name, help_text) in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name:
+                raise
+            continue
+        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip())
+        module.add_arguments(p)
+        modules[name] = module
+    return parser, modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return int(modules[args.command].run(args) or 0)  # type: ignore[attr-defined]
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

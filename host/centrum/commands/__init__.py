@@ -1,0 +1,1 @@
+"""Subcommands of the ``centrum`` CLI, one module each (see ``centrum.cli.COMMANDS``)."""

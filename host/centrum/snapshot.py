@@ -1,0 +1,502 @@
+"""Snapshot protocol v1: parse and validate a collector snapshot into numpy arrays.
+
+The collector (``extension/src/collect.js``) sends a *columnar* JSON object (see ``host/PROTOCOL.md`` and
+``snapshot.schema.json``). Elements are in DOM pre-order, so an element's index is its node id, every parent
+index is smaller than its child's, and the subtree of ``i`` is the contiguous range ``[i, end[i])``. That last
+property is what lets every algorithm aggregate over subtrees with prefix sums instead of per-node loops.
+
+Every malformed field raises :class:`SnapshotError` naming the field (``elements.parent[17]``), so the host can
+answer the extension with a precise message instead of dying.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+PROTOCOL_VERSION = 1
+
+# Bits of ``elements.flags`` (PROTOCOL.md, "Element flags").
+VISIBLE = 1  # has a layout box, computed visibility is visible and effective opacity > 0
+LINK = 2  # <a href> / <area href>
+IMAGE = 4  # img, picture, svg, video, canvas, input[type=image], or a CSS background image on a leaf
+FIXED = 8  # computed position: fixed
+STICKY = 16  # computed position: sticky
+OPAQUE_FRAME = 32  # cross-origin iframe: recorded as a box only
+SHADOW_HOST = 64  # children include the element's open shadow root content
+IN_FRAME = 128  # element lives inside a same-origin iframe (boxes already in top document coordinates)
+
+# Hard limits: a snapshot beyond these is refused with a clear error instead of exhausting memory.
+MAX_ELEMENTS = 2_000_000
+MAX_TEXT_NODES = 4_000_000
+
+
+class SnapshotError(ValueError):
+    """A snapshot that does not follow protocol v1. ``field`` names the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    title: str
+    lang: str
+    dir: str
+    viewport: tuple[float, float]  # (w0, h0), CSS px
+    document: tuple[float, float]  # (w1, h1), CSS px
+    scroll: tuple[float, float]
+    dpr: float
+    collector: str
+    timing: dict[str, float] = field(default_factory=dict)
+    stylesheets: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """A validated snapshot. Arrays are indexed by element id (``n``) or text-node id (``m``)."""
+
+    page: Page
+    parent: np.ndarray  # int64 (n,), -1 for the root
+    tag_names: list[str]  # enum table; lower-case tag names
+    tag_code: np.ndarray  # int64 (n,) index into tag_names
+    box: np.ndarray  # float64 (n, 4): x, y, w, h in document coordinates
+    display: np.ndarray  # str (n,) computed display ("block", "inline", "none", ...)
+    position: np.ndarray  # str (n,) computed position
+    visibility: np.ndarray  # str (n,) computed visibility
+    opacity: np.ndarray  # float64 (n,) computed opacity of the element itself
+    font_size: np.ndarray  # float64 (n,) px
+    flags: np.ndarray  # int64 (n,) bit set, see module constants
+    attrs: dict[str, dict[int, str]]  # attribute name -> {node id: value}
+    text_owner: np.ndarray  # int64 (m,) element that owns the text node
+    text_seq: np.ndarray  # int64 (m,) number of elements before the text node in document order
+    texts: list[str]  # (m,) text content
+    text_rect_offsets: np.ndarray  # int64 (m+1,) CSR offsets into text_rects
+    text_rects: np.ndarray  # float64 (k, 4) rendered line rectangles, document coordinates
+    source: str | None = None  # collector serialization with data-cx node ids
+
+    # ---- sizes -------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return int(self.parent.shape[0])
+
+    @property
+    def m(self) -> int:
+        return len(self.texts)
+
+    # ---- element columns -----------------------------------------------------------------------
+    @cached_property
+    def tags(self) -> np.ndarray:
+        """Tag name per element as a numpy str array, so ``snap.tags == "a"`` is vectorized."""
+        names = np.array(self.tag_names + [""], dtype=object)
+        return names[self.tag_code].astype(str) if self.n else np.zeros(0, dtype=str)
+
+    @property
+    def visible(self) -> np.ndarray:
+        return (self.flags & VISIBLE) != 0
+
+    @property
+    def is_link(self) -> np.ndarray:
+        return (self.flags & LINK) != 0
+
+    @property
+    def is_image(self) -> np.ndarray:
+        return (self.flags & IMAGE) != 0
+
+    @property
+    def is_fixed(self) -> np.ndarray:
+        return (self.flags & FIXED) != 0
+
+    @property
+    def area(self) -> np.ndarray:
+        return self.box[:, 2] * self.box[:, 3]
+
+    def attr(self, name: str) -> np.ndarray:
+        """Values of attribute ``name`` per element ('' where absent), as an object array."""
+        out = np.full(self.n, "", dtype=object)
+        values = self.attrs.get(name)
+        if values:
+            idx = np.fromiter(values.keys(), dtype=np.int64, count=len(values))
+            out[idx] = list(values.values())
+        return out
+
+    # ---- tree structure (all O(n) or O(n log n), vectorized) --------------------------------------
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Depth of each element (root = 0), by pointer doubling: O(n log n) vectorized."""
+        # Doubling on (jump, steps): steps[i] = distance to jump[i].
+        jump = self.parent.copy()
+        steps = (jump >= 0).astype(np.int64)
+        while True:
+            has = jump >= 0
+            nxt = np.where(has, jump, 0)
+            further = has & (jump[nxt] >= 0)
+            if not further.any():
+                break
+            steps = np.where(further, steps + steps[nxt], steps)
+            jump = np.where(further, jump[nxt], jump)
+        return steps
+
+    @cached_property
+    def subtree_end(self) -> np.ndarray:
+        """``end[i]``: the subtree of ``i`` is ``[i, end[i])`` in pre-order."""
+        n = self.n
+        size = np.ones(n, dtype=np.int64)
+        if n == 0:
+            return size
+        depth = self.depth
+        order = np.argsort(-depth, kind="stable")
+        d_sorted = depth[order]
+        # Process one depth level at a time, deepest first: each level adds into its parents.
+        bounds = np.flatnonzero(np.diff(d_sorted)) + 1
+        for chunk in np.split(order, bounds):
+            p = self.parent[chunk]
+            ok = p >= 0
+            np.add.at(size, p[ok], size[chunk[ok]])
+        return np.arange(n, dtype=np.int64) + size
+
+    @cached_property
+    def children_offsets(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR children lists: children of ``i`` are ``kids[off[i]:off[i+1]]`` in document order."""
+        n = self.n
+        p = self.parent
+        has = p >= 0
+        kids = np.nonzero(has)[0]
+        order = np.argsort(p[kids], kind="stable")
+        kids = kids[order]
+        counts = np.bincount(p[has], minlength=n) if n else np.zeros(0, dtype=np.int64)
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        return off, kids
+
+    def children(self, i: int) -> np.ndarray:
+        off, kids = self.children_offsets
+        return kids[off[i] : off[i + 1]]
+
+    @property
+    def n_children(self) -> np.ndarray:
+        off, _ = self.children_offsets
+        return np.diff(off)
+
+    def subtree_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of a per-element value over each element's subtree (itself included), O(n)."""
+        c = np.zeros(self.n + 1, dtype=np.float64)
+        np.cumsum(values, out=c[1:])
+        return c[self.subtree_end] - c[: self.n]
+
+    def text_per_element(self, values: np.ndarray) -> np.ndarray:
+        """Aggregate a per-text-node value onto its owner element."""
+        return np.bincount(self.text_owner, weights=values, minlength=self.n)[: self.n]
+
+    def is_ancestor(self, a: int, d: int) -> bool:
+        """True when ``a`` is ``d`` or an ancestor of ``d``."""
+        return a <= d < int(self.subtree_end[a])
+
+    def ancestors(self, i: int) -> list[int]:
+        """``i`` and its ancestors up to the root (O(depth))."""
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = int(self.parent[i])
+        return out
+
+    # ---- text nodes ---------------------------------------------------------------------------
+    @cached_property
+    def text_box(self) -> np.ndarray:
+        """Union bounding box (x, y, w, h) of each text node's rectangles; zeros when it has none."""
+        m = self.m
+        out = np.zeros((m, 4), dtype=np.float64)
+        if m == 0 or self.text_rects.shape[0] == 0:
+            return out
+        r = self.text_rects
+        x0, y0 = r[:, 0], r[:, 1]
+        x1, y1 = r[:, 0] + r[:, 2], r[:, 1] + r[:, 3]
+        counts = np.diff(self.text_rect_offsets)
+        nz = np.nonzero(counts)[0]
+        starts = self.text_rect_offsets[nz]
+        out[nz, 0] = np.minimum.reduceat(x0, starts)
+        out[nz, 1] = np.minimum.reduceat(y0, starts)
+        out[nz, 2] = np.maximum.reduceat(x1, starts) - out[nz, 0]
+        out[nz, 3] = np.maximum.reduceat(y1, starts) - out[nz, 1]
+        return out
+
+    @cached_property
+    def text_area(self) -> np.ndarray:
+        """Rendered area of each text node: sum of its line rectangles."""
+        a = self.text_rects[:, 2] * self.text_rects[:, 3]
+        c = np.zeros(a.shape[0] + 1)
+        np.cumsum(a, out=c[1:])
+        return c[self.text_rect_offsets[1:]] - c[self.text_rect_offsets[:-1]]
+
+    @cached_property
+    def text_len(self) -> np.ndarray:
+        return np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.m)
+
+    def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
+        """Visible text under the given elements in document order, blocks separated by ``separator``."""
+        if self.m == 0:
+            return ""
+        mask = np.zeros(self.n + 1, dtype=np.int64)
+        for i in sorted({int(x) for x in nodes}):
+            mask[i] += 1
+            mask[int(self.subtree_end[i])] -= 1
+        inside = np.cumsum(mask)[: self.n] > 0
+        keep = np.nonzero(inside[self.text_owner])[0]
+        parts: list[str] = []
+        last_owner = -2
+        for t in keep:
+            s = self.texts[t]
+            if not s.strip():
+                continue
+            owner = int(self.text_owner[t])
+            if parts and owner != last_owner and _is_block(self.display[owner]):
+                parts.append(separator)
+            elif parts:
+                parts.append(" ")
+            parts.append(" ".join(s.split()))
+            last_owner = owner
+        return "".join(parts).strip()
+
+
+def _is_block(display: str) -> bool:
+    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+
+
+# ---- parsing --------------------------------------------------------------------------------------
+
+
+def _require(obj: dict[str, Any], key: str, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise SnapshotError(where, f"expected an object, got {type(obj).__name__}")
+    if key not in obj:
+        raise SnapshotError(f"{where}.{key}" if where else key, "missing")
+    return obj[key]
+
+
+def _num_array(value: Any, name: str, dtype: type, length: int | None = None) -> np.ndarray:
+    if not isinstance(value, list):
+        raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        raise SnapshotError(name, f"expected {length} entries, got {len(value)}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        for k, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise SnapshotError(f"{name}[{k}]", f"expected a number, got {type(v).__name__}") from None
+        raise SnapshotError(name, "expected numbers") from None
+    if arr.ndim != 1:
+        raise SnapshotError(name, "expected a flat array of numbers")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise SnapshotError(f"{name}[{k}]", f"not a finite number ({value[k]!r})")
+    if dtype is int:
+        if (arr != np.round(arr)).any():
+            k = int(np.argmax(arr != np.round(arr)))
+            raise SnapshotError(f"{name}[{k}]", f"expected an integer, got {value[k]!r}")
+        return arr.astype(np.int64)
+    return arr
+
+
+def _str_list(value: Any, name: str, length: int | None = None) -> list[str]:
+    if not isinstance(value, list):
+        raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        raise SnapshotError(name, f"expected {length} entries, got {len(value)}")
+    for k, v in enumerate(value):
+        if not isinstance(v, str):
+            raise SnapshotError(f"{name}[{k}]", f"expected a string, got {type(v).__name__}")
+    return value
+
+
+def _enum_column(codes: np.ndarray, table: list[str], name: str) -> np.ndarray:
+    if codes.size and (codes.min() < 0 or codes.max() >= len(table)):
+        k = int(np.argmax((codes < 0) | (codes >= len(table))))
+        raise SnapshotError(f"{name}[{k}]", f"enum index {int(codes[k])} outside table of {len(table)}")
+    if not table:
+        return np.zeros(codes.shape[0], dtype=str)
+    return np.array(table, dtype=str)[codes]
+
+
+def _pair(value: Any, name: str) -> tuple[float, float]:
+    arr = _num_array(value, name, float, 2)
+    return float(arr[0]), float(arr[1])
+
+
+def _parse_page(raw: Any) -> Page:
+    if not isinstance(raw, dict):
+        raise SnapshotError("page", "expected an object")
+    viewport = _pair(_require(raw, "viewport", "page"), "page.viewport")
+    if viewport[0] <= 0 or viewport[1] <= 0:
+        raise SnapshotError("page.viewport", f"must be positive, got {list(viewport)}")
+    document = _pair(_require(raw, "document", "page"), "page.document")
+    if document[0] < 0 or document[1] < 0:
+        raise SnapshotError("page.document", f"must not be negative, got {list(document)}")
+    strings = {}
+    for key in ("url", "title", "lang", "dir", "collector"):
+        v = raw.get(key, "")
+        if not isinstance(v, str):
+            raise SnapshotError(f"page.{key}", f"expected a string, got {type(v).__name__}")
+        strings[key] = v
+    scroll = _pair(raw.get("scroll", [0, 0]), "page.scroll")
+    dpr = raw.get("dpr", 1)
+    if isinstance(dpr, bool) or not isinstance(dpr, int | float) or not math.isfinite(dpr) or dpr <= 0:
+        raise SnapshotError("page.dpr", f"expected a positive number, got {dpr!r}")
+    timing = raw.get("timing", {})
+    if not isinstance(timing, dict):
+        raise SnapshotError("page.timing", "expected an object")
+    stylesheets = raw.get("stylesheets", {})
+    if not isinstance(stylesheets, dict):
+        raise SnapshotError("page.stylesheets", "expected an object")
+    warnings = raw.get("warnings", [])
+    warnings = tuple(_str_list(warnings, "page.warnings"))
+    return Page(
+        url=strings["url"],
+        title=strings["title"],
+        lang=strings["lang"],
+        dir=strings["dir"] or "ltr",
+        viewport=viewport,
+        document=document,
+        scroll=scroll,
+        dpr=float(dpr),
+        collector=strings["collector"],
+        timing={str(k): float(v) for k, v in timing.items() if isinstance(v, int | float)},
+        stylesheets={str(k): int(v) for k, v in stylesheets.items() if isinstance(v, int | float)},
+        warnings=warnings,
+    )
+
+
+def parse_snapshot(raw: Any) -> Snapshot:
+    """Validate a decoded snapshot object and return a :class:`Snapshot` (raises :class:`SnapshotError`)."""
+    if not isinstance(raw, dict):
+        raise SnapshotError("snapshot", f"expected an object, got {type(raw).__name__}")
+    version = raw.get("protocol")
+    if version != PROTOCOL_VERSION:
+        raise SnapshotError("protocol", f"unsupported protocol version {version!r} (this host speaks 1)")
+    page = _parse_page(_require(raw, "page", ""))
+
+    enums = _require(raw, "enums", "")
+    if not isinstance(enums, dict):
+        raise SnapshotError("enums", "expected an object")
+    tables = {k: _str_list(_require(enums, k, "enums"), f"enums.{k}") for k in
+              ("tag", "display", "position", "visibility")}
+
+    el = _require(raw, "elements", "")
+    if not isinstance(el, dict):
+        raise SnapshotError("elements", "expected an object")
+    parent = _num_array(_require(el, "parent", "elements"), "elements.parent", int)
+    n = parent.shape[0]
+    if n > MAX_ELEMENTS:
+        raise SnapshotError("elements.parent", f"{n} elements exceed the limit of {MAX_ELEMENTS}")
+    if n:
+        if parent[0] != -1:
+            raise SnapshotError("elements.parent[0]", "the root must have parent -1")
+        idx = np.arange(n)
+        bad = (parent[1:] < 0) | (parent[1:] >= idx[1:])
+        if bad.any():
+            k = int(np.argmax(bad)) + 1
+            raise SnapshotError(
+                f"elements.parent[{k}]",
+                f"parent {int(parent[k])} must be an earlier element (pre-order, no cycles, one root)",
+            )
+
+    def col(name: str, kind: type) -> np.ndarray:
+        return _num_array(_require(el, name, "elements"), f"elements.{name}", kind, n)
+
+    tag_code = col("tag", int)
+    _enum_column(tag_code, tables["tag"], "elements.tag")
+    display = _enum_column(col("display", int), tables["display"], "elements.display")
+    position = _enum_column(col("position", int), tables["position"], "elements.position")
+    visibility = _enum_column(col("visibility", int), tables["visibility"], "elements.visibility")
+    box = _num_array(_require(el, "box", "elements"), "elements.box", float, 4 * n).reshape(n, 4)
+    neg = (box[:, 2] < 0) | (box[:, 3] < 0)
+    if neg.any():
+        k = int(np.argmax(neg))
+        raise SnapshotError(f"elements.box[{k}]", f"negative width or height {box[k].tolist()}")
+    opacity = col("opacity", float)
+    if ((opacity < 0) | (opacity > 1)).any():
+        k = int(np.argmax((opacity < 0) | (opacity > 1)))
+        raise SnapshotError(f"elements.opacity[{k}]", f"must be within [0, 1], got {opacity[k]}")
+    font_size = col("font_size", float)
+    if (font_size < 0).any():
+        k = int(np.argmax(font_size < 0))
+        raise SnapshotError(f"elements.font_size[{k}]", "must not be negative")
+    flags = col("flags", int)
+    if (flags < 0).any():
+        k = int(np.argmax(flags < 0))
+        raise SnapshotError(f"elements.flags[{k}]", "must not be negative")
+
+    attrs: dict[str, dict[int, str]] = {}
+    raw_attrs = raw.get("attrs", {"node": [], "name": [], "value": []})
+    if not isinstance(raw_attrs, dict):
+        raise SnapshotError("attrs", "expected an object")
+    a_node = _num_array(_require(raw_attrs, "node", "attrs"), "attrs.node", int)
+    a_name = _str_list(_require(raw_attrs, "name", "attrs"), "attrs.name", a_node.shape[0])
+    a_value = _str_list(_require(raw_attrs, "value", "attrs"), "attrs.value", a_node.shape[0])
+    if a_node.size and (a_node.min() < 0 or a_node.max() >= n):
+        k = int(np.argmax((a_node < 0) | (a_node >= n)))
+        raise SnapshotError(f"attrs.node[{k}]", f"element {int(a_node[k])} does not exist (n={n})")
+    for node, name, value in zip(a_node.tolist(), a_name, a_value, strict=True):
+        attrs.setdefault(name.lower(), {})[node] = value
+
+    tx = raw.get("text", {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []})
+    if not isinstance(tx, dict):
+        raise SnapshotError("text", "expected an object")
+    owner = _num_array(_require(tx, "owner", "text"), "text.owner", int)
+    m = owner.shape[0]
+    if m > MAX_TEXT_NODES:
+        raise SnapshotError("text.owner", f"{m} text nodes exceed the limit of {MAX_TEXT_NODES}")
+    if m and (owner.min() < 0 or owner.max() >= n):
+        k = int(np.argmax((owner < 0) | (owner >= n)))
+        raise SnapshotError(f"text.owner[{k}]", f"element {int(owner[k])} does not exist (n={n})")
+    seq = _num_array(_require(tx, "seq", "text"), "text.seq", int, m)
+    if m and ((seq <= owner) | (seq > n)).any():
+        k = int(np.argmax((seq <= owner) | (seq > n)))
+        raise SnapshotError(f"text.seq[{k}]", f"{int(seq[k])} must be after its owner {int(owner[k])}")
+    texts = _str_list(_require(tx, "text", "text"), "text.text", m)
+    offsets = _num_array(_require(tx, "rect_offsets", "text"), "text.rect_offsets", int, m + 1)
+    if offsets[0] != 0 or (np.diff(offsets) < 0).any():
+        raise SnapshotError("text.rect_offsets", "must start at 0 and never decrease")
+    rects_flat = _num_array(_require(tx, "rects", "text"), "text.rects", float)
+    if rects_flat.shape[0] != 4 * int(offsets[-1]):
+        raise SnapshotError(
+            "text.rects", f"expected {4 * int(offsets[-1])} numbers (4 per rectangle), got {rects_flat.shape[0]}"
+        )
+    rects = rects_flat.reshape(-1, 4)
+    if rects.size and ((rects[:, 2] < 0) | (rects[:, 3] < 0)).any():
+        k = int(np.argmax((rects[:, 2] < 0) | (rects[:, 3] < 0)))
+        raise SnapshotError(f"text.rects[{k}]", "negative width or height")
+
+    source = raw.get("source")
+    if source is not None and not isinstance(source, str):
+        raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
+
+    return Snapshot(
+        page=page,
+        parent=parent,
+        tag_names=[t.lower() for t in tables["tag"]],
+        tag_code=tag_code,
+        box=box,
+        display=display,
+        position=position,
+        visibility=visibility,
+        opacity=opacity,
+        font_size=font_size,
+        flags=flags,
+        attrs=attrs,
+        text_owner=owner,
+        text_seq=seq,
+        texts=texts,
+        text_rect_offsets=offsets,
+        text_rects=rects,
+        source=source,
+    )
