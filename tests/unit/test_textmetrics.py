@@ -1,0 +1,20 @@
+from centrum.textmetrics import count_words, count_words_many, tokens
+
+
+def test_spaced_scripts_split_on_whitespace_and_punctuation():
+    assert tokens("Hello, world! It's 2026.") == ["Hello", "world", "It's", "2026"]
+    assert tokens("Привет, мир") == ["Привет", "мир"]
+    assert tokens("مرحبا بالعالم") == ["مرحبا", "بالعالم"]
+    assert tokens("안녕하세요 세계") == ["안녕하세요", "세계"]
+
+
+def test_unspaced_scripts_count_characters():
+    assert tokens("日本語のテキスト") == list("日本語のテキスト")
+    assert count_words("中文文本。") == 4
+    assert tokens("ภาษาไทย") == list("ภาษาไทย")
+    assert tokens("東京 Tokyo") == ["東", "京", "Tokyo"]
+
+
+def test_count_words_many_matches_count_words():
+    texts = ["one two", "", "日本 and 中文", "  "]
+    assert count_words_many(texts).tolist() == [count_words(t) for t in texts] == [2, 0, 5, 0]
