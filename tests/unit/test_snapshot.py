@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from centrum.snapshot import SnapshotError, parse_snapshot
 from centrum.testing import E, T, build
 
