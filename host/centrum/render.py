@@ -1,0 +1,310 @@
+"""Render a page (local file or http(s) URL) in headless Chromium and collect its snapshot with ``collect.js``.
+
+The collector is the extension's own content script (``extension/src/collect.js``, one source of truth), evaluated
+in an *isolated world* (CDP ``Page.createIsolatedWorld``, like an extension content script) so that page scripts
+replacing DOM methods cannot change what it measures. Usage::
+
+    with Renderer(window=(1920, 1080), timeout_s=15) as r:
+        out = r.render("page.html", source=True)
+        snap = parse_snapshot(out.raw)
+
+One browser serves many pages (``centrum eval`` renders ~1400); each page gets a fresh browser context. Playwright's
+sync API runs on a private worker thread, so a Renderer also works inside a process that already drives Playwright
+on its main thread (pytest-playwright) or runs an asyncio loop.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+T = TypeVar("T")
+
+# Flags known to work on this kind of machine (no GPU, no sandbox user namespaces, no network besides ours).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
+# Local pages: a saved page's iframes and stylesheets are siblings on disk; without this every file:// URL is its
+# own origin and the collector could not walk a saved same-origin iframe.
+FILE_ARGS = ["--allow-file-access-from-files"]
+
+
+class RenderError(RuntimeError):
+    """The page could not be rendered (missing file, navigation failure, Chromium missing, collector error)."""
+
+
+@dataclass
+class Rendered:
+    raw: dict[str, Any]  # the protocol-v1 snapshot object
+    url: str  # the URL that was loaded
+    stylesheets: dict[str, int] = field(default_factory=lambda: {"loaded": 0, "failed": 0})  # from the network
+    timing: dict[str, float] = field(default_factory=dict)  # ms: load, collect (round trip), collect_in_page, total
+    extra: dict[str, Any] = field(default_factory=dict)  # results of the ``extra`` functions (None on error)
+    errors: dict[str, str] = field(default_factory=dict)  # ``extra`` name -> error message
+    warnings: list[str] = field(default_factory=list)  # renderer-side notes (load timeout, blocked requests)
+    blocked: int = 0  # requests aborted because they left a local page's origin
+
+
+def find_chromium() -> str | None:
+    """``CENTRUM_CHROMIUM``, then Debian's Chromium; None means "let Playwright use its own build"."""
+    env = os.environ.get("CENTRUM_CHROMIUM")
+    if env:
+        if not Path(env).exists():
+            raise RenderError(f"CENTRUM_CHROMIUM={env} does not exist")
+        return env
+    for candidate in ("/usr/lib/chromium/chromium", "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def collector_path() -> Path:
+    env = os.environ.get("CENTRUM_COLLECTOR")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "extension" / "src" / "collect.js"
+
+
+def collector_source() -> str:
+    path = collector_path()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise RenderError(f"collector script not found at {path} (set CENTRUM_COLLECTOR): {e}") from e
+
+
+def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
+    """(URL to load, is_local). Raises RenderError for a missing file."""
+    s = os.fspath(target)
+    scheme = urlparse(s).scheme.lower()
+    if scheme in ("http", "https"):
+        return s, False
+    if scheme == "file":
+        path = Path(urlparse(s).path)
+    else:
+        path = Path(s)
+    if not path.is_file():
+        raise RenderError(f"no such file: {s}")
+    return path.resolve().as_uri(), True
+
+
+class Renderer:
+    def __init__(
+        self,
+        window: tuple[int, int] = (1920, 1080),
+        timeout_s: float = 15.0,
+        chromium: str | None = None,
+        isolated: bool = True,
+        settle_ms: int = 0,
+    ) -> None:
+        self.window = window
+        self.timeout_s = timeout_s
+        self.chromium = chromium
+        self.isolated = isolated  # collect in a CDP isolated world (False: in the page's own world)
+        self.settle_ms = settle_ms  # extra wait after "load" for late layout (web fonts, lazy scripts)
+        self._collector = collector_source()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pw: Any = None
+        self._browser: Any = None
+        self._lock = threading.Lock()
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    def __enter__(self) -> Renderer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        assert self._pool is not None, "Renderer not started"
+        return self._pool.submit(fn, *args, **kwargs).result()
+
+    def start(self) -> None:
+        if self._pool is not None:
+            return
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="centrum-render")
+        try:
+            self._call(self._start)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+
+        exe = self.chromium or find_chromium()
+        self._pw = sync_playwright().start()
+        try:
+            self._browser = self._pw.chromium.launch(
+                executable_path=exe, headless=True, args=CHROMIUM_ARGS + FILE_ARGS, timeout=60_000
+            )
+        except PlaywrightError as e:
+            where = exe or "Playwright's bundled Chromium"
+            raise RenderError(
+                f"could not start Chromium ({where}): {str(e).splitlines()[0]}. Install Debian's chromium "
+                "(apt-get install chromium) or set CENTRUM_CHROMIUM to a Chromium binary."
+            ) from None
+
+    def close(self) -> None:
+        if self._pool is None:
+            return
+        try:
+            self._call(self._close)
+        finally:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _close(self) -> None:
+        try:
+            if self._browser is not None:
+                self._browser.close()
+        finally:
+            self._browser = None
+            if self._pw is not None:
+                self._pw.stop()
+                self._pw = None
+
+    # ---- rendering -----------------------------------------------------------------------------
+    def render(
+        self, target: str | os.PathLike[str], source: bool = True, extra: dict[str, str] | None = None
+    ) -> Rendered:
+        """Load ``target``, wait for "load" (bounded), collect the snapshot, then evaluate ``extra`` functions."""
+        url, local = target_url(target)
+        if self._pool is None:
+            self.start()
+        with self._lock:
+            return self._call(self._render, url, local, source, extra or {})
+
+    def _render(self, url: str, local: bool, source: bool, extra: dict[str, str]) -> Rendered:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        t0 = time.perf_counter()
+        w, h = self.window
+        context = self._browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1,
+                                            java_script_enabled=True, service_workers="block")
+        sheets = {"loaded": 0, "failed": 0}
+        blocked = [0]
+        warnings: list[str] = []
+        try:
+            if local:
+                # A saved page renders offline: only file:// (and inline data:) requests may go out.
+                def route(r: Any) -> None:
+                    req_url = r.request.url
+                    if req_url.startswith(("file:", "data:", "blob:")):
+                        r.continue_()
+                    else:
+                        blocked[0] += 1
+                        r.abort("blockedbyclient")
+
+                context.route("**/*", route)
+            page = context.new_page()
+
+            def finished(req: Any) -> None:
+                if req.resource_type == "stylesheet":
+                    resp = req.response()
+                    ok = resp is None or resp.status < 400 or resp.status == 0
+                    sheets["loaded" if ok else "failed"] += 1
+
+            def failed(req: Any) -> None:
+                if req.resource_type == "stylesheet":
+                    sheets["failed"] += 1
+
+            page.on("requestfinished", finished)
+            page.on("requestfailed", failed)
+            t_nav = time.perf_counter()
+            try:
+                response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
+            except PlaywrightTimeout:
+                warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
+                response = None
+            except PlaywrightError as e:
+                raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
+            if response is not None and response.status >= 400:
+                warnings.append(f"HTTP status {response.status}")
+            if self.settle_ms:
+                page.wait_for_timeout(self.settle_ms)
+            t_loaded = time.perf_counter()
+            text = self._collect(context, page, source, offline=local)
+            t_collected = time.perf_counter()
+            try:
+                raw = json.loads(text)
+            except (TypeError, json.JSONDecodeError) as e:
+                raise RenderError(f"collector returned no snapshot for {url}: {e}") from None
+            values: dict[str, Any] = {}
+            errors: dict[str, str] = {}
+            for name, fn_source in extra.items():
+                try:
+                    values[name] = page.evaluate(fn_source)
+                except PlaywrightError as e:
+                    values[name] = None
+                    errors[name] = str(e).splitlines()[0]
+            t_end = time.perf_counter()
+        finally:
+            try:
+                context.close()
+            except PlaywrightError:
+                pass
+        timing = {
+            "load": (t_loaded - t_nav) * 1000,
+            "collect": (t_collected - t_loaded) * 1000,
+            "collect_in_page": float(raw.get("page", {}).get("timing", {}).get("collect_ms", 0.0)),
+            "extra": (t_end - t_collected) * 1000,
+            "total": (t_end - t0) * 1000,
+        }
+        if blocked[0]:
+            warnings.append(f"blocked {blocked[0]} request(s) leaving the local page")
+        return Rendered(raw=raw, url=url, stylesheets=sheets, timing=timing, extra=values, errors=errors,
+                        warnings=warnings, blocked=blocked[0])
+
+    def _collect(self, context: Any, page: Any, source: bool, offline: bool) -> str:
+        """Evaluate collect.js and return the snapshot as JSON text (one string crosses CDP, not a deep object)."""
+        options = json.dumps({"source": source, "offline": offline})
+        call = f"JSON.stringify(globalThis.centrumCollect({options}))"
+        if not self.isolated:
+            page.evaluate(self._collector)
+            return str(page.evaluate(call))
+        cdp = context.new_cdp_session(page)
+        try:
+            tree = cdp.send("Page.getFrameTree")
+            world = cdp.send("Page.createIsolatedWorld", {
+                "frameId": tree["frameTree"]["frame"]["id"], "worldName": "centrum", "grantUniveralAccess": True})
+            ctx = world["executionContextId"]
+            for expression in (self._collector, call):
+                out = cdp.send("Runtime.evaluate", {"expression": expression, "contextId": ctx,
+                                                     "returnByValue": True, "awaitPromise": False})
+                if "exceptionDetails" in out:
+                    details = out["exceptionDetails"]
+                    message = details.get("exception", {}).get("description") or details.get("text", "")
+                    raise RenderError(f"collector failed: {message}")
+            return str(out["result"].get("value"))
+        finally:
+            try:
+                cdp.detach()
+            except Exception:  # noqa: BLE001 - the page may already be gone; nothing to clean up then
+                pass
+
+
+def render(target: str | os.PathLike[str], source: bool = True, window: tuple[int, int] = (1920, 1080),
+           timeout_s: float = 15.0) -> Rendered:
+    """One-shot convenience: start a browser, render one page, close."""
+    with Renderer(window=window, timeout_s=timeout_s) as r:
+        return r.render(target, source=source)
