@@ -1,0 +1,124 @@
+"""Evaluate Centrum's algorithms and peer extractors side by side on data sets.
+
+Each DATASET_DIR has ``pages/<id>.html``, ``gold/<id>.txt`` (or trafilatura-style ``gold/<id>.json`` snippets) and
+``meta.jsonl``. Pages are rendered once in headless Chromium with the extension's collector and cached in
+``$CENTRUM_CACHE/snapshots`` (default ``~/.cache/centrum``); a second run reuses the cache. Writes ``report.md``,
+``results.json``, ``results.csv``, ``failures.csv`` and PNG plots to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import algorithms
+from ..evaluation import peers as peer_mod
+from ..evaluation.datasets import DatasetError, load_dataset
+from ..evaluation.report import mean_over_datasets, write_all
+from ..evaluation.runner import EvalOptions, run_pages
+from ..evaluation.tokenize import TOKENIZERS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("datasets", nargs="+", metavar="DATASET_DIR", help="data set folders")
+    parser.add_argument("--algorithms", default="all",
+                        help="all, none, or a comma-separated list of algorithm names (default: all)")
+    parser.add_argument("--peers", default="all",
+                        help=f"all, none, or a comma-separated list of: {', '.join(peer_mod.PEERS)} (default: all)")
+    parser.add_argument("--out", default="eval-out", help="output folder (default: eval-out/)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes, each with its own browser")
+    parser.add_argument("--limit", type=int, default=None, help="first K pages (id order) of each data set")
+    parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="fair",
+                        help="fair: words, CJK/Thai by character (default); aeb: scrapinghub's \\w+ exactly")
+    parser.add_argument("--window", default="1920x1080", help="browser window WxH (part of the cache key)")
+    parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a page's load event")
+    parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
+    parser.add_argument("--no-render", action="store_true",
+                        help="no browser: HTML peers only (algorithms and render-based peers are not run)")
+
+
+def _select(spec: str, known: list[str], what: str) -> list[str]:
+    if spec == "all":
+        return list(known)
+    if spec == "none":
+        return []
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        w, h = (int(x) for x in args.window.lower().split("x"))
+        algo_names = _select(args.algorithms, list(algorithms.REGISTRY), "algorithm")
+        peer_names = _select(args.peers, list(peer_mod.PEERS), "peer")
+        datasets = [load_dataset(d, args.limit) for d in args.datasets]
+    except (ValueError, DatasetError) as e:
+        print(f"centrum eval: {e}", file=sys.stderr)
+        return 2
+    unavailable: dict[str, str] = {}
+    runnable_algos = []
+    for name in algo_names:
+        try:
+            algorithms.load(name)
+        except algorithms.AlgorithmUnavailable as e:
+            unavailable[name] = str(e)
+            continue
+        if args.no_render:
+            unavailable[name] = "not run: --no-render"
+            continue
+        runnable_algos.append(name)
+    runnable_peers = []
+    for name in peer_names:
+        reason = peer_mod.missing_reason(name)
+        if reason is None and args.no_render and peer_mod.PEERS[name].source == "render":
+            reason = "not run: --no-render"
+        if reason:
+            unavailable[name] = reason
+        else:
+            runnable_peers.append(name)
+    for name, reason in unavailable.items():
+        print(f"centrum eval: {name}: {reason}", file=sys.stderr)
+    extras = peer_mod.readability_js_extra() if "readability_js" in runnable_peers else {}
+    opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
+                       window=(w, h), timeout_s=args.timeout, render=not args.no_render, use_cache=not args.no_cache,
+                       extras=extras)
+    items = [item for ds in datasets for item in ds.pages]
+    extractors = [*runnable_algos, *runnable_peers]
+    if not extractors:
+        print("centrum eval: nothing to run (no available algorithm or peer selected)", file=sys.stderr)
+        return 2
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    results: list[dict | None] = [None] * len(items)
+    failed_pages = 0
+    with tqdm(total=len(items), unit="page", desc="eval", dynamic_ncols=True) as bar:
+        for index, page in run_pages(items, opts, jobs=args.jobs):
+            results[index] = page
+            failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
+            bar.set_postfix(render_failed=failed_pages, refresh=False)
+            bar.update(1)
+    wall = time.perf_counter() - t0
+    pages = [p for p in results if p is not None]
+    info = {"datasets": [ds.name for ds in datasets], "dataset_dirs": [str(ds.root) for ds in datasets],
+            "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
+            "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
+            "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
+            "command": " ".join(sys.argv)}
+    out = Path(args.out)
+    summary = write_all(out, pages, extractors, info)
+    ds = summary["datasets"]["all"]
+    print(f"\n{len(pages)} pages in {wall:.0f} s ({wall / max(1, len(pages)):.2f} s/page, {args.jobs} job(s)); "
+          f"report: {out / 'report.md'}")
+    ranked = sorted(extractors, key=lambda e: -np.nan_to_num(mean_over_datasets(ds, e, "f1"), nan=-1.0))
+    print(f"{'extractor':<18} {'mean F1':>8} {'mean per-page F1':>17}")
+    for e in ranked:
+        print(f"{e:<18} {mean_over_datasets(ds, e, 'f1'):>8.3f} {mean_over_datasets(ds, e, 'mean_f1'):>17.3f}")
+    return 0

@@ -1,0 +1,77 @@
+"""On-disk cache of rendered snapshots: ``$CENTRUM_CACHE`` (default ``~/.cache/centrum``) ``/snapshots/<key>.json.gz``.
+
+The key is the sha256 of the page bytes, the collector (its ``VERSION`` and a hash of ``collect.js``, so an edited
+collector never serves stale snapshots even if its version string was not bumped), the window size and the names
+and versions of the in-page ``extra`` functions (Readability.js). An entry stores
+``{"raw", "stylesheets", "timing", "extra", "errors", "warnings"}``; writes go through a temporary file and
+``os.replace`` so a killed worker never leaves half an entry behind, and an unreadable entry counts as a miss.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+import os
+import re
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .peers import cache_root
+
+_VERSION = re.compile(r"""\bVERSION\s*=\s*["']([^"']+)["']""")
+
+
+@functools.cache
+def collector_version() -> str:
+    """``<VERSION in collect.js>+<sha256(collect.js)[:12]>``, or ``unknown`` when the collector is missing."""
+    try:
+        from ..render import collector_source
+
+        src = collector_source()
+    except Exception:  # the renderer or the script is missing: rendering will fail with its own message
+        return "unknown"
+    m = _VERSION.search(src)
+    return f"{m.group(1) if m else '?'}+{hashlib.sha256(src.encode()).hexdigest()[:12]}"
+
+
+def snapshot_key(page: bytes, window: tuple[int, int], extras: dict[str, str] | None = None) -> str:
+    h = hashlib.sha256()
+    h.update(hashlib.sha256(page).digest())
+    h.update(f"|collector={collector_version()}|window={window[0]}x{window[1]}|".encode())
+    for name in sorted(extras or {}):
+        h.update(f"extra={name}:{(extras or {})[name]}|".encode())
+    return h.hexdigest()
+
+
+class SnapshotCache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.dir = (root or cache_root()) / "snapshots"
+
+    def path(self, key: str) -> Path:
+        return self.dir / f"{key}.json.gz"
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        path = self.path(key)
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                entry = json.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, zlib.error, ValueError, UnicodeDecodeError):
+            return None  # truncated or corrupt entry: render again and overwrite it
+        return entry if isinstance(entry, dict) and "raw" in entry else None
+
+    def store(self, key: str, entry: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8", compresslevel=5) as f:
+                json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, self.path(key))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

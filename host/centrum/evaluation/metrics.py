@@ -1,0 +1,217 @@
+"""Evaluation metrics, each reproducing the published definition it is named after.
+
+* **Token shingle P/R/F1** — scrapinghub's article-extraction-benchmark ``evaluate.py`` (read at
+  github.com/scrapinghub/article-extraction-benchmark): 4-token shingles of gold and prediction as multisets;
+  ``tp = sum(min)``, ``fp``/``fn`` the surpluses; the triple is normalised to sum 1 per page (so long pages do not
+  weigh more); per page ``precision = 1 if fp == fn == 0, 0 if tp == fp == 0, else tp/(tp+fp)`` (recall alike);
+  over a data set precision is the mean over pages with ``tp + fp > 0`` and recall the mean over pages with
+  ``tp + fn > 0``, and ``F1 = 2PR/(P+R)`` of those means. A text shorter than 4 tokens is one shingle.
+* **LCS P/R/F1/F0.5** (GCE and DANA papers): ``P = |LCS| / |prediction|``, ``R = |LCS| / |gold|`` over tokens,
+  ``F_beta = (1+b²)PR / (b²P + R)``. Computed exactly with the bit-parallel algorithm of Hyyrö (2004) / Crochemore
+  et al. (2001): one big-integer pass per token of the shorter sequence, ``O(n·m/64)`` word operations, so two
+  20,000-token texts take milliseconds. Each side is capped at :data:`MAX_LCS_TOKENS` tokens (longer texts are
+  truncated and the page is flagged ``lcs_capped``).
+* **Snippets** — trafilatura's ``tests/eval_common.py``: each whitespace-normalised ``with`` snippet found as a
+  substring of the whitespace-normalised extraction is a TP (missing: FN), each ``without`` snippet found is an FP
+  (absent: TN); over a data set the counts are summed (micro) before P, R, accuracy and F1.
+
+Conventions for degenerate pages (used by every metric so tables stay comparable): an empty or failed extraction
+scores 0 on every per-page value and is counted, never dropped; empty gold with empty prediction scores 1; empty
+gold with a non-empty prediction scores 0 (as ``evaluate.py``'s ``precision_score``/``recall_score`` do).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+NGRAM_N = 4  # evaluate.py string_shingle_matching(ngram_n=4)
+MAX_LCS_TOKENS = 200_000  # per side; at the cap one LCS costs ~ 200k * 200k / 64 word ops (~ seconds)
+
+
+# ---- scrapinghub article-extraction-benchmark ------------------------------------------------------------------
+def shingles(tokens: Sequence[str], n: int = NGRAM_N) -> Counter[tuple[str, ...]]:
+    """Multiset of ``n``-token shingles; fewer than ``n`` tokens make a single (shorter) shingle, none make none."""
+    out: Counter[tuple[str, ...]] = Counter()
+    for i in range(max(1, len(tokens) - n + 1)):
+        shingle = tuple(tokens[i : i + n])
+        if shingle:
+            out[shingle] += 1
+    return out
+
+
+def shingle_matching(gold: Sequence[str], pred: Sequence[str], n: int = NGRAM_N) -> tuple[float, float, float]:
+    """``(tp, fp, fn)`` over shingles, normalised to sum 1 (all 0 when both texts are empty)."""
+    g, p = shingles(gold, n), shingles(pred, n)
+    tp = float(sum((g & p).values()))  # Counter & = multiset minimum
+    fp = float(sum((p - g).values()))  # Counter - keeps positive surpluses only
+    fn = float(sum((g - p).values()))
+    s = tp + fp + fn
+    return (tp / s, fp / s, fn / s) if s > 0 else (0.0, 0.0, 0.0)
+
+
+def aeb_precision(tp: float, fp: float, fn: float) -> float:
+    if fp == fn == 0:
+        return 1.0
+    if tp == fp == 0:
+        return 0.0
+    return tp / (tp + fp)
+
+
+def aeb_recall(tp: float, fp: float, fn: float) -> float:
+    if fp == fn == 0:
+        return 1.0
+    if tp == fn == 0:
+        return 0.0
+    return tp / (tp + fn)
+
+
+def aeb_aggregate(triples: Iterable[tuple[float, float, float]]) -> dict[str, float]:
+    """Data-set precision/recall/F1 exactly as ``evaluate.py`` ``metrics_from_tp_fp_fns`` (NaN when undefined)."""
+    triples = list(triples)
+    ps = [aeb_precision(*t) for t in triples if t[0] + t[1] > 0]
+    rs = [aeb_recall(*t) for t in triples if t[0] + t[2] > 0]
+    # evaluate.py would fail on an empty mean; here an extractor that answered nothing anywhere gets P = 0 (R
+    # alike for pages that all lack gold) so that failures score 0 instead of vanishing. NaN only without pages.
+    p = float(np.mean(ps)) if ps else (0.0 if triples else float("nan"))
+    r = float(np.mean(rs)) if rs else (0.0 if triples else float("nan"))
+    f1 = 2 * p * r / (p + r) if p + r > 0 else (0.0 if triples else float("nan"))
+    return {"precision": p, "recall": r, "f1": f1}
+
+
+# ---- LCS ---------------------------------------------------------------------------------------------------------
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Length of the longest common subsequence of two token sequences (exact, bit-parallel)."""
+    if len(a) > len(b):
+        a, b = b, a  # one Python iteration per token of the shorter side; bits over the longer
+    m = len(b)
+    if not a or m == 0:
+        return 0
+    # Token ids for b, then one bit mask per token that also occurs in a (others can never match).
+    vocab: dict[Hashable, int] = {}
+    b_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in b), dtype=np.int64, count=m)
+    wanted = {vocab[t] for t in set(a) if t in vocab}
+    if not wanted:
+        return 0
+    order = np.argsort(b_ids, kind="stable")
+    sorted_ids = b_ids[order]
+    masks: dict[Hashable, int] = {}
+    inv = {i: t for t, i in vocab.items() if i in wanted}
+    bits = np.zeros(m, dtype=np.uint8)
+    for tid, t in inv.items():
+        lo, hi = np.searchsorted(sorted_ids, [tid, tid + 1])
+        pos = order[lo:hi]
+        bits[pos] = 1
+        masks[t] = int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+        bits[pos] = 0
+    full = (1 << m) - 1
+    v = full
+    for t in a:
+        mask = masks.get(t)
+        if mask is None:
+            continue
+        u = v & mask
+        v = ((v + u) | (v - u)) & full  # Hyyrö 2004: zero bits of v count the LCS
+    return m - v.bit_count()
+
+
+def f_beta(p: float, r: float, beta: float) -> float:
+    b2 = beta * beta
+    d = b2 * p + r
+    return (1 + b2) * p * r / d if d > 0 else 0.0
+
+
+# ---- trafilatura snippets -------------------------------------------------------------------------------------------
+_WS = re.compile(r"\s+")
+
+
+def norm_ws(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def snippet_counts(with_: Sequence[str], without: Sequence[str], pred: str | None) -> tuple[int, int, int, int]:
+    """``(tp, fp, fn, tn)`` of one page, as trafilatura ``eval_common.count_item``."""
+    if pred:
+        text = norm_ws(pred)
+        tp = sum(1 for s in with_ if norm_ws(s) in text)
+        fp = sum(1 for s in without if norm_ws(s) in text)
+    else:
+        tp = fp = 0
+    return tp, fp, len(with_) - tp, len(without) - fp
+
+
+def snippet_scores(tp: float, fp: float, fn: float, tn: float) -> dict[str, float]:
+    """Precision, recall, accuracy, F1 of (summed) snippet counts; 0 where a denominator is empty."""
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    total = tp + fp + fn + tn
+    acc = (tp + tn) / total if total else 0.0
+    f1 = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
+    return {"precision": p, "recall": r, "accuracy": acc, "f1": f1}
+
+
+# ---- per-page scoring ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gold:
+    """Gold of one page: full text, or trafilatura-style snippets (``with`` must appear, ``without`` must not)."""
+
+    text: str | None = None
+    with_: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return "text" if self.text is not None else "snippets"
+
+
+def score_page(gold: Gold, pred: str | None, tokenize: Callable[[str], list[str]]) -> dict[str, Any]:
+    """Per-page scores. ``p``/``r``/``f1`` are the page's own metric (token shingles or snippets); a ``None`` or
+    empty prediction scores 0 (see module docstring)."""
+    pred = pred or ""
+    if gold.kind == "snippets":
+        tp, fp, fn, tn = snippet_counts(gold.with_, gold.without, pred)
+        s = snippet_scores(tp, fp, fn, tn)
+        return {"kind": "snippets", "p": s["precision"], "r": s["recall"], "f1": s["f1"], "acc": s["accuracy"],
+                "sn_tp": tp, "sn_fp": fp, "sn_fn": fn, "sn_tn": tn, "pred_tokens": len(tokenize(pred))}
+    assert gold.text is not None
+    g, p = tokenize(gold.text), tokenize(pred)
+    tp, fp, fn = shingle_matching(g, p)
+    prec, rec = aeb_precision(tp, fp, fn), aeb_recall(tp, fp, fn)
+    if not g and not p:
+        prec = rec = 1.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+    capped = len(g) > MAX_LCS_TOKENS or len(p) > MAX_LCS_TOKENS
+    gc, pc = g[:MAX_LCS_TOKENS], p[:MAX_LCS_TOKENS]
+    if not gc and not pc:
+        lp = lr = 1.0
+    else:
+        lcs = lcs_length(gc, pc)
+        lp = lcs / len(pc) if pc else 0.0
+        lr = lcs / len(gc) if gc else 0.0
+    return {"kind": "text", "p": prec, "r": rec, "f1": f1, "aeb_tp": tp, "aeb_fp": fp, "aeb_fn": fn,
+            "lcs_p": lp, "lcs_r": lr, "lcs_f1": f_beta(lp, lr, 1.0), "lcs_f05": f_beta(lp, lr, 0.5),
+            "lcs_capped": capped, "gold_tokens": len(g), "pred_tokens": len(p)}
+
+
+def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Data-set scores of one extractor from its per-page rows (all of one gold kind).
+
+    ``f1``/``precision``/``recall`` are the published aggregate of the kind (scrapinghub macro for text,
+    trafilatura micro for snippets); ``mean_f1`` is the plain mean of per-page F1 (failures count 0).
+    """
+    if not rows:
+        return {}
+    out: dict[str, float] = {"pages": float(len(rows)), "mean_f1": float(np.mean([r["f1"] for r in rows]))}
+    if rows[0]["kind"] == "snippets":
+        sums = [float(sum(r[k] for r in rows)) for k in ("sn_tp", "sn_fp", "sn_fn", "sn_tn")]
+        out.update(snippet_scores(*sums))
+        return out
+    out.update(aeb_aggregate([(r["aeb_tp"], r["aeb_fp"], r["aeb_fn"]) for r in rows]))
+    for k in ("lcs_p", "lcs_r", "lcs_f1", "lcs_f05"):
+        out[k] = float(np.mean([r[k] for r in rows]))
+    return out

@@ -1,0 +1,309 @@
+"""The per-page pipeline and the worker processes of ``centrum eval``.
+
+Per page (in a worker): read the bytes, take the rendered snapshot from the cache or render it (one Chromium per
+worker, restarted after any render error), run every algorithm on the parsed snapshot and every peer, and score
+each extractor's text against the gold. The parent hands one page at a time to each of ``jobs`` worker processes
+and kills a worker (with its Chromium, by process id) that exceeds the hard per-page timeout; that page is recorded
+as a failure of every extractor and the run goes on with a fresh worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import peers as peer_mod
+from .cache import SnapshotCache, snapshot_key
+from .datasets import PageItem
+from .metrics import score_page
+from .tokenize import get as get_tokenizer
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    algorithms: tuple[str, ...]
+    peers: tuple[str, ...]
+    tokenizer: str = "fair"
+    window: tuple[int, int] = (1920, 1080)
+    timeout_s: float = 15.0  # renderer: bound on waiting for "load"
+    render: bool = True  # False: peers on raw HTML only (algorithms and render peers are not run)
+    use_cache: bool = True
+    cache_dir: str | None = None
+    extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
+
+    @property
+    def page_timeout_s(self) -> float:
+        # Whole-page budget before the parent kills the worker: load + collection + every extractor.
+        return max(180.0, 6 * self.timeout_s)
+
+
+def render_class(stylesheets: dict[str, int] | None) -> str:
+    """``styled`` when at least one external stylesheet loaded and none failed, else ``unstyled`` (README rule)."""
+    if stylesheets is None:
+        return "unrendered"
+    loaded, failed = int(stylesheets.get("loaded", 0)), int(stylesheets.get("failed", 0))
+    return "styled" if loaded > 0 and failed == 0 else "unstyled"
+
+
+class _Worker:
+    """State of one worker process: the renderer (started lazily: a fully cached run starts no browser)."""
+
+    def __init__(self, opts: EvalOptions) -> None:
+        self.opts = opts
+        self.cache = SnapshotCache(Path(opts.cache_dir) if opts.cache_dir else None)
+        self.renderer: Any = None
+        self.tokenize = get_tokenizer(opts.tokenizer)
+
+    def close(self) -> None:
+        if self.renderer is not None:
+            try:
+                self.renderer.close()
+            except Exception:  # noqa: BLE001 - a dead browser cannot be closed more cleanly
+                pass
+            self.renderer = None
+
+    def _render(self, item: PageItem, html: bytes) -> tuple[dict[str, Any] | None, str, bool]:
+        """(cache entry, error, from_cache)."""
+        key = snapshot_key(html, self.opts.window, self.opts.extras)
+        if self.opts.use_cache:
+            entry = self.cache.load(key)
+            if entry is not None:
+                return entry, "", True
+        from ..render import Renderer
+
+        try:
+            if self.renderer is None:
+                self.renderer = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s)
+                self.renderer.start()
+            out = self.renderer.render(item.html_path, source=True, extra=self.opts.extras)
+        except Exception as e:  # noqa: BLE001 - any render failure is recorded; the browser is restarted
+            self.close()
+            return None, f"render failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", False
+        entry = {"raw": out.raw, "stylesheets": out.stylesheets, "timing": out.timing, "extra": out.extra,
+                 "errors": out.errors, "warnings": out.warnings}
+        try:
+            self.cache.store(key, entry)
+        except OSError:
+            pass  # a full or read-only cache only costs a re-render next time
+        return entry, "", False
+
+    def process(self, item: PageItem) -> dict[str, Any]:
+        from .. import algorithms
+        from ..snapshot import parse_snapshot
+
+        html = item.html()
+        page: dict[str, Any] = {"dataset": item.dataset, "id": item.id, "language": item.language,
+                                "bytes": len(html), "gold_kind": item.gold.kind, "render_error": "",
+                                "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None}
+        outputs: dict[str, dict[str, Any]] = {}  # extractor -> {"text", "ms", "error", "kind"}
+        snap = None
+        entry = None
+        if self.opts.render and (self.opts.algorithms or any(
+                peer_mod.PEERS[p].source == "render" for p in self.opts.peers)):
+            entry, err, cached = self._render(item, html)
+            page["from_cache"] = cached
+            if entry is None:
+                page["render_error"] = err
+            else:
+                page["stylesheets"] = entry.get("stylesheets")
+                page["render_ms"] = (entry.get("timing") or {}).get("total")
+                t0 = time.perf_counter()
+                try:
+                    snap = parse_snapshot(entry["raw"])
+                    page["elements"] = snap.n
+                except Exception as e:  # noqa: BLE001 - a bad snapshot fails the algorithms, not the run
+                    page["render_error"] = f"snapshot rejected: {e}"
+                page["parse_ms"] = (time.perf_counter() - t0) * 1000
+        page["render_class"] = render_class(page["stylesheets"]) if snap is not None else "unrendered"
+
+        for name in self.opts.algorithms:
+            if snap is None:
+                outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
+                                 "kind": "render"}
+                continue
+            t0 = time.perf_counter()
+            try:
+                result = algorithms.run(name, snap)
+                ms = (time.perf_counter() - t0) * 1000
+                text = result.text if result.text is not None else (snap.text_of(result.nodes) if result.nodes
+                                                                       else "")
+                err = "" if text.strip() else f"empty result: {result.message or 'no nodes'}"
+                outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else ""}
+            except Exception as e:  # noqa: BLE001 - scored 0 and listed
+                outputs[name] = {"text": None, "ms": (time.perf_counter() - t0) * 1000,
+                                 "error": f"{type(e).__name__}: {e}"[:300], "kind": "error",
+                                 "trace": traceback.format_exc(limit=3)[-800:]}
+
+        for name in self.opts.peers:
+            spec = peer_mod.PEERS[name]
+            if spec.source == "html":
+                t0 = time.perf_counter()
+                try:
+                    text = peer_mod.run_html_peer(name, html, item.language)
+                    ms = (time.perf_counter() - t0) * 1000
+                    err = "" if text.strip() else "empty result"
+                    outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else ""}
+                except Exception as e:  # noqa: BLE001
+                    outputs[name] = {"text": None, "ms": (time.perf_counter() - t0) * 1000,
+                                     "error": f"{type(e).__name__}: {e}"[:300], "kind": "error"}
+            elif name == "wholepage":
+                if snap is None:
+                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
+                                     "kind": "render"}
+                else:
+                    t0 = time.perf_counter()
+                    text = peer_mod.wholepage_text(snap)
+                    outputs[name] = {"text": text, "ms": (time.perf_counter() - t0) * 1000,
+                                     "error": "" if text.strip() else "empty page", "kind": "" if text.strip()
+                                     else "empty"}
+            elif name == "readability_js":
+                if entry is None:
+                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
+                                     "kind": "render"}
+                else:
+                    text, ms, err = peer_mod.readability_js_text(entry.get("extra"))
+                    err = err or (entry.get("errors") or {}).get(name, "")
+                    if text is None or not text.strip():
+                        outputs[name] = {"text": text, "ms": ms, "error": err or "empty result",
+                                         "kind": "error" if text is None and err != "no article" else "empty"}
+                    else:
+                        outputs[name] = {"text": text, "ms": ms, "error": "", "kind": ""}
+
+        rows = []
+        for name, out in outputs.items():
+            score = score_page(item.gold, out["text"], self.tokenize)
+            rows.append({"extractor": name, "ms": out["ms"], "error": out["error"], "failure": out["kind"],
+                         **score})
+        page["rows"] = rows
+        return page
+
+
+def failed_page(item: PageItem, opts: EvalOptions, reason: str) -> dict[str, Any]:
+    """Result of a page whose worker crashed or timed out: every extractor failed and scores 0."""
+    tokenize = get_tokenizer(opts.tokenizer)
+    rows = [{"extractor": name, "ms": None, "error": reason, "failure": "crash", **score_page(item.gold, None,
+                                                                                             tokenize)}
+            for name in (*opts.algorithms, *opts.peers)]
+    return {"dataset": item.dataset, "id": item.id, "language": item.language, "bytes": item.html_path.stat().st_size,
+            "gold_kind": item.gold.kind, "render_error": reason, "from_cache": False, "stylesheets": None,
+            "render_ms": None, "elements": None, "render_class": "unrendered", "rows": rows}
+
+
+def _worker_main(opts: EvalOptions, inbox: Any, outbox: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops the workers
+    worker = _Worker(opts)
+    try:
+        while True:
+            task = inbox.get()
+            if task is None:
+                break
+            index, item = task
+            try:
+                outbox.put((os.getpid(), index, worker.process(item)))
+            except Exception as e:  # noqa: BLE001 - never let one page end the worker
+                outbox.put((os.getpid(), index, {"__error__": f"{type(e).__name__}: {e}"}))
+    finally:
+        worker.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Process ids below ``pid`` (its browser and helpers), read from /proc before anything is killed."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, stack = [], [pid]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            out.append(c)
+            stack.append(c)
+    return out
+
+
+def _kill_tree(proc: Any) -> None:
+    pids = _descendants(proc.pid) if os.path.isdir("/proc") else []
+    for pid in [proc.pid, *pids]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.join(timeout=5)
+
+
+class _Slot:
+    def __init__(self, ctx: Any, opts: EvalOptions, outbox: Any) -> None:
+        self.inbox = ctx.Queue()
+        self.proc = ctx.Process(target=_worker_main, args=(opts, self.inbox, outbox), daemon=True)
+        self.proc.start()
+        self.task: tuple[int, PageItem] | None = None
+        self.started = 0.0
+
+
+def run_pages(items: list[PageItem], opts: EvalOptions, jobs: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(index, page result)`` as pages finish (any order), with ``jobs`` worker processes."""
+    if not items:
+        return
+    ctx = mp.get_context("spawn")  # no inherited threads or Playwright state
+    outbox = ctx.Queue()
+    pending = list(reversed(list(enumerate(items))))
+    slots = [_Slot(ctx, opts, outbox) for _ in range(max(1, min(jobs, len(items))))]
+    done = 0
+    try:
+        while done < len(items):
+            for slot in slots:
+                if slot.task is None and pending:
+                    slot.task = pending.pop()
+                    slot.started = time.monotonic()
+                    slot.inbox.put(slot.task)
+            try:
+                pid, index, result = outbox.get(timeout=1.0)
+            except queue.Empty:
+                pid = None
+            if pid is not None:
+                for slot in slots:
+                    if slot.proc.pid == pid and slot.task is not None and slot.task[0] == index:
+                        item = slot.task[1]
+                        slot.task = None
+                        if "__error__" in result:
+                            result = failed_page(item, opts, f"worker error: {result['__error__']}")
+                        done += 1
+                        yield index, result
+                        break
+            now = time.monotonic()
+            for i, slot in enumerate(slots):
+                if slot.task is None:
+                    continue
+                dead = not slot.proc.is_alive()
+                late = now - slot.started > opts.page_timeout_s
+                if dead or late:
+                    index, item = slot.task
+                    reason = (f"page timed out after {opts.page_timeout_s:g} s (worker and browser killed)" if late
+                              else f"worker died (exit code {slot.proc.exitcode})")
+                    _kill_tree(slot.proc)
+                    slots[i] = _Slot(ctx, opts, outbox)
+                    done += 1
+                    yield index, failed_page(item, opts, reason)
+    finally:
+        for slot in slots:
+            if slot.proc.is_alive():
+                slot.inbox.put(None)
+        deadline = time.monotonic() + 20
+        for slot in slots:
+            slot.proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if slot.proc.is_alive():
+                _kill_tree(slot.proc)
