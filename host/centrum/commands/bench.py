@@ -1,0 +1,64 @@
+"""Benchmark the whole pipe on synthetic pages (1k-100k elements) and optionally data-set pages: collection in
+Chromium, snapshot size, native-messaging round trip with a real host process, parse time, every algorithm, and
+Readability.js in the same page as the anchor. Prints a table, writes bench.json and bench.png."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import algorithms
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="1000,10000,50000,100000",
+                        help="synthetic page sizes in elements, comma separated (default: %(default)s)")
+    parser.add_argument("--datasets", nargs="*", type=Path, default=[],
+                        help="data-set folders (pages/<id>.html) whose first pages are benchmarked too")
+    parser.add_argument("--per-dataset", type=int, default=5, help="pages per data set (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement, median kept")
+    parser.add_argument("--algorithms", default="all", help="comma-separated names or 'all' available")
+    parser.add_argument("--no-host", action="store_true", help="skip the native host process round trip")
+    parser.add_argument("--no-readability", action="store_true", help="skip Readability.js in the page")
+    parser.add_argument("--dana-throughput", action="store_true",
+                        help="also measure DANA variants on the raw HTML of --datasets (MB/s)")
+    parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder (default: %(default)s)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..benchmark import format_table, plot, run_bench
+
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        print(f"centrum bench: --sizes must be whole numbers, got {args.sizes!r}", file=sys.stderr)
+        return 2
+    for d in args.datasets:
+        if not (d / "pages").is_dir():
+            print(f"centrum bench: {d} has no pages/ folder", file=sys.stderr)
+            return 2
+    names = algorithms.available() if args.algorithms == "all" else args.algorithms.split(",")
+    for n in names:
+        if n not in algorithms.REGISTRY:
+            print(f"centrum bench: unknown algorithm {n!r}", file=sys.stderr)
+            return 2
+    report = run_bench(sizes, args.datasets, args.per_dataset, args.repeat, names,
+                       use_host=not args.no_host, readability=not args.no_readability)
+    if args.dana_throughput and args.datasets:
+        from ..benchmark import dana_throughput
+
+        report["dana_throughput"] = dana_throughput(args.datasets)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.json").write_text(json.dumps(report, indent=1, default=float), encoding="utf-8")
+    table = format_table(report)
+    if "dana_throughput" in report:
+        table += "\n" + "\n".join(f"{k} on raw HTML: {v['mb_per_s']:.1f} MB/s over {v['mb']:.1f} MB "
+                                  f"({v['pages']} pages; DANA paper: 19.43 MB/s)"
+                                  for k, v in report["dana_throughput"].items())
+    (args.out / "bench.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    if plot(report, args.out / "bench.png"):
+        print(f"plot: {args.out / 'bench.png'}")
+    return 0
