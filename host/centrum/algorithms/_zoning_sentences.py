@@ -1,0 +1,155 @@
+"""Pluggable sentence tests for HTML zoning (Rae et al., DocEng '18, section 3.3).
+
+The paper calls a leaf zone a *paragraph* when it holds at least two sentences that contain a verb, found with an
+English sentence detector and part-of-speech tagger. That test is English-only, so two tests are offered:
+
+* ``script`` (default, any language): a sentence ends at a Unicode sentence terminator (``. ! ? …`` followed by
+  a space or the end, ``。！？؟۔।॥።။។`` anywhere) or at a space between two Thai/Lao/Khmer/Myanmar letters (those
+  scripts separate sentences with a space, not a mark). A sentence "has a verb" when it holds at least
+  ``min_words`` script-fair tokens (:func:`centrum.textmetrics.count_words`, CJK/Thai by character): menus,
+  bylines and "Read more." fragments are short, prose is not.
+* ``verb`` (English only): the same splitting, then the averaged-perceptron POS tagger whose trained weights ship
+  inside the PyPI package ``textblob-aptagger`` (pip install --no-deps textblob-aptagger; loaded from the
+  installed package, never downloaded). A sentence counts when one token is tagged ``VB*``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from ..textmetrics import count_words
+
+# Latin-style terminators end a sentence only before whitespace / end (so "3.5", "e.g.x" and URLs do not split);
+# closing quotes and brackets may follow the mark.
+_CLOSERS = "\"'”’»)\\]}」』】〕》〉）"
+_SPACED_END = rf"[.!?…‽‼⁇⁈⁉]+[{_CLOSERS}]*(?=\s|$)"
+# Full-width and other-script terminators need no following space (CJK runs on without spaces).
+_UNSPACED_END = rf"[。！？｡؟۔।॥።။។᙮]+[{_CLOSERS}]*"
+# Thai, Lao, Khmer and Myanmar write no sentence mark: a space between two of their letters is the break.
+_SEA = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"
+_SEA_BREAK = rf"(?<=[{_SEA}])\s+(?=[{_SEA}])"
+_SPLIT = re.compile(rf"(?:{_SPACED_END}|{_UNSPACED_END})\s*|{_SEA_BREAK}", re.UNICODE)
+
+
+def sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences (terminator kept with its sentence); a trailing fragment is a sentence too."""
+    out: list[str] = []
+    start = 0
+    for m in _SPLIT.finditer(text):
+        piece = text[start : m.end()].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def count_script_sentences(text: str, min_words: int) -> int:
+    """Language-independent test: sentences holding at least ``min_words`` script-fair tokens."""
+    return sum(1 for s in sentences(text) if count_words(s) >= min_words)
+
+
+# ---- optional English verb test -------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]", re.UNICODE)
+_START = ("-START-", "-START2-")
+_END = ("-END-", "-END2-")
+
+
+class PerceptronTagger:
+    """Greedy averaged-perceptron POS tagger (Collins 2002; feature set of Honnibal's "200 lines" tagger, which
+    the shipped weights were trained with). Only the inference half: weights come from the installed package."""
+
+    def __init__(self, weights: dict[str, dict[str, float]], tagdict: dict[str, str], classes: set[str]) -> None:
+        self.weights = weights
+        self.tagdict = tagdict
+        self.classes = sorted(classes)
+
+    @staticmethod
+    def _norm(word: str) -> str:
+        if "-" in word and word[0] != "-":
+            return "!HYPHEN"
+        if word.isdigit() and len(word) == 4:
+            return "!YEAR"
+        if word[0].isdigit():
+            return "!DIGITS"
+        return word.lower()
+
+    def tag(self, words: list[str]) -> list[str]:
+        context = [*_START, *(self._norm(w) for w in words), *_END]
+        prev, prev2 = _START
+        tags: list[str] = []
+        for i, word in enumerate(words):
+            tag = self.tagdict.get(word)
+            if tag is None:
+                j = i + 2
+                feats = (
+                    "bias",
+                    f"i suffix {word[-3:]}",
+                    f"i pref1 {word[0]}",
+                    f"i-1 tag {prev}",
+                    f"i-2 tag {prev2}",
+                    f"i tag+i-2 tag {prev} {prev2}",
+                    f"i word {context[j]}",
+                    f"i-1 tag+i word {prev} {context[j]}",
+                    f"i-1 word {context[j - 1]}",
+                    f"i-1 suffix {context[j - 1][-3:]}",
+                    f"i-2 word {context[j - 2]}",
+                    f"i+1 word {context[j + 1]}",
+                    f"i+1 suffix {context[j + 1][-3:]}",
+                    f"i+2 word {context[j + 2]}",
+                )
+                scores: dict[str, float] = {}
+                for f in feats:
+                    for label, w in self.weights.get(f, {}).items():
+                        scores[label] = scores.get(label, 0.0) + w
+                tag = max(self.classes, key=lambda label: (scores.get(label, 0.0), label))
+            tags.append(tag)
+            prev2, prev = prev, tag
+        return tags
+
+
+@lru_cache(maxsize=1)
+def load_tagger() -> PerceptronTagger | None:
+    """The tagger from the installed ``textblob-aptagger`` package, or None when it is not installed.
+
+    The package is located without importing it (its ``__init__`` imports TextBlob/NLTK, which are not needed).
+    """
+    spec = importlib.util.find_spec("textblob_aptagger")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "trontagger-0.1.0.pickle"
+    if not path.exists():
+        return None
+    with path.open("rb") as f:
+        # Pickled by Python 2: plain dicts/sets of str; latin1 maps its byte strings back to str.
+        weights, tagdict, classes = pickle.load(f, encoding="latin1")  # noqa: S301 - file from an installed package
+    return PerceptronTagger(weights, tagdict, classes)
+
+
+def count_verb_sentences(text: str, tagger: PerceptronTagger) -> int:
+    """English test of the paper: sentences with at least one token tagged as a verb (VB, VBD, VBG, VBN, VBP, VBZ)."""
+    n = 0
+    for s in sentences(text):
+        words = _WORD.findall(s)
+        if words and any(t.startswith("VB") for t in tagger.tag(words)):
+            n += 1
+    return n
+
+
+def sentence_counter(test: str, min_words: int) -> tuple[Callable[[str], int], str]:
+    """The counting function for ``test`` ("script" or "verb") and a note when the verb test is unavailable."""
+    if test == "verb":
+        tagger = load_tagger()
+        if tagger is not None:
+            return (lambda text: count_verb_sentences(text, tagger)), ""
+        note = "verb test needs the PyPI package textblob-aptagger; used the language-independent test"
+        return (lambda text: count_script_sentences(text, min_words)), note
+    return (lambda text: count_script_sentences(text, min_words)), ""
