@@ -278,3 +278,20 @@ def test_pages_without_body_or_text_give_no_result_with_a_reason():
     empty = build(page())
     r = algorithms.run("r4", empty.snapshot)
     assert r.nodes == [] and "rated" in r.message
+
+
+def test_stray_empty_body_hidden_page_and_bare_body_text_still_get_an_answer():
+    # Broken markup: an empty <body> inside <head>; the real BODY is the one that holds the page.
+    stray = build(E("html", W, [E("head", (0, 0, 0, 0), [E("body", (0, 0, 0, 0), [])]), E("body", W, [
+        E("div", W, [E("p", W, [words(50)]), E("p", W, [words(50)])], name="main"), deep_filler()], name="body")]))
+    r = r4.run(stray.snapshot)
+    assert r.debug["page"]["body"] == stray.ids["body"] and r.nodes == [stray.ids["main"]]
+    # Nothing shown (page hidden until its scripts run): the DOM is scored as in the paper.
+    hidden = build(page(E("div", W, [E("p", W, [words(50)])], name="main", opacity=0.0), deep_filler()))
+    assert not hidden.snapshot.visible[hidden.ids["main"]]
+    r = r4.run(hidden.snapshot)
+    assert r.nodes == [hidden.ids["main"]] and "visible_only=False" in r.debug["fallback"]
+    # Text straight inside BODY: no node is rated, BODY itself is the answer.
+    bare = build(E("html", W, [E("body", W, [words(5)], name="body")]))
+    r = r4.run(bare.snapshot)
+    assert r.nodes == [bare.ids["body"]] and r.text == "w w w w w"

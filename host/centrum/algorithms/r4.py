@@ -24,17 +24,20 @@ Deviations from the paper, all because we score the *rendered* page rather than 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..result import Candidate, Result
-from ..snapshot import IMAGE, Snapshot
+from ..snapshot import IMAGE, IN_FRAME, Snapshot
 from ..textmetrics import count_words_many
 
+_SPACES = re.compile(r"[^\S\x00]+")
 # Debug lists are capped so that a 50k-element page still yields a small response.
-_DEBUG_CAP = 3000
+_DEBUG_CAP = 1000
 _CANDIDATE_CAP = 50
 
 
@@ -109,21 +112,32 @@ def _zscore(x: np.ndarray) -> np.ndarray:
 
 
 def _masked_text(snapshot: Snapshot, mask: np.ndarray) -> str:
-    """Text of the text nodes in ``mask`` (document order), blocks on new lines like ``Snapshot.text_of``."""
-    parts: list[str] = []
-    last_owner = -2
-    for t in np.nonzero(mask)[0]:
-        s = snapshot.texts[t]
-        if not s.strip():
-            continue
-        owner = int(snapshot.text_owner[t])
-        if parts and owner != last_owner and _is_block(str(snapshot.display[owner])):
-            parts.append("\n")
-        elif parts:
-            parts.append(" ")
-        parts.append(" ".join(s.split()))
-        last_owner = owner
-    return "".join(parts).strip()
+    """Text of the text nodes in ``mask`` (document order), blocks on new lines like ``Snapshot.text_of``.
+
+    Whitespace is collapsed in one regex pass over the joined texts instead of one split/join per text node.
+    """
+    sel = np.nonzero(mask)[0]
+    if sel.size == 0:
+        return ""
+    chosen = [snapshot.texts[t] for t in sel.tolist()]
+    parts = [p.strip() for p in _SPACES.sub(" ", "\x00".join(chosen)).split("\x00")]
+    if len(parts) != sel.size:  # a text node itself held NUL characters: normalize one by one
+        parts = [" ".join(t.split()) for t in chosen]
+    owners = snapshot.text_owner[sel]
+    kinds, inverse = np.unique(snapshot.display[owners], return_inverse=True)
+    block = np.array([_is_block(str(k)) for k in kinds], dtype=bool)[inverse.reshape(-1)]
+    keep = np.array([bool(p) for p in parts], dtype=bool)
+    owners, block = owners[keep], block[keep]
+    parts = [p for p in parts if p]
+    if not parts:
+        return ""
+    seps = np.where(block[1:] & (owners[1:] != owners[:-1]), "\n", " ").tolist()
+    return parts[0] + "".join(itertools.chain.from_iterable(zip(seps, parts[1:], strict=True)))
+
+
+def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndarray:
+    owner = snapshot.text_owner
+    return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
 
 
 def _is_block(display: str) -> bool:
@@ -135,13 +149,28 @@ def _r(x: float) -> float:
     return round(float(x), 4)
 
 
-def reduce_cset(snapshot: Snapshot, cset: list[int]) -> tuple[list[int], list[dict[str, int]]]:
-    """Algorithm 3: drop a c-SET node whose ancestor in the c-SET has exactly the same text."""
-    texts = {node: snapshot.text_of([node]) for node in cset}
+def visible_text_counts(snapshot: Snapshot) -> np.ndarray:
+    """Per element, the number of rendered non-blank text nodes in its subtree."""
+    if snapshot.m == 0:
+        return np.zeros(snapshot.n)
+    rendered = np.diff(snapshot.text_rect_offsets) > 0
+    nonblank = np.fromiter((bool(t) and not t.isspace() for t in snapshot.texts), dtype=bool, count=snapshot.m)
+    return snapshot.subtree_sum(snapshot.text_per_element((rendered & nonblank).astype(np.float64)))
+
+
+def reduce_cset(
+    snapshot: Snapshot, cset: list[int], text_counts: np.ndarray | None = None
+) -> tuple[list[int], list[dict[str, int]]]:
+    """Algorithm 3: drop a c-SET node whose ancestor in the c-SET has exactly the same text.
+
+    A descendant's text nodes are a subset of its ancestor's, so the texts are equal exactly when both hold the
+    same number of non-blank text nodes: an O(1) test instead of comparing two page-long strings.
+    """
+    counts = visible_text_counts(snapshot) if text_counts is None else text_counts
     dropped = []
     for d in cset:
         for a in cset:
-            if a != d and snapshot.is_ancestor(a, d) and texts[a] == texts[d]:
+            if a != d and snapshot.is_ancestor(a, d) and counts[a] == counts[d]:
                 dropped.append({"node": d, "ancestor": a})
                 break
     gone = {e["node"] for e in dropped}
@@ -178,14 +207,21 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     bodies = np.nonzero(tags == "body")[0]
     if bodies.size == 0:
         return Result("r4", [], message="no <body> element (frameset or non-HTML document)")
-    body = int(bodies[0])
+    top = bodies[(snapshot.flags[bodies] & IN_FRAME) == 0]
+    top = top if top.size else bodies
+    # Broken markup can leave a stray empty <body> (e.g. inside <head>); the real one holds the page.
+    body = int(top[np.argmax(end[top] - top)])
     in_body = np.zeros(n, dtype=bool)
     in_body[body + 1 : end[body]] = True
 
     # ---- per-element aggregates (prefix sums over pre-order) -------------------------------------------
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
-    words = count_words_many(snapshot.texts).astype(np.float64) * rendered if m else np.zeros(0)
+    nonblank = np.fromiter((bool(t) and not t.isspace() for t in snapshot.texts), dtype=bool, count=m) & rendered
+    words = np.zeros(m, dtype=np.float64)
+    if m:  # only rendered, non-blank text is worth tokenizing
+        counted = np.nonzero(nonblank)[0]
+        words[counted] = count_words_many([snapshot.texts[t] for t in counted.tolist()])
     is_link = snapshot.is_link & shown
     links = np.nonzero(is_link)[0]
     in_link_el = _nested_cover(links, end[links], n) > 0
@@ -198,7 +234,6 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     tags_el = (end - np.arange(n)).astype(np.float64)  # elements in the subtree, itself included
 
     # Children: element children plus non-blank text children (text nodes are DOM child nodes too).
-    nonblank = np.fromiter((bool(t) and not t.isspace() for t in snapshot.texts), dtype=bool, count=m) & rendered
     text_children = np.bincount(snapshot.text_owner[nonblank], minlength=n)[:n] if m else np.zeros(n, np.int64)
     shown_children = np.bincount(parent[1:][shown[1:]], minlength=n)[:n] if n > 1 else np.zeros(n, np.int64)
     child_nodes = shown_children + text_children
@@ -207,6 +242,18 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     rated_mask = in_body & shown & (child_nodes > 0) & ~np.isin(tags, list(cfg.excluded_tags))
     rated = np.nonzero(rated_mask)[0]
     if rated.size == 0:
+        if cfg.visible_only and not shown[body]:
+            # Nothing is shown (a page hidden until its scripts run, a consent wall): score the DOM as the
+            # paper's add-on does rather than give up.
+            result = run(snapshot, replace(cfg, visible_only=False))
+            result.debug["fallback"] = "nothing shown in <body>: scored every node (visible_only=False)"
+            return result
+        if words_el[body] > 0:
+            # Text straight inside BODY with no element around it: BODY is the only possible answer.
+            return Result("r4", [body], [Candidate([body], float(words_el[body]), label="<body> (no rated node)")],
+                          debug={"fallback": "no rated node; text directly in <body>"},
+                          message="no rated node inside <body>: the whole <body> is returned",
+                          text=_masked_text(snapshot, in_body_text(snapshot, body, rendered)))
         return Result("r4", [], message="no rated node inside <body> (no text or only excluded tags)")
     rdepth = _nested_cover(rated, end[rated], n)  # rated ancestors-or-self of every element
     max_rdepth = int(rdepth[rated].max())
@@ -236,18 +283,17 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     order = np.lexsort((rated, -dist))  # farthest first, document order on ties
     c = max(1, min(cfg.c, rated.size))
     cset = [int(rated[k]) for k in order[:c]]
-    pos = {int(node): k for k, node in enumerate(rated)}
     wt_ratio = words_el / tags_el
 
-    def row(node: int) -> dict[str, Any]:
-        k = pos[node]
-        return {"node": node, "tag": str(tags[node]), "raw": [_r(v) for v in raw[k]], "z": [_r(v) for v in z[k]],
-                "distance": _r(dist[k]), "words_tags": _r(wt_ratio[node])}
-
     shown_rows = order[:_DEBUG_CAP]
+    raw_r = np.round(raw[shown_rows], 4).tolist()
+    z_r = np.round(z[shown_rows], 4).tolist()
+    dist_r = np.round(dist[shown_rows], 4).tolist()
+    wt_r = np.round(wt_ratio[rated[shown_rows]], 4).tolist()
     debug["ratios"] = {
         "columns": ["wordRatio", "hyperlinkRatio", "childrenRatio", "positionRatio"],
-        "rows": [row(int(rated[k])) for k in shown_rows],
+        "rows": [{"node": int(rated[k]), "tag": str(tags[rated[k]]), "raw": raw_r[j], "z": z_r[j],
+                  "distance": dist_r[j], "words_tags": wt_r[j]} for j, k in enumerate(shown_rows.tolist())],
         "truncated": bool(rated.size > _DEBUG_CAP),
         "centroid": [_r(v) for v in centroid],
         "mean": [_r(v) for v in raw.mean(axis=0)],
@@ -271,7 +317,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         debug["cset"] = cset
     else:
         debug["body_rule"] = {"applied": False}
-        reduced, dropped = reduce_cset(snapshot, cset)
+        counts = _subtree_sum(snapshot, snapshot.text_per_element(nonblank.astype(np.float64))) if m else np.zeros(n)
+        reduced, dropped = reduce_cset(snapshot, cset, counts)
         best, chosen = select(snapshot, reduced, wt_ratio)
         debug["cset"] = [{"node": x, "words_tags": _r(wt_ratio[x]), "words": _r(words_el[x]),
                           "tags": int(tags_el[x])} for x in cset]
