@@ -287,8 +287,12 @@ def test_stray_empty_body_hidden_page_and_bare_body_text_still_get_an_answer():
     r = r4.run(stray.snapshot)
     assert r.debug["page"]["body"] == stray.ids["body"] and r.nodes == [stray.ids["main"]]
     # Nothing shown (page hidden until its scripts run): the DOM is scored as in the paper.
-    hidden = build(page(E("div", W, [E("p", W, [words(50)])], name="main", opacity=0.0), deep_filler()))
-    assert not hidden.snapshot.visible[hidden.ids["main"]]
+    def off(tag: str, *kids: E | T, name: str | None = None) -> E:
+        return E(tag, W, list(kids), name=name, visible=False)
+
+    hidden = build(off("html", off("body", off("div", off("p", words(50)), off("p", words(50)), name="main"),
+                                   off("div", off("div", off("div", off("p", T("side note"))))))))
+    assert not hidden.snapshot.visible.any()
     r = r4.run(hidden.snapshot)
     assert r.nodes == [hidden.ids["main"]] and "visible_only=False" in r.debug["fallback"]
     # Text straight inside BODY: no node is rated, BODY itself is the answer.
