@@ -37,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", default="1920x1080", help="browser window WxH (part of the cache key)")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a page's load event")
     parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
     parser.add_argument("--no-render", action="store_true",
                         help="no browser: HTML peers only (algorithms and render-based peers are not run)")
 
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     extras = peer_mod.readability_js_extra() if "readability_js" in runnable_peers else {}
     opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
                        window=(w, h), timeout_s=args.timeout, render=not args.no_render, use_cache=not args.no_cache,
-                       extras=extras)
+                       cache_dir=args.cache, extras=extras)
     items = [item for ds in datasets for item in ds.pages]
     extractors = [*runnable_algos, *runnable_peers]
     if not extractors:

@@ -48,8 +48,8 @@ def snapshot_key(page: bytes, window: tuple[int, int], extras: dict[str, str] | 
 
 
 class SnapshotCache:
-    def __init__(self, root: Path | None = None) -> None:
-        self.dir = (root or cache_root()) / "snapshots"
+    def __init__(self, directory: Path | None = None) -> None:
+        self.dir = directory or cache_root() / "snapshots"
 
     def path(self, key: str) -> Path:
         return self.dir / f"{key}.json.gz"

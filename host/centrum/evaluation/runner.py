@@ -36,7 +36,7 @@ class EvalOptions:
     timeout_s: float = 15.0  # renderer: bound on waiting for "load"
     render: bool = True  # False: peers on raw HTML only (algorithms and render peers are not run)
     use_cache: bool = True
-    cache_dir: str | None = None
+    cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
 
     @property

@@ -1,0 +1,107 @@
+"""End to end: the real ``centrum eval`` process on the bundled tiny data set, real Chromium and renderer."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from centrum import algorithms
+
+REPO = Path(__file__).resolve().parents[2]
+TINYSET = REPO / "tests" / "fixtures" / "tinyset"
+
+
+def centrum_eval(out: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "centrum.cli", "eval", str(TINYSET), "--out", str(out), "--cache", str(cache),
+           "--algorithms", "all", "--peers", "trafilatura,readability_lxml,readability_js,wholepage", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    root = tmp_path_factory.mktemp("eval")
+    out, cache = root / "out", root / "snapshots"
+    proc = centrum_eval(out, cache, "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, cache, proc
+
+
+def rows(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    with (out / "results.csv").open(encoding="utf-8") as f:
+        return {(r["id"], r["extractor"]): r for r in csv.DictReader(f)}
+
+
+def test_every_page_and_extractor_is_scored(first_run: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
+    out, _, _ = first_run
+    table = rows(out)
+    extractors = {e for _, e in table}
+    assert {"trafilatura", "readability_lxml", "wholepage", "semantic"} <= extractors
+    if shutil.which("npm"):
+        assert "readability_js" in extractors
+    assert len(table) == 3 * len(extractors)
+    # Styled = its stylesheet loaded and none failed; a missing stylesheet or none at all = unstyled.
+    assert table[("styled-article", "semantic")]["render_class"] == "styled"
+    assert table[("unstyled-divs", "semantic")]["render_class"] == "unstyled"
+    assert table[("ja-article", "semantic")]["render_class"] == "unstyled"
+
+
+def test_scores_follow_the_pages(first_run: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
+    out, _, _ = first_run
+    table = rows(out)
+    # <article> / <main> hold exactly the gold: the semantic baseline is (nearly) perfect there ...
+    assert float(table[("styled-article", "semantic")]["f1"]) > 0.95
+    assert float(table[("ja-article", "semantic")]["f1"]) > 0.95
+    # ... and has no answer on the <div>-only page: scored 0 and listed as a failure, not dropped.
+    assert float(table[("unstyled-divs", "semantic")]["f1"]) == 0.0
+    assert table[("unstyled-divs", "semantic")]["failure"] == "empty"
+    with (out / "failures.csv").open(encoding="utf-8") as f:
+        fails = {(r["id"], r["extractor"]) for r in csv.DictReader(f)}
+    assert ("unstyled-divs", "semantic") in fails
+    # The whole-page baseline keeps all the gold but also the navigation and footer.
+    whole = table[("styled-article", "wholepage")]
+    assert float(whole["r"]) == 1.0 and float(whole["p"]) < 0.95
+    if ("styled-article", "readability_js") in table:
+        assert float(table[("styled-article", "readability_js")]["f1"]) > 0.8
+    # Japanese is scored by character: thousands of characters would be "one word" otherwise.
+    assert int(table[("ja-article", "semantic")]["gold_tokens"]) > 100
+
+
+def test_report_files(first_run: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
+    out, _, proc = first_run
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for heading in ("## All pages", "## Styled renders", "## Unstyled renders", "## Time per page (ms)",
+                    "## Failures (scored 0)", "### Per language", "ja (1)"):
+        assert heading in report
+    # Registered algorithms that cannot load are reported, not silently skipped.
+    for name in set(algorithms.REGISTRY) - set(algorithms.available()):
+        assert f"`{name}`" in report.split("## All pages")[0]
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["summary"]["render"]["pages"] == 3
+    assert doc["summary"]["datasets"]["all"]["tinyset"]["semantic"]["pages"] == 3
+    for plot in ("f1_per_dataset.png", "precision_recall.png", "time_vs_size.png"):
+        assert (out / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "mean F1" in proc.stdout
+
+
+def test_second_run_reuses_the_snapshot_cache(first_run: tuple[Path, Path, subprocess.CompletedProcess[str]],
+                                              tmp_path: Path) -> None:
+    _, cache, _ = first_run
+    assert len(list(cache.glob("*.json.gz"))) == 3
+    proc = centrum_eval(tmp_path / "out2", cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "out2" / "results.json").read_text(encoding="utf-8"))
+    assert doc["summary"]["render"]["from_cache"] == 3
+    assert "snapshots from cache: 3" in (tmp_path / "out2" / "report.md").read_text(encoding="utf-8")
+
+
+def test_bad_dataset_is_a_clear_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "centrum.cli", "eval", str(tmp_path / "missing")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2
+    assert "does not exist" in proc.stderr
