@@ -319,3 +319,22 @@ def test_every_zone_parent_precedes_its_children_and_leaf_texts_partition_the_pa
     from centrum.textmetrics import count_words
     assert words == sum(count_words(t) for t in b.snapshot.texts)
     assert np.isclose(r.debug["total_score"], sum(z["score"] for z in zs if z["leaf"]))
+
+
+def test_anti_flicker_page_hidden_by_opacity_is_treated_as_shown():
+    b = build(E("html", (0, 0, 1200, 2000), [E("body", (0, 0, 1200, 2000), [
+        E("div", (0, 0, 800, 1000), [E("p", (0, 100 * i, 800, 80), [T(EN)]) for i in range(3)], name="main"),
+        E("div", (850, 0, 300, 1000), [E("a", (850, 0, 300, 20), [T("Link")])]),
+    ])], opacity=0.0))
+    r = run(b)
+    assert r.nodes == [b.ids["main"]] and "anti-flicker" in r.message
+    assert run(b, reveal_hidden_page=False).nodes == []
+
+
+def test_the_documents_body_is_the_root_not_a_nested_one():
+    b = build(E("html", (0, 0, 1200, 2000), [
+        E("svg", (0, 0, 10, 10), [E("body", (0, 0, 10, 10), [])]),
+        E("body", (0, 0, 1200, 2000), [E("div", (0, 0, 800, 100), [T(EN)])], name="body"),
+    ]))
+    r = run(b)
+    assert r.debug["root_element"] == b.ids["body"] and r.nodes == [b.ids["body"]]

@@ -87,6 +87,9 @@ class Config:
     # Public code labels nothing when no column on the greedy path reaches the threshold ("none");
     # "max" takes the path column with the largest delta instead (not in the paper).
     no_delta: Literal["none", "max"] = "none"
+    # Not in the paper: when opacity/visibility hide every text of the page (anti-flicker snippets waiting for a
+    # script), ignore those two rules rather than answer "no text".
+    reveal_hidden_page: bool = True
 
 
 @dataclass
@@ -108,6 +111,12 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         return Result("zoning", [], message="empty snapshot")
     cls = _classify(snap, cfg)
     root = _root_element(snap)
+    note_hidden = ""
+    if not cls["sig"][root] and cfg.reveal_hidden_page:
+        # Anti-flicker snippets hide <html>/<body> (opacity 0, visibility hidden) until a script runs; when that
+        # hides every text of the page, the hiding is transient, not a statement about content.
+        cls = _classify(snap, cfg, reveal=True)
+        note_hidden = "the whole page was hidden by opacity/visibility (anti-flicker?); treated as shown"
     if not cls["sig"][root]:
         return Result("zoning", [], message="no visible text on the page",
                       debug={"stages": ["classify"], "root_element": root})
@@ -124,7 +133,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     path, deltas, chosen = _greedy(columns, frac, cfg, total)
     debug = _debug(snap, zones, columns, frac, path, deltas, chosen, words, paragraph, agg, total, cfg)
     candidates = _candidates(snap, zones, columns, frac, path, deltas, chosen)
-    message = note
+    message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
         return Result("zoning", [], candidates, debug,
                       message=(message + "; " if message else "")
@@ -140,11 +149,13 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
 
 
 def _root_element(snap: Snapshot) -> int:
+    # The document's <body> is a child of <html>; a "body" elsewhere (inside an SVG, a template copy) is not.
     body = np.flatnonzero(snap.tags == "body")
-    return int(body[0]) if body.size else 0
+    top = body[snap.parent[body] == 0] if body.size else body
+    return int(top[0]) if top.size else int(body[0]) if body.size else 0
 
 
-def _classify(snap: Snapshot, cfg: Config) -> dict[str, np.ndarray]:
+def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np.ndarray]:
     n, m = snap.n, snap.m
     box = snap.box
     body = _root_element(snap)
@@ -153,8 +164,8 @@ def _classify(snap: Snapshot, cfg: Config) -> dict[str, np.ndarray]:
     # inside a hidden element.
     hidden_root = (
         (snap.display == "none")
-        | (snap.visibility != "visible")
-        | (snap.opacity <= 0)
+        | ((snap.visibility != "visible") & (not reveal))
+        | ((snap.opacity <= 0) & (not reveal))
         | (box[:, 0] + box[:, 2] < 0)
         | (box[:, 1] + box[:, 3] < 0)
         | (box[:, 0] > body_right)
