@@ -1,0 +1,303 @@
+"""GCE: grid-centering-expanding (Jung, Han, Kim, Kim, Cha, "Don't read, just look: main content extraction from
+web pages using visual features", arXiv:2110.14164), on the live snapshot.
+
+Stages (each one's trace is in ``Result.debug`` under the same name, geometry in document coordinates):
+
+1. ``removed``: elements with ``position: fixed`` and their subtrees are dropped (cookie banners, sticky bars).
+2. ``links``: link containers and link density D_l (eq. 1); text under an element with D_l > β is
+   high-link-density, the rest low-link-density.
+3. ``grid``: cells of w0/cols x h0/rows over the first α·h0 of the document; edge cells and cells covered by
+   link-dense areas are excluded (section 3.1).
+4. ``centers``: C1 = centroid of the kept cells, C2 adds the window centre C_w, C3 adds C_w and the document centre
+   C_d; E_n = the low-link-density text nearest to C_n (section 3.2).
+5. ``rounds``: Algorithm 1 ascends from E_n towards ``<body>``; three rules each set a root once: the first
+   ``<article>`` (tag), the first element whose attributes contain "article"/"content" (attr), the first width jump
+   (diff). Among a round's roots the one with the highest text-area density D_t (eq. 2) that is not ``<body>`` and at
+   least h0/2 tall is M_n,best, otherwise the densest non-body root is M_n,nobest (section 3.3).
+6. ``winner``: the first of M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest; when every root is
+   ``<body>`` there is no result.
+
+Presets (``--param preset=paper|framework``): ``paper`` follows the paper's text (7 x 8 grid, α = 2, β = 0.5,
+Δw = 170 %), ``framework`` the authors' public assessment framework (dreamwayjgs/main-content-extraction-assessment-
+framework: 4 x 6 grid, coefficient 2, link ratio 0.5, width increase 1.3, dead zone = first row and outer columns,
+expansion stops only on block elements, size jump ``cW > 2·gridW and (pW - cW > gridW or pW/cW > 1.3)``).
+Fields given explicitly next to ``preset`` override the preset's values.
+
+Measured (token F1, mean over pages; see README "GCE" for the sample): the figures and the resulting choice of the
+default preset and width-jump mode are recorded in ``MEASURED`` below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..result import Candidate, Result
+from ..snapshot import Snapshot
+from . import _gce_stages as st
+
+# Block elements on which the framework lets an expansion stop (its ARTICLE_BLOCK_ELEMENTS list).
+FRAMEWORK_BLOCK_TAGS = ("article", "blockquote", "details", "dialog", "div", "fieldset", "figure", "form", "main",
+                        "section", "table", "body")
+
+RULES = ("tag", "attr", "diff")
+DEBUG_CAP = 300  # longest list kept in the debug trace (cells, link-dense areas); ``*_truncated`` says when cut
+
+
+@dataclass(frozen=True)
+class Config:
+    # Named parameter set applied first: "paper" (the paper's text) or "framework" (the authors' code).
+    preset: Literal["paper", "framework"] = "paper"
+    # §3.1 grid: rows x cols cells per browser window (7 x 8 at 1920 x 1080 in the paper; framework 4 x 6).
+    rows: int = 7
+    cols: int = 8
+    # §3.1/§4.2 α: the grid covers min(α·h0, h1) of the document height. §4.2 prints α and β swapped; Definition 2
+    # requires α >= 1, so α = 2 (framework "gridCoef" 2).
+    alpha: float = 2.0
+    # §3.1 eq. 1 β: an element with link density D_l > β is link-dense (framework "linkRatio" 0.5).
+    beta: float = 0.5
+    # §3.1 "cells overlapping link-dense areas" are excluded: a cell is excluded when the fraction of its area
+    # covered by link-dense areas exceeds this (0 = any overlap, the literal reading).
+    cell_link_coverage: float = 0.0
+    # §3.1 edge cells excluded: rows at the top, rows at the bottom, columns on each side (framework: first row
+    # and the outer columns, no bottom row).
+    edge_top: int = 1
+    edge_bottom: int = 1
+    edge_cols: int = 1
+    # §3.3 Δw: a width jump is parent width / child width > width_increase (170 % in the paper, 1.3 framework).
+    width_increase: float = 1.7
+    # §3.3 the text says the expansion *stops* at the jump (the child); Algorithm 1 assigns the wider *parent*.
+    width_jump_mode: Literal["stop", "parent"] = "parent"
+    # §3.3 jump test: "ratio" = pW/cW > Δw; "framework" = cW > 2·cell_w and (pW - cW > cell_w or pW/cW > Δw).
+    jump_rule: Literal["ratio", "framework"] = "ratio"
+    # Framework only: an expansion may stop only on these block elements.
+    block_only: bool = False
+    block_tags: tuple[str, ...] = FRAMEWORK_BLOCK_TAGS
+    # §3.3 M_attr: attribute values containing one of these (case-insensitive) mark the content root.
+    attr_keywords: tuple[str, ...] = ("article", "content")
+    # Attributes whose values are not names of the element's role (URLs, alt text, language) are not inspected.
+    attr_ignore: tuple[str, ...] = ("href", "src", "alt", "lang", "dir", "hidden")
+    # §3.3 eq. 2: a root shorter than this fraction of the window height h0 is "no best".
+    min_height_ratio: float = 0.5
+    # §3: elements with position: fixed (and their subtrees) are removed before everything else.
+    remove_fixed: bool = True
+
+    @classmethod
+    def named(cls, name: str) -> Config:
+        """The full config of preset ``name``."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown GCE preset {name!r} (known: {', '.join(PRESETS)})")
+        return dataclasses.replace(cls(), preset=name, **PRESETS[name])  # type: ignore[arg-type]
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"rows": 7, "cols": 8, "alpha": 2.0, "beta": 0.5, "edge_top": 1, "edge_bottom": 1, "edge_cols": 1,
+              "width_increase": 1.7, "width_jump_mode": "parent", "jump_rule": "ratio", "block_only": False},
+    "framework": {"rows": 4, "cols": 6, "alpha": 2.0, "beta": 0.5, "edge_top": 1, "edge_bottom": 0, "edge_cols": 1,
+                  "width_increase": 1.3, "width_jump_mode": "stop", "jump_rule": "framework", "block_only": True},
+}
+
+
+def resolve(cfg: Config) -> Config:
+    """Apply ``cfg.preset``, then every field of ``cfg`` that differs from the class default on top of it."""
+    default = Config()
+    base = Config.named(cfg.preset)
+    changes = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(Config)
+               if f.name != "preset" and getattr(cfg, f.name) != getattr(default, f.name)}
+    return dataclasses.replace(base, **changes)
+
+
+def _pt(p: np.ndarray | tuple[float, float]) -> list[float]:
+    return [round(float(p[0]), 1), round(float(p[1]), 1)]
+
+
+def _box(snapshot: Snapshot, i: int) -> list[float]:
+    return [round(float(v), 1) for v in snapshot.box[i]]
+
+
+def run(snapshot: Snapshot, config: Config | None = None) -> Result:
+    cfg = resolve(config or Config())
+    timing: dict[str, float] = {}
+    t = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal t
+        now = time.perf_counter()
+        timing[name] = round((now - t) * 1000, 3)
+        t = now
+
+    debug: dict[str, Any] = {"config": dataclasses.asdict(cfg), "timing_ms": timing}
+    if snapshot.n == 0:
+        return Result("gce", [], debug=debug, message="empty snapshot: no elements")
+    body = st.find_body(snapshot)
+    w0, h0 = snapshot.page.viewport
+    w1, h1 = snapshot.page.document
+    c_w = np.array([w0 / 2, h0 / 2])
+    c_d = np.array([w1 / 2, h1 / 2])
+    debug["C_w"], debug["C_d"], debug["body"] = _pt(c_w), _pt(c_d), body
+
+    # 1. position: fixed subtrees removed first.
+    alive = st.alive_mask(snapshot, cfg.remove_fixed)
+    debug["removed"] = {"fixed_roots": [int(i) for i in alive.removed_roots[:DEBUG_CAP]],
+                        "elements": int((~alive.element).sum()),
+                        "fixed_roots_truncated": bool(alive.removed_roots.size > DEBUG_CAP)}
+    lap("remove_fixed")
+
+    # 2. Link density (eq. 1) and low/high-link-density text.
+    word = alive.text & (snapshot.text_len > 0) if snapshot.m else np.zeros(0, dtype=bool)
+    links = st.link_density(snapshot, alive, word, cfg.beta)
+    low_text = word & ~links.high_text
+    dense_boxes = snapshot.box[links.dense_areas]
+    debug["links"] = {
+        "containers": int(links.containers.size),
+        "container_nodes": [int(i) for i in links.containers[:DEBUG_CAP]],
+        "link_dense_elements": int(links.dense.sum()),
+        "link_dense_areas": [{"node": int(i), "box": _box(snapshot, int(i)),
+                              "D_l": round(float(links.density[i]), 4)} for i in links.dense_areas[:DEBUG_CAP]],
+        "link_dense_areas_truncated": bool(links.dense_areas.size > DEBUG_CAP),
+        "low_link_text_nodes": int(low_text.sum()),
+        "high_link_text_nodes": int((word & links.high_text).sum()),
+    }
+    lap("link_density")
+
+    # 3. Grid and cell exclusion (section 3.1).
+    g = st.grid(snapshot, dense_boxes, cfg.rows, cfg.cols, cfg.alpha, cfg.edge_top, cfg.edge_bottom,
+                cfg.edge_cols, cfg.cell_link_coverage)
+    cells = []
+    for k in range(min(g.kept.size, DEBUG_CAP)):
+        reason = "edge" if g.edge[k] else ("link-dense" if g.link_dense[k] else "")
+        cells.append({"row": k // g.cols, "col": k % g.cols, "box": [round(float(v), 1) for v in g.boxes[k]],
+                      "kept": bool(g.kept[k]), "reason": reason, "link_coverage": round(float(g.link_coverage[k]), 4)})
+    debug["grid"] = {"rows": g.rows, "cols": g.cols, "cell": [round(g.cell_w, 2), round(g.cell_h, 2)],
+                     "kept": int(g.kept.sum()), "cells": cells, "cells_truncated": bool(g.kept.size > DEBUG_CAP)}
+    lap("grid")
+
+    # 4. Centroids and the nearest low-link-density text (section 3.2).
+    v_a = g.centers[g.kept]
+    k = v_a.shape[0]
+    s = v_a.sum(axis=0)
+    notes: list[str] = []
+    if k == 0:
+        notes.append("no grid cell kept: C1 falls back to the window centre C_w")
+        c1 = c_w
+    else:
+        c1 = s / k
+    c2 = (s + c_w) / (k + 1)
+    c3 = (s + c_w + c_d) / (k + 2)
+    centers = np.stack([c1, c2, c3])
+    text_pool = low_text
+    if not low_text.any():
+        if word.any():
+            notes.append("no low-link-density text: the nearest text of any link density is used")
+            text_pool = word
+        else:
+            debug["notes"] = notes
+            return Result("gce", [], debug=debug, message="no visible text on the page: nothing to centre on")
+    tids, dists = st.nearest_text(snapshot, text_pool, centers)
+    for n in range(3):
+        debug[f"C{n + 1}"] = _pt(centers[n])
+    seeds = [int(snapshot.text_owner[tid]) for tid in tids]
+    for n, (tid, dist, seed) in enumerate(zip(tids, dists, seeds, strict=True)):
+        debug[f"E{n + 1}"] = {"node": seed, "text_node": int(tid), "distance": round(float(dist), 1),
+                              "box": [round(float(v), 1) for v in snapshot.text_box[tid]],
+                              "text": snapshot.texts[tid][:80]}
+    lap("centering")
+
+    # 5. Expanding (Algorithm 1) and the per-round choice (eq. 2).
+    d_t = st.text_area_density(snapshot, alive, low_text)
+    rounds = []
+    candidates: list[Candidate] = []
+    for n, seed in enumerate(seeds):
+        roots = _expand(snapshot, seed, body, cfg, g.cell_w)
+        info: dict[str, Any] = {"round": n + 1, "seed": seed, "roots": {}}
+        for rule, node in roots.items():
+            height = float(snapshot.box[node, 3])
+            is_body = node == body
+            eligible = not is_body and height >= cfg.min_height_ratio * h0
+            info["roots"][rule] = {"node": node, "D_t": round(float(d_t[node]), 5), "height": round(height, 1),
+                                   "width": round(float(snapshot.box[node, 2]), 1), "body": is_body,
+                                   "eligible": eligible, "tag": str(snapshot.tags[node])}
+        elig = [r for r in RULES if info["roots"][r]["eligible"]]
+        short = [r for r in RULES if not info["roots"][r]["body"] and not info["roots"][r]["eligible"]]
+        # max() keeps the first of equal densities, so ties go to tag, then attr, then diff.
+        info["best"] = max(elig, key=lambda r: d_t[roots[r]]) if elig else None
+        info["nobest"] = max(short, key=lambda r: d_t[roots[r]]) if short and not elig else None
+        rounds.append(info)
+        for rule in RULES:
+            node = roots[rule]
+            r = info["roots"][rule]
+            label = f"M{n + 1} {rule}" + (" best" if info["best"] == rule else
+                                          " no-best" if info["nobest"] == rule else
+                                          " <body>" if r["body"] else "")
+            candidates.append(Candidate([node], float(d_t[node]), label,
+                                        {"D_t": float(d_t[node]), "round": float(n + 1), "height": r["height"],
+                                         "width": r["width"], "eligible": float(r["eligible"]),
+                                         "body": float(r["body"])}))
+    debug["rounds"] = rounds
+
+    # 6. Final order: M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest.
+    order = [(n, "best") for n in (2, 1, 0)] + [(n, "nobest") for n in (2, 1, 0)]
+    lap("expanding")
+    for n, kind in order:
+        rule = rounds[n][kind]
+        if rule is None:
+            continue
+        node = rounds[n]["roots"][rule]["node"]
+        why = (f"M{n + 1}_{kind.replace('nobest', 'no-best')}: the {rule} rule's root has the highest D_t "
+               f"({rounds[n]['roots'][rule]['D_t']}) of round {n + 1}")
+        if kind == "nobest":
+            why += f"; no root of any round is both below <body> and at least {cfg.min_height_ratio:g}·h0 tall"
+        debug["winner"] = {"node": node, "round": n + 1, "rule": rule, "kind": kind, "why": why}
+        if notes:
+            debug["notes"] = notes
+        return Result("gce", [node], candidates, debug=debug)
+    debug["winner"] = None
+    debug["notes"] = notes
+    return Result("gce", [], candidates, debug=debug,
+                  message="every expansion reached <body> (no <article>, content attribute or width jump below it): "
+                          "GCE finds no main content on this page")
+
+
+def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Config, cell_w: float) -> dict[str, int]:
+    """Algorithm 1: ascend from ``seed`` to ``body``; each rule is set once, by the first node that satisfies it;
+    a rule that never fires leaves ``body``."""
+    path = []
+    i = seed
+    while i >= 0:
+        path.append(i)
+        if i == body:
+            break
+        i = int(snapshot.parent[i])
+    if path[-1] != body:  # seed outside <body> (e.g. a frameset page): the path ends at the root
+        path.append(body)
+    tags = snapshot.tags
+    width = snapshot.box[:, 2]
+    out: dict[str, int] = {}
+    keywords = tuple(k.lower() for k in cfg.attr_keywords)
+    attr_tables = [v for name, v in snapshot.attrs.items() if name not in cfg.attr_ignore]
+    last_width = 0.0  # width of the nearest non-zero-width node below (display: contents wrappers have none)
+    for step, node in enumerate(path):
+        if node == body:
+            break
+        stoppable = not cfg.block_only or str(tags[node]) in cfg.block_tags
+        if stoppable and "tag" not in out and tags[node] == "article":
+            out["tag"] = node
+        if stoppable and "attr" not in out and any(
+                k in t.get(node, "").lower() for t in attr_tables for k in keywords):
+            out["attr"] = node
+        cw = float(width[node]) or last_width
+        last_width = cw
+        par = path[step + 1]
+        if stoppable and "diff" not in out and cw > 0:
+            pw = float(width[par])
+            if cfg.jump_rule == "ratio":
+                jump = pw / cw > cfg.width_increase
+            else:
+                jump = cw > 2 * cell_w and (pw - cw > cell_w or pw / cw > cfg.width_increase)
+            if jump:
+                out["diff"] = par if cfg.width_jump_mode == "parent" else node
+    return {r: out.get(r, body) for r in RULES}
