@@ -1,0 +1,615 @@
+"""DANA, DANAg and AdDANAg (Mohammadzadeh, Gottron, Schweiggert, Nakhaeizadeh): main content as the densest run
+of *source lines*, mapped back to live node ids.
+
+- DANA ("A Fast and Accurate Approach for Main Content Extraction based on Character Encoding", 2011): per line,
+  T1 = non-ASCII characters, T2 = ASCII characters (1-byte UTF-8 code units); for right-to-left and other non-Latin
+  pages, where content is written in multi-byte characters and markup in ASCII.
+- DANAg (WEBIST 2011, the language-independent version): per line, T = content characters (outside tags) and
+  S = code characters (inside tags).
+- AdDANAg ("The Impact of Source Code Normalization on Main Content Extraction", WEBIST 2012): DANAg after a
+  pre-processing step that replaces the attributes of every ``<a>`` opening tag by a placeholder of length LT - 5
+  (LT = anchor text length), so link-rich text (wikis) keeps a positive balance.
+
+All three share the phases: pre-processing (remove scripts, styles and comments; normalize line length), counting,
+smoothing diff_i = sum_{j=i-1..i+1} (T_j - S_j), regions = maximal runs with diff > 0, then the region with most
+content characters grows by merging neighbour regions while at most ``gap`` lines separate them.
+
+The hot path works on the UTF-8 bytes as a numpy array: the tag mask comes from the sorted '<' / '>' positions,
+per-line sums from ``np.add.reduceat`` over line starts, script/style/comment removal from ``bytes.find`` on a
+lower-cased copy (no HTML parse, no per-line Python loop). ``run_source`` works on raw HTML without a browser;
+``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps the selected
+lines back to node ids.
+
+Measured (token F1, whitespace tokens, multiset overlap, ``run_source`` on the raw HTML of every dev page; see
+README "DANA"): the figures are recorded in the ``Config`` comments below.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html as htmllib
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..result import Candidate, Result
+from ..snapshot import Snapshot
+
+Variant = Literal["dana", "danag", "addanag"]
+VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
+
+# Debug payload bounds: a 5 MB page has ~50k lines; the debugger needs the shape, not every number.
+MAX_DEBUG_LINES = 5000
+MAX_DEBUG_REGIONS = 500
+MAX_CANDIDATES = 12
+
+
+@dataclass(frozen=True)
+class Config:
+    # DANAg section 3.3 / DANA section 3: regions separated by at most `gap` lines are merged into the main
+    # content. 20 is the papers' default; AdDANAg (section 4) uses 160 for wiki-like, link-rich pages.
+    gap: int = 20
+    # Line-length normalization (DANAg section 3.1 "fixed segments"; AdDANAg pre-processing step 2): lines are
+    # fixed segments of this many bytes of the cleaned, whitespace-collapsed source, so the result does not depend
+    # on how the author wrapped (or minified) the HTML. 0 keeps the source's own lines (the original DANA).
+    # 100 bytes: about one sentence of prose, so the 3-line smoothing window spans ~300 bytes (a paragraph) and
+    # the default gap bridges ~2 KB of markup (an inline ad or figure) between paragraphs; chosen on dev F1.
+    line_length: int = 100
+    # DANA section 3.2: smoothing window half-width, diff_i = sum over j = i-w .. i+w (paper: w = 1).
+    smoothing: int = 1
+    # AdDANAg section 3.1: the anchor attributes become a placeholder of length LT - link_offset.
+    link_offset: int = 5
+    # Pre-processing (all papers, section 3.1): remove scripts, styles and comments. <noscript> is removed too:
+    # its content is not rendered when scripts run, and is never main content.
+    remove_noscript: bool = True
+    # Mapping lines back to nodes (Centrum, not in the papers): an element is selected when at least `min_overlap`
+    # of its serialized subtree lies in the selected lines and the part outside them is at most `max_outside`
+    # times the selection's size (so <body> or a wrapper that also holds the comments is not chosen, while a
+    # paragraph cut by the first line is); then reduced to the top-most selected elements.
+    min_overlap: float = 0.5
+    max_outside: float = 0.1
+    # Centrum, not in the papers: drop lines at the ends of the merged selection whose own T - S <= 0 (they are
+    # selected only because the smoothing window reaches into the dense block next to them).
+    trim_edges: bool = True
+
+
+# ------------------------------------------------------------------------------------------------ decoding
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9_.:\-]+)""", re.I)
+# WHATWG Encoding Standard labels whose decoder is a superset of what Python's codec of that name reads.
+_LABEL_ALIASES = {
+    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "l1": "cp1252",
+    "us-ascii": "cp1252", "ascii": "cp1252", "windows-1252": "cp1252", "x-cp1252": "cp1252",
+    "iso-8859-9": "cp1254", "latin5": "cp1254", "iso-8859-11": "cp874", "tis-620": "cp874",
+    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "ks_c_5601-1987": "cp949", "euc-kr": "cp949",
+    "shift_jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "big5": "big5hkscs",
+    # A <meta> cannot declare UTF-16 (the decoder could not have read the declaration): WHATWG says utf-8.
+    "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8", "unicode": "utf-8",
+}
+_BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE BOM starts with the UTF-16-LE one
+    (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """Python codec name of the charset a page declares (``<meta charset>``, http-equiv, ``<?xml encoding>``)."""
+    head = data[:16384]  # the HTML prescan reads 1024 bytes; real pages put <meta> after long <link> lists
+    m = _XML_ENCODING.search(head) or _META_CHARSET.search(head)
+    if not m:
+        return None
+    label = m.group(1).decode("ascii", "replace").strip().lower()
+    label = _LABEL_ALIASES.get(label, label)
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def decode_html(data: bytes) -> str:
+    """Bytes of an HTML file -> str: BOM, else UTF-8 if the bytes are valid UTF-8, else the declared charset
+    (``<meta charset>``, http-equiv, ``<?xml encoding>``), else UTF-8 with undecodable bytes replaced.
+
+    UTF-8 goes before the declaration because pages re-saved as UTF-8 often still claim ISO-8859-1, while a real
+    legacy-encoded page with non-ASCII text is practically never valid UTF-8.
+    """
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom):].decode(enc, "replace")
+    try:  # valid UTF-8 is almost never an accident, whatever the page declares
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    enc = declared_encoding(data)
+    return data.decode(enc or "utf-8", "replace")
+
+
+# ------------------------------------------------------------------------------------------------ pre-processing
+_OPENER = re.compile(rb"<(?:script|style|noscript|!--)")
+_NAME_END = frozenset(b" \t\n\r\f/>")
+
+
+def remove_code(data: bytes, noscript: bool = True) -> bytes:
+    """Drop ``<script>``, ``<style>``, comments (and ``<noscript>``) with their content.
+
+    One regex scan for the openers and ``bytes.find`` for each closer, on a lower-cased copy: C-speed scans instead
+    of a regex stepping through every byte of every script. Openers are taken in document order and those inside a
+    removed span are skipped, so a ``<script>`` inside a comment (or ``<!--`` inside a script) is treated as the
+    browser does. An unclosed element runs to the end of the file; ``<!-->`` is an (empty) comment as in HTML.
+    """
+    low = data.lower()
+    n = len(data)
+    parts: list[bytes] = []
+    cur = 0
+    for m in _OPENER.finditer(low):
+        p = m.start()
+        if p < cur:
+            continue
+        name = m.group()[1:]
+        if name == b"!--":
+            e = low.find(b"-->", p + 2)
+            end = n if e < 0 else e + 3
+        else:
+            q = m.end()
+            if (name == b"noscript" and not noscript) or (q < n and low[q] not in _NAME_END):
+                continue  # <scripts>, <style-x>: another element
+            e = low.find(b"</" + name, q)
+            gt = low.find(b">", e) if e >= 0 else -1
+            end = n if gt < 0 else gt + 1
+        parts.append(data[cur:p])
+        cur = end
+    if not parts:
+        return data
+    parts.append(data[cur:])
+    return b"".join(parts)
+
+
+_ANCHOR = re.compile(rb"<a(\s[^>]*)?>(.*?)</a\s*>", re.S | re.I)
+_TAG_B = re.compile(rb"<[^>]*>")
+_WS_B = re.compile(rb"\s+")
+_CX_B = re.compile(rb'\sdata-cx="(\d+)"')
+
+
+def normalize_links(data: bytes, offset: int = 5) -> bytes:
+    """AdDANAg pre-processing: each ``<a ...>`` opening tag's attributes become a placeholder of LT - offset bytes.
+
+    LT is the anchor text length in characters (inner tags dropped, whitespace runs counted once). The placeholder
+    is a space and ``x``s, so the tag stays ``<a ...>`` to the tag mask. A collector ``data-cx`` attribute is kept
+    (and later removed with all the others) so that the anchor can still be mapped back to its node.
+    Paper's example: ``<a href="http://www.BBC.com/">BBC Web Site </a>`` (LT = 13) -> ``<a xxxxxxxx>BBC Web
+    Site </a>``.
+    """
+
+    def repl(m: re.Match[bytes]) -> bytes:
+        attrs = m.group(1) or b""
+        inner = m.group(2)
+        text = _WS_B.sub(b" ", _TAG_B.sub(b"", inner))
+        lt = len(text.decode("utf-8", "replace"))
+        k = max(lt - offset, 0)
+        cx = _CX_B.search(attrs)
+        placeholder = (b" " + b"x" * (k - 1)) if k > 0 else b""
+        return b"<a" + (cx.group(0) if cx else b"") + placeholder + b">" + inner + b"</a>"
+
+    return _ANCHOR.sub(repl, data)
+
+
+# ------------------------------------------------------------------------------------------------ counting
+def _collapse_whitespace(c: np.ndarray, keep_newlines: bool) -> np.ndarray:
+    """Keep mask dropping every whitespace byte that follows another one (as rendering does).
+
+    With ``keep_newlines`` (source lines kept) newlines always survive, so the line structure is unchanged.
+    """
+    ws = c <= 0x20  # space, tab, CR, LF, FF (other control bytes do not occur in real HTML text)
+    keep = np.ones(c.size, dtype=bool)
+    if c.size > 1:
+        keep[1:] = ~(ws[1:] & ws[:-1])
+    if keep_newlines:
+        keep |= c == 10
+    return keep
+
+
+def tag_intervals(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Markup spans ``[start, end)`` (sorted, disjoint) of the byte array ``c``, brackets included.
+
+    A '<' opens a tag only when followed by a letter, '/', '!' or '?' (HTML tokenizer), so ``a < b`` stays text;
+    a tag ends at the first '>' after it; a '<' inside an open tag (``title="<b>"``) opens nothing. All from the
+    sorted bracket positions (searchsorted): no per-byte state machine.
+    """
+    n = c.size
+    lt = np.flatnonzero(c == 60)
+    if lt.size:
+        nb = c[np.minimum(lt + 1, n - 1)] | 0x20
+        ok = ((nb >= 97) & (nb <= 122)) | (nb == 0x2F) | (nb == 0x21) | (nb == 0x3F)
+        lt = lt[ok & (lt + 1 < n)]
+    if lt.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    gt = np.flatnonzero(c == 62)
+    k = np.searchsorted(gt, lt)
+    close = gt[np.minimum(k, gt.size - 1)] if gt.size else np.zeros(lt.size, dtype=np.int64)
+    close = np.where(k < gt.size, close, n - 1)  # an unclosed tag runs to the end
+    first = np.ones(lt.size, dtype=bool)
+    first[1:] = close[1:] != close[:-1]  # a later '<' before the same '>' is inside the earlier tag
+    return lt[first].astype(np.int64), close[first].astype(np.int64) + 1
+
+
+def tag_mask(c: np.ndarray) -> np.ndarray:
+    """True for bytes inside markup (see :func:`tag_intervals`); for tests and the debugger, not the hot path."""
+    start, end = tag_intervals(c)
+    d = np.zeros(c.size + 1, dtype=np.int8)
+    d[start] = 1
+    d[end] -= 1
+    return np.cumsum(d[: c.size], dtype=np.int8).view(bool)
+
+
+def _bytes_before(start: np.ndarray, end: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Number of bytes inside the disjoint sorted spans [start, end) that lie before each offset in ``x``."""
+    if start.size == 0:
+        return np.zeros(x.size, dtype=np.int64)
+    full = np.concatenate(([0], np.cumsum(end - start)))
+    k = np.searchsorted(start, x, side="left")  # spans starting before x: 0 .. k-1
+    last = np.maximum(k - 1, 0)
+    overhang = np.where(k > 0, np.maximum(end[last] - x, 0), 0)  # part of span k-1 at or after x
+    return full[k] - overhang
+
+
+def line_starts(c: np.ndarray, line_length: int) -> np.ndarray:
+    """Start offset of every line: fixed segments of ``line_length`` bytes, or the source's own lines (0)."""
+    n = c.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if line_length > 0:
+        return np.arange(0, n, line_length, dtype=np.int64)
+    starts = np.flatnonzero(c == 10) + 1
+    return np.concatenate(([0], starts[starts < n])).astype(np.int64)
+
+
+def line_counts(c: np.ndarray, starts: np.ndarray, variant: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-line (content, code) character counts: (T, S) for DANAg/AdDANAg, (T1, T2) for DANA.
+
+    Characters, not bytes: a UTF-8 continuation byte (10xxxxxx) never starts a character.
+    DANA: T1 = non-ASCII characters (lead byte >= 0xC0), T2 = ASCII bytes (< 0x80), markup included, as the paper.
+    DANAg: T = characters outside tags, S = bytes inside tags (markup is ASCII but for attribute values). Per-line
+    tag bytes come from the span boundaries by binary search, so the only full passes are two comparisons and
+    one ``np.add.reduceat``.
+    """
+    if starts.size == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    if variant == "dana":
+        t1 = np.add.reduceat((c >= 0xC0).view(np.uint8), starts, dtype=np.int64)
+        t2 = np.add.reduceat((c < 0x80).view(np.uint8), starts, dtype=np.int64)
+        return t1, t2
+    chars = np.add.reduceat(((c & 0xC0) != 0x80).view(np.uint8), starts, dtype=np.int64)
+    bounds = np.concatenate((starts, [c.size]))
+    before = _bytes_before(*tag_intervals(c), bounds)
+    s = np.diff(before)
+    return np.maximum(chars - s, 0), s
+
+
+def smooth(t: np.ndarray, s: np.ndarray, width: int = 1) -> np.ndarray:
+    """diff_i = sum_{j=i-w..i+w} (T_j - S_j), lines beyond the ends count 0 (DANA section 3.2)."""
+    d = t.astype(np.int64) - s.astype(np.int64)
+    if width <= 0 or d.size == 0:
+        return d
+    c = np.concatenate(([0], np.cumsum(d)))
+    i = np.arange(d.size)
+    return c[np.minimum(i + width + 1, d.size)] - c[np.maximum(i - width, 0)]
+
+
+def find_regions(diff: np.ndarray, content: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximal runs of lines with diff > 0: (starts, ends exclusive, content characters in the run)."""
+    pos = np.zeros(diff.size + 2, dtype=np.int8)
+    pos[1:-1] = diff > 0
+    edges = np.diff(pos)
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    cum = np.concatenate(([0], np.cumsum(content, dtype=np.int64)))
+    return starts, ends, cum[ends] - cum[starts]
+
+
+def merge_regions(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, gap: int) -> tuple[int, int, int]:
+    """From the region with most characters, merge neighbours while at most ``gap`` lines separate them.
+
+    Returns (best, first, last) region indices. Vectorized: the merge stops at the first separation > gap on
+    each side of the best region.
+    """
+    best = int(np.argmax(sizes))
+    seps = starts[1:] - ends[:-1]  # lines strictly between region k and k+1
+    right = np.flatnonzero(seps[best:] > gap)
+    last = best + int(right[0]) if right.size else starts.size - 1
+    left = np.flatnonzero(seps[:best] > gap)
+    first = int(left[-1]) + 1 if left.size else 0
+    return best, first, last
+
+
+def trim_edges(t: np.ndarray, s: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """Drop lines at both ends of [lo, hi) whose own T - S <= 0.
+
+    Smoothing makes the line next to a dense block positive even when it is pure menu markup; inside the
+    selection it bridges, at the edges it only adds boilerplate.
+    """
+    own = np.flatnonzero(t[lo:hi] > s[lo:hi])
+    if own.size == 0:
+        return lo, hi
+    return lo + int(own[0]), lo + int(own[-1]) + 1
+
+
+# ------------------------------------------------------------------------------------------------ text output
+_BLOCK_S = re.compile(
+    r"<(?:/?(?:p|div|li|h[1-6]|tr|table|ul|ol|dl|dt|dd|section|article|header|footer|blockquote|pre|main|aside|nav|"
+    r"figure|figcaption|form|fieldset|address|title|td|th)\b|br\b|hr\b)[^>]*>", re.I)
+_TAG_S = re.compile(r"<[^>]*>")
+
+
+def html_text(fragment: str) -> str:
+    """Plain text of an HTML fragment: block tags become line breaks, other tags vanish, entities decoded.
+
+    Whitespace is collapsed with ``str.split`` (C speed) while block breaks travel as NUL marks (HTML parsing
+    never keeps a NUL, so none is real text).
+    """
+    s = _TAG_S.sub("", _BLOCK_S.sub("\x00", fragment.replace("\x00", "")))
+    s = " ".join(htmllib.unescape(s).split()).replace(" \x00", "\x00").replace("\x00 ", "\x00")
+    return "\n".join(filter(None, s.split("\x00")))
+
+
+def _snap_range(c: bytes, a: int, b: int) -> tuple[int, int]:
+    """Widen [a, b) so it neither starts nor ends inside a tag or a text run (lines are fixed segments)."""
+    n = len(c)
+    if a > 0:
+        lt, gt = c.rfind(b"<", 0, a + 1), c.rfind(b">", 0, a)
+        if lt > gt:  # a is inside a tag: start at its '<'
+            a = lt
+        else:  # inside text: start after the previous tag
+            a = gt + 1
+    if b < n:
+        lt, gt = c.find(b"<", b - 1), c.find(b">", b - 1)
+        if 0 <= gt and (lt < 0 or gt < lt):  # inside a tag: end after its '>'
+            b = gt + 1
+        else:  # inside text: end at the next tag
+            b = n if lt < 0 else lt
+    return a, b
+
+
+# ------------------------------------------------------------------------------------------------ pipeline
+@dataclass
+class _Analysis:
+    clean: bytes  # cleaned, whitespace-collapsed source: what the text is extracted from
+    counted: int  # length of the counted array: clean without whitespace between two tags
+    dropped: np.ndarray  # offsets in clean of the inter-tag whitespace bytes not counted
+    starts: np.ndarray  # line start offsets into the counted array
+    t: np.ndarray  # per-line content count (T or T1)
+    s: np.ndarray  # per-line code count (S or T2)
+    diff: np.ndarray
+    r_starts: np.ndarray  # region line ranges
+    r_ends: np.ndarray
+    r_sizes: np.ndarray
+    merged: tuple[int, int, int] | None  # (best, first, last) region indices
+    lines: tuple[int, int] | None  # selected lines [lo, hi) after edge trimming
+    cx_ids: np.ndarray  # data-cx ids found in the source, in source order
+    cx_pos: np.ndarray  # their offsets in the counted array
+    timing: dict[str, float]
+
+    def line_bytes(self, first_line: int, end_line: int) -> tuple[int, int]:
+        """Offsets in the counted array of lines [first_line, end_line)."""
+        n = self.counted
+        a = int(self.starts[first_line]) if first_line < self.starts.size else n
+        b = int(self.starts[end_line]) if end_line < self.starts.size else n
+        return a, b
+
+    def to_clean(self, p: int) -> int:
+        """Offset in ``clean`` of counted offset ``p`` (dropped byte j sits before counted offset d_j - j)."""
+        if self.dropped.size == 0:
+            return p
+        return p + int(np.searchsorted(self.dropped - np.arange(self.dropped.size), p, side="right"))
+
+
+def _analyse(source: str | bytes, cfg: Config, variant: str, with_ids: bool) -> _Analysis:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown DANA variant {variant!r} (known: {', '.join(VARIANTS)})")
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+    data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    data = remove_code(data, cfg.remove_noscript)
+    if variant == "addanag":
+        data = normalize_links(data, cfg.link_offset)
+    cx_ids = np.zeros(0, dtype=np.int64)
+    cx_pos = np.zeros(0, dtype=np.int64)
+    if with_ids:
+        # The collector's ids are not in the page the papers saw: cut them out, remember where they were.
+        parts = _CX_B.split(data)
+        texts = parts[0::2]
+        if len(parts) > 1:
+            lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+            cx_pos = np.cumsum(lens)[:-1]
+            cx_ids = np.array(parts[1::2]).astype(np.int64)
+            data = b"".join(texts)
+    timing["preprocess"] = (time.perf_counter() - t0) * 1000
+
+    t0 = time.perf_counter()
+    raw = np.frombuffer(data, dtype=np.uint8)
+    keep = _collapse_whitespace(raw, keep_newlines=cfg.line_length <= 0)
+    clean = raw[keep]
+    if cx_pos.size:
+        kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
+        cx_pos = kept_before[cx_pos]
+    dropped = np.zeros(0, dtype=np.int64)
+    c = clean
+    if cfg.line_length > 0 and clean.size > 2:
+        # Whitespace between two tags is formatting, not content: "</li>\n<li>" and "</li><li>" must count the
+        # same or wrapping would change the result. It stays in `clean` so that inline words keep their spaces.
+        inter = np.zeros(clean.size, dtype=bool)
+        inter[1:-1] = (clean[1:-1] <= 0x20) & (clean[:-2] == 62) & (clean[2:] == 60)
+        dropped = np.flatnonzero(inter)
+        if dropped.size:
+            c = clean[~inter]
+            if cx_pos.size:
+                cx_pos = cx_pos - np.searchsorted(dropped, cx_pos, side="left")
+    starts = line_starts(c, cfg.line_length)
+    t, s = line_counts(c, starts, variant)
+    timing["count"] = (time.perf_counter() - t0) * 1000
+
+    t0 = time.perf_counter()
+    diff = smooth(t, s, cfg.smoothing)
+    r_starts, r_ends, r_sizes = find_regions(diff, t)
+    merged = merge_regions(r_starts, r_ends, r_sizes, cfg.gap) if r_starts.size and r_sizes.max() > 0 else None
+    lines = None
+    if merged is not None:
+        lo, hi = int(r_starts[merged[1]]), int(r_ends[merged[2]])
+        lines = trim_edges(t, s, lo, hi) if cfg.trim_edges else (lo, hi)
+    timing["regions"] = (time.perf_counter() - t0) * 1000
+    return _Analysis(clean.tobytes(), int(c.size), dropped, starts, t, s, diff, r_starts, r_ends, r_sizes, merged,
+                     lines, cx_ids, cx_pos, timing)
+
+
+def _debug(an: _Analysis, cfg: Config, variant: str) -> dict[str, Any]:
+    k = min(an.t.size, MAX_DEBUG_LINES)
+    names = ("T1", "T2") if variant == "dana" else ("T", "S")
+    order = np.argsort(-an.r_sizes, kind="stable")[:MAX_DEBUG_REGIONS]
+    dbg: dict[str, Any] = {
+        "variant": variant,
+        "bytes": an.counted,
+        "lines": int(an.t.size),
+        "line_length": cfg.line_length,
+        "gap": cfg.gap,
+        "counts": {names[0]: an.t[:k].tolist(), names[1]: an.s[:k].tolist()},
+        "diff": an.diff[:k].tolist(),
+        "lines_truncated": bool(an.t.size > k),
+        "regions": [{"index": int(i), "lines": [int(an.r_starts[i]), int(an.r_ends[i])],
+                     "chars": int(an.r_sizes[i])} for i in order],
+        "regions_total": int(an.r_starts.size),
+        "regions_truncated": bool(an.r_starts.size > MAX_DEBUG_REGIONS),
+        "stage_ms": {k2: round(v, 3) for k2, v in an.timing.items()},
+    }
+    if an.merged is not None:
+        best, first, last = an.merged
+        assert an.lines is not None
+        lo, hi = an.lines
+        dbg["merged"] = {"best": best, "regions": [first, last], "lines": [lo, hi],
+                         "untrimmed_lines": [int(an.r_starts[first]), int(an.r_ends[last])],
+                         "bytes": list(an.line_bytes(lo, hi)), "chars": int(an.r_sizes[first:last + 1].sum())}
+    return dbg
+
+
+def _no_region_message(variant: str) -> str:
+    if variant == "dana":
+        return ("no line has more non-ASCII than ASCII characters: DANA is meant for pages in non-Latin scripts "
+                "(Arabic, Persian, Urdu, ...); use danag on this page")
+    return "no line has more content than markup characters"
+
+
+def _text_for_lines(an: _Analysis, lo: int, hi: int) -> str:
+    a, b = an.line_bytes(lo, hi)
+    a, b = _snap_range(an.clean, an.to_clean(a), an.to_clean(b))
+    return html_text(an.clean[a:b].decode("utf-8", "replace"))
+
+
+def run_source(html: str | bytes, config: Config | None = None, variant: str = "danag") -> Result:
+    """Run a variant on raw HTML without a browser (``centrum extract --no-render``): ``nodes`` empty, ``text`` set.
+
+    Bytes are decoded with :func:`decode_html` first (BOM, declared charset, UTF-8).
+    """
+    cfg = config or Config()
+    t0 = time.perf_counter()
+    if isinstance(html, bytes):
+        html = decode_html(html)
+    an = _analyse(html, cfg, variant, with_ids=False)
+    dbg = _debug(an, cfg, variant)
+    if an.merged is None:
+        return Result(variant, [], debug=dbg, message=_no_region_message(variant), text="",
+                      timing_ms={"algorithm": (time.perf_counter() - t0) * 1000})
+    best, first, last = an.merged
+    assert an.lines is not None
+    lo, hi = an.lines
+    text = _text_for_lines(an, lo, hi)
+    candidates = [Candidate([], float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
+                            features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
+    candidates += _region_candidates(an, None, cfg)
+    return Result(variant, [], candidates, debug=dbg, text=text,
+                  timing_ms={"algorithm": (time.perf_counter() - t0) * 1000})
+
+
+# ------------------------------------------------------------------------------------------------ back to nodes
+def _element_spans(an: _Analysis, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """Byte span [pos, after) of every element's serialized subtree in ``an.clean``.
+
+    pos = where its ``data-cx`` was; after = pos of the first element after its subtree. Elements absent from the
+    source (removed with a script, or never serialized) get the position of the next present element: an empty
+    span, so they are never selected on their own.
+    """
+    n = snapshot.n
+    total = an.counted
+    ok = (an.cx_ids >= 0) & (an.cx_ids < n)
+    pos_known = np.full(n + 1, -1, dtype=np.int64)
+    pos_known[an.cx_ids[ok]] = an.cx_pos[ok]
+    pos_known[n] = total
+    present = pos_known >= 0
+    idx = np.where(present, np.arange(n + 1), n)
+    nxt = np.minimum.accumulate(idx[::-1])[::-1]  # next present index (n = the end sentinel)
+    pos = pos_known[nxt]
+    after = pos[snapshot.subtree_end]
+    # ids out of document order (should not happen) must not produce negative spans
+    after = np.maximum(after, pos[:n])
+    return pos[:n], after
+
+
+def _nodes_for_bytes(spans: tuple[np.ndarray, np.ndarray], snapshot: Snapshot, a: int, b: int,
+                     cfg: Config) -> list[int]:
+    pos, after = spans
+    span = after - pos
+    ov = np.clip(np.minimum(after, b) - np.maximum(pos, a), 0, None)
+    sel = (span > 0) & (ov >= cfg.min_overlap * span) & (span - ov <= cfg.max_outside * (b - a))
+    if not sel.any():
+        # The range lies inside one element's text (a long <pre>): the smallest element that overlaps it most.
+        if ov.max() <= 0:
+            return []
+        cand = np.flatnonzero(ov == ov.max())
+        return [int(cand[np.argmin(span[cand])])]
+    par = snapshot.parent
+    parent_sel = np.where(par >= 0, sel[np.maximum(par, 0)], False)
+    return np.flatnonzero(sel & ~parent_sel).tolist()
+
+
+def _region_candidates(an: _Analysis, spans: tuple[np.ndarray, np.ndarray] | None, cfg: Config,
+                       snapshot: Snapshot | None = None) -> list[Candidate]:
+    out = []
+    order = np.argsort(-an.r_sizes, kind="stable")[: MAX_CANDIDATES - 1]
+    for rank, i in enumerate(order):
+        lo, hi = int(an.r_starts[i]), int(an.r_ends[i])
+        nodes: list[int] = []
+        if spans is not None and snapshot is not None:
+            a, b = an.line_bytes(lo, hi)
+            nodes = _nodes_for_bytes(spans, snapshot, a, b, cfg)
+        out.append(Candidate(nodes, float(an.r_sizes[i]), label=f"region #{rank + 1} (lines {lo}-{hi})",
+                             features={"lines": float(hi - lo), "region": float(i)}))
+    return out
+
+
+def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag") -> Result:
+    """Run a variant on ``snapshot.source`` and map the selected lines back to node ids (top-most elements)."""
+    cfg = config or Config()
+    if not snapshot.source:
+        return Result(variant, [], message="the snapshot has no page source (collect with source=true): "
+                                           f"{variant} works on the serialized HTML")
+    an = _analyse(snapshot.source, cfg, variant, with_ids=True)
+    dbg = _debug(an, cfg, variant)
+    if an.merged is None:
+        return Result(variant, [], debug=dbg, message=_no_region_message(variant))
+    t0 = time.perf_counter()
+    best, first, last = an.merged
+    assert an.lines is not None
+    lo, hi = an.lines
+    spans = _element_spans(an, snapshot)
+    a, b = an.line_bytes(lo, hi)
+    nodes = _nodes_for_bytes(spans, snapshot, a, b, cfg)
+    candidates = [Candidate(nodes, float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
+                            features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
+    candidates += _region_candidates(an, spans, cfg, snapshot)
+    dbg["stage_ms"]["map"] = round((time.perf_counter() - t0) * 1000, 3)
+    if not nodes:
+        return Result(variant, [], candidates, dbg,
+                      message="the selected lines contain no element of the snapshot (source and DOM disagree)")
+    return Result(variant, nodes, candidates, dbg, text=snapshot.text_of(nodes))

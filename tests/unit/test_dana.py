@@ -1,0 +1,281 @@
+"""DANA / DANAg / AdDANAg (Mohammadzadeh et al.): counting, smoothing, region merging, link normalization, node
+mapping. Expected answers follow from the papers' rules applied by hand to the lines written in each test."""
+
+from __future__ import annotations
+
+import codecs
+import html
+
+import numpy as np
+import pytest
+
+from centrum import algorithms
+from centrum.algorithms import dana
+from centrum.testing import E, T, build
+
+B = (0, 0, 800, 100)
+
+
+def serialize(node: E | T, counter: list[int] | None = None) -> str:
+    """What the collector writes: the DOM in pre-order, each element with ``data-cx="<id>"``."""
+    counter = counter if counter is not None else [0]
+    if isinstance(node, T):
+        return html.escape(node.text, quote=False)
+    i = counter[0]
+    counter[0] += 1
+    attrs = dict(node.attrs)
+    if node.tag == "a":
+        attrs.setdefault("href", "#")
+    if node.cls:
+        attrs["class"] = node.cls
+    if node.id:
+        attrs["id"] = node.id
+    attr_text = "".join(f' {k}="{html.escape(v)}"' for k, v in attrs.items())
+    inner = "".join(serialize(c, counter) for c in node.children)
+    return f'<{node.tag}{attr_text} data-cx="{i}">{inner}</{node.tag}>\n'
+
+
+def built_with_source(root: E, **kw):
+    return build(root, source=serialize(root), **kw)
+
+
+def counts(src: str, variant: str) -> tuple[list[int], list[int]]:
+    c = np.frombuffer(src.encode(), dtype=np.uint8)
+    t, s = dana.line_counts(c, dana.line_starts(c, 0), variant)
+    return t.tolist(), s.tolist()
+
+
+# ---------------------------------------------------------------------------------------------- counting
+def test_dana_counts_non_ascii_characters_against_ascii_bytes_on_mixed_script_lines():
+    # Line 1: Persian words in a paragraph: 8 letters (2 bytes each in UTF-8) vs "<p>", " ", "</p>" = 8 ASCII bytes.
+    # Line 2: Latin with one accented letter: "é" is 1 non-ASCII character; the other 13 bytes are ASCII.
+    # Line 3: CJK: 3 characters of 3 bytes each count 3, not 9.
+    t1, t2 = counts("<p>سلام دنیا</p>\n<b>caf\u00e9</b> ok\n日本語\n", "dana")
+    assert t1 == [8, 1, 3]
+    assert t2 == [8 + 1, 13 + 1, 1]  # + the newline of each line
+
+
+def test_danag_counts_content_characters_against_markup_on_mixed_script_lines():
+    # Content counts characters (not bytes) outside tags; markup counts the bytes of the tags.
+    t, s = counts('<p>سلام دنیا</p>\n<a href="/x">日本</a>x\n', "danag")
+    assert t == [9 + 1, 3 + 1]  # "سلام دنیا" = 9 characters, "日本" + "x" = 3; + the newline
+    assert s == [3 + 4, len('<a href="/x">') + 4]
+
+
+def test_tag_mask_follows_the_html_tokenizer():
+    src = b'a < b <i title="<x>">y</i> c > d'
+    m = dana.tag_mask(np.frombuffer(src, dtype=np.uint8))
+    inside = "".join(chr(ch) for ch, k in zip(src, m, strict=True) if k)
+    # "a < b" is text; the '<' inside the open tag opens nothing; the tag ends at the first '>' (quotes are not
+    # tracked, so '">' after it is text); "c > d" is text.
+    assert inside == '<i title="<x></i>'
+
+
+def test_scripts_styles_comments_are_removed_in_document_order():
+    src = (b"A<script>if (a<b) { x = '<!--'; }</script>B<!-- <script>not a script</script> -->C"
+           b"<STYLE type=x>p{}</style >D<scripts>E</scripts><noscript><img></noscript>F<!-- unclosed <p>G")
+    assert dana.remove_code(src) == b"AB" + b"C" + b"D<scripts>E</scripts>F"
+
+
+def test_empty_comment_form_is_a_comment():
+    assert dana.remove_code(b"a<!-->b<!--->c") == b"abc"
+
+
+# ---------------------------------------------------------------------------------------------- smoothing
+def test_smoothing_sums_the_line_and_its_two_neighbours():
+    t = np.array([6, 0, 3, 2, 0])
+    s = np.array([1, 1, 3, 0, 4])  # T - S = [5, -1, 0, 2, -4]
+    assert dana.smooth(t, s, 1).tolist() == [4, 4, 1, -2, -2]
+    assert dana.smooth(t, s, 0).tolist() == [5, -1, 0, 2, -4]
+
+
+def test_regions_are_maximal_positive_runs_sized_by_content():
+    diff = np.array([-1, 3, 2, 0, 5, -2, 1])
+    content = np.array([0, 10, 20, 99, 7, 0, 4])
+    starts, ends, sizes = dana.find_regions(diff, content)
+    assert starts.tolist() == [1, 4, 6] and ends.tolist() == [3, 5, 7] and sizes.tolist() == [30, 7, 4]
+
+
+# ---------------------------------------------------------------------------------------------- merging
+@pytest.mark.parametrize("sep,merged", [(19, True), (20, True), (21, False)])
+def test_region_merging_at_gap_minus_one_gap_and_gap_plus_one(sep: int, merged: bool):
+    # Best region: lines 100..149; a neighbour on each side separated by `sep` lines; gap = 20.
+    starts = np.array([100 - sep - 10, 100, 150 + sep])
+    ends = np.array([100 - sep, 150, 150 + sep + 10])
+    sizes = np.array([10, 500, 10])
+    best, first, last = dana.merge_regions(starts, ends, sizes, gap=20)
+    assert best == 1
+    assert (first, last) == ((0, 2) if merged else (1, 1))
+
+
+def test_merging_chains_until_the_first_separation_beyond_gap():
+    starts = np.array([0, 30, 60, 200])
+    ends = np.array([10, 50, 70, 210])
+    sizes = np.array([1, 100, 1, 1])  # separations 20, 10, 130
+    assert dana.merge_regions(starts, ends, sizes, gap=20) == (1, 0, 2)
+    assert dana.merge_regions(starts, ends, sizes, gap=19) == (1, 1, 2)
+    assert dana.merge_regions(starts, ends, sizes, gap=160) == (1, 0, 3)
+
+
+def _gap_page(sep_lines: int) -> str:
+    # Source lines as written (line_length=0, smoothing=0): 5 text lines, `sep_lines` markup-only lines, then 3
+    # text lines. Each text line has T > S, each markup line T < S, so the regions are exactly the two blocks.
+    text = "<p>" + "word " * 20 + "</p>\n"
+    markup = '<div class="spacer"><span class="x"></span></div>\n'
+    return "<html><body>\n" + text * 5 + markup * sep_lines + "<p>" + "tail " * 20 + "</p>\n" * 1 + text * 2 + "</body>"
+
+
+@pytest.mark.parametrize("sep,merged", [(19, True), (20, True), (21, False)])
+def test_run_source_merges_blocks_separated_by_up_to_gap_lines(sep: int, merged: bool):
+    cfg = dana.Config(line_length=0, smoothing=0, gap=20)
+    r = dana.run_source(_gap_page(sep), cfg, "danag")
+    assert "word" in (r.text or "")
+    assert ("tail" in (r.text or "")) is merged
+    assert r.debug["regions_total"] == 2
+
+
+# ---------------------------------------------------------------------------------------------- AdDANAg
+def test_hyperlink_normalization_on_the_papers_example():
+    src = b'<a href="http://www.BBC.com/">BBC Web Site </a>'
+    out = dana.normalize_links(src)
+    # LT = len("BBC Web Site ") = 13, so the attributes become a placeholder of LT - 5 = 8 characters
+    # (a space and seven x).
+    assert out == b"<a xxxxxxx>BBC Web Site </a>"
+    assert len(out) - len(b"<a></a>BBC Web Site ") == 13 - 5
+    # Counting: the markup of the line drops from 30 + 4 to 11 + 4 bytes; the content stays 13.
+    t, s = counts(src.decode(), "danag")
+    t2, s2 = counts(out.decode(), "danag")
+    assert (t, s) == ([13], [34]) and (t2, s2) == ([13], [15])
+
+
+def test_link_normalization_keeps_collector_ids_and_handles_short_and_nested_anchors():
+    out = dana.normalize_links(b'<a href="/a" data-cx="7">Hi</a> <A HREF=x><b>Longer text</b></A>')
+    # "Hi": LT = 2 < 5, no placeholder; "Longer text": LT = 11, placeholder of 6 (a space and five x).
+    assert out == b'<a data-cx="7">Hi</a> <a xxxxx><b>Longer text</b></a>'
+
+
+def test_addanag_keeps_a_link_rich_paragraph_that_danag_loses():
+    # A wiki-like paragraph: every other phrase is a link with a long URL. DANAg sees more markup than text on
+    # those lines; AdDANAg's placeholders shrink the markup to the anchor text length minus 5.
+    link = '<a href="https://en.wikipedia.org/wiki/Some_Long_Article_Title_{0}" title="Article {0}">topic {0}</a>'
+    para = "<p>" + " ".join(f"see {link.format(i)} and" for i in range(40)) + "</p>"
+    nav = "<ul>" + "".join(f'<li><a href="/nav/section/{i}/index.html">N{i}</a></li>' for i in range(60)) + "</ul>"
+    src = f"<html><body>{nav}<div>{para}</div>{nav}</body></html>"
+    r_g = dana.run_source(src, None, "danag")
+    r_a = dana.run_source(src, None, "addanag")
+    assert "topic 20" in (r_a.text or "") and "N30" not in (r_a.text or "")
+    assert "topic 20" not in (r_g.text or "")
+
+
+# ---------------------------------------------------------------------------------------------- normalization
+def test_line_length_normalization_makes_the_result_independent_of_wrapping():
+    body = "".join("<p>" + f"Sentence number {i} is here. " * 6 + "</p>" for i in range(8))
+    nav = "".join(f'<li><a href="/section/{i}/page.html" class="nav-link">S{i}</a></li>' for i in range(40))
+    one_line = f"<html><body><ul>{nav}</ul><article>{body}</article><ul>{nav}</ul></body></html>"
+    wrapped = one_line.replace("><", ">\n   <").replace(". ", ".\n        ")
+    a = dana.run_source(one_line)
+    b = dana.run_source(wrapped)
+    assert a.text and a.text.split() == b.text.split()
+    assert "Sentence number 7" in a.text and "S39" not in a.text
+
+
+# ---------------------------------------------------------------------------------------------- snapshots
+def _article_page(paragraphs: list[str], lang_nav: str = "Home") -> E:
+    nav = [E("li", B, [E("a", B, [T(f"{lang_nav} {i}")], attrs={"href": f"/category/section-{i}/index.html"})])
+           for i in range(30)]
+    return E("html", (0, 0, 1200, 3000), [E("body", (0, 0, 1200, 3000), [
+        E("div", B, [E("ul", B, nav)], cls="navigation menu", name="nav"),
+        E("div", (0, 200, 800, 2000), [E("h1", B, [T("Title of the story")])]
+          + [E("p", B, [T(p)]) for p in paragraphs], cls="story", name="article"),
+        E("div", B, [E("ul", B, [E("li", B, [E("a", B, [T(f"link {i}")],
+                                                  attrs={"href": f"/footer/more/link-{i}.html"})])
+                                 for i in range(30)])], name="footer"),
+    ])])
+
+
+def test_snapshot_lines_map_back_to_the_top_most_article_element():
+    paragraphs = [f"Paragraph {i} tells the story in plain sentences, without links, long enough to matter. " * 3
+                  for i in range(6)]
+    b = built_with_source(_article_page(paragraphs))
+    for name in ("danag", "addanag"):
+        r = algorithms.run(name, b.snapshot)
+        assert r.nodes == [b.ids["article"]], (name, r.message, r.debug.get("merged"))
+        assert "Paragraph 5 tells" in (r.text or "") and "Home 3" not in (r.text or "")
+        assert r.candidates[0].nodes == r.nodes and r.candidates[0].label.startswith("merged")
+
+
+def test_wrapper_whose_opening_tag_is_selected_is_not_chosen_when_most_of_it_is_outside():
+    # The article and the footer share a wrapper; the wrapper's data-cx lies in the selected lines but most of its
+    # serialized subtree (the long link list) does not, so the article, not the wrapper, is the answer.
+    paragraphs = [f"Paragraph {i} tells the story in plain sentences. " * 4 for i in range(6)]
+    page = _article_page(paragraphs)
+    body = page.children[0]
+    assert isinstance(body, E)
+    wrapper = E("div", B, body.children[1:], name="wrapper")
+    body.children = [body.children[0], wrapper]
+    b = built_with_source(page)
+    r = algorithms.run("danag", b.snapshot)
+    assert r.nodes == [b.ids["article"]]
+
+
+def test_multilingual_arabic_article_with_english_navigation():
+    # DANA's own case: Arabic content (multi-byte UTF-8) between English, ASCII-only menus. Every paragraph line has
+    # more non-ASCII than ASCII characters, every menu line fewer, so DANA and DANAg pick the Arabic paragraphs.
+    ar = "هذه فقرة عربية طويلة تروي القصة بجمل بسيطة دون روابط وهي كافية لتكون المحتوى الرئيسي للصفحة. "
+    b = built_with_source(_article_page([ar * 3 for _ in range(5)]), lang="ar", dir="rtl")
+    for name in ("dana", "danag", "addanag"):
+        r = algorithms.run(name, b.snapshot)
+        assert r.nodes == [b.ids["article"]], (name, r.message)
+        assert "فقرة عربية" in (r.text or "")
+
+
+def test_dana_has_no_answer_on_an_ascii_page_and_says_why():
+    b = built_with_source(_article_page(["Plain English text only. " * 10 for _ in range(4)]))
+    r = algorithms.run("dana", b.snapshot)
+    assert r.nodes == [] and "non-Latin" in r.message
+
+
+def test_cjk_page_with_danag_picks_the_chinese_text():
+    zh = "这是一个很长的中文段落，讲述了故事的主要内容，没有任何链接，足以成为页面的主要内容。" * 3
+    b = built_with_source(_article_page([zh] * 5, lang_nav="首页"), lang="zh")
+    r = algorithms.run("danag", b.snapshot)
+    assert r.nodes == [b.ids["article"]]
+
+
+def test_missing_source_is_no_result_with_a_message():
+    b = build(_article_page(["text"]))
+    r = algorithms.run("danag", b.snapshot)
+    assert r.nodes == [] and "source" in r.message
+
+
+def test_odd_inputs_do_not_raise():
+    for src in ["", "   \n  ", "<html></html>", "no markup at all, just words", "<", ">", "<a", "<!--",
+                "<frameset><frame src=a></frameset>", "<script>only script"]:
+        for v in dana.VARIANTS:
+            r = dana.run_source(src, None, v)
+            assert isinstance(r.text, str)
+
+
+def test_params_reach_the_config_and_debug_is_bounded_json():
+    b = built_with_source(_article_page(["Some paragraph text here. " * 8 for _ in range(4)]))
+    r = algorithms.run("danag", b.snapshot, {"gap": 160, "line_length": 50})
+    assert r.debug["gap"] == 160 and r.debug["line_length"] == 50
+    assert set(r.debug["counts"]) == {"T", "S"} and len(r.debug["diff"]) == r.debug["lines"]
+    import json
+    json.dumps(r.debug)
+
+
+# ---------------------------------------------------------------------------------------------- decoding
+def test_decode_html_bom_meta_and_fallback():
+    text = "<p>Привет, мир</p>"
+    assert dana.decode_html(codecs.BOM_UTF8 + text.encode()) == text
+    assert dana.decode_html(codecs.BOM_UTF16_LE + text.encode("utf-16-le")) == text
+    cp = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">' + text.encode("cp1251")
+    assert dana.decode_html(cp).endswith(text)
+    fa = "<meta charset='windows-1256'><p>سلام</p>"
+    assert dana.decode_html(fa.encode("cp1256")) == fa
+    latin = '<meta charset="iso-8859-1"><p>caf\u00e9 \u20ac</p>'  # WHATWG: iso-8859-1 means windows-1252
+    assert dana.decode_html(latin.encode("cp1252")) == latin
+    # Declared latin-1 but really UTF-8: UTF-8 decodes strictly, so it wins.
+    assert dana.decode_html('<meta charset="iso-8859-1">café'.encode()) == '<meta charset="iso-8859-1">café'
+    assert dana.decode_html(b"<p>bad \xff byte</p>") == "<p>bad \ufffd byte</p>"
