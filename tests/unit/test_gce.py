@@ -244,7 +244,7 @@ def test_same_layout_in_five_scripts_returns_the_same_node(lang):
 
 def test_presets_and_overrides():
     b = build(page(E("div", (0, 0, W, 3000), [
-        E("div", (460, 150, 1000, 2400), paras(460, 150, 1000, 12), name="column")])))
+        E("div", (460, 150, 1000, 2400), paras(460, 150, 1000, 12), name="column")], name="outer")))
     r = run(b, preset="framework")
     cfg = r.debug["config"]
     assert (cfg["rows"], cfg["cols"], cfg["width_increase"], cfg["jump_rule"], cfg["block_only"]) == \
@@ -257,6 +257,9 @@ def test_presets_and_overrides():
     assert r.nodes == [b.ids["column"]]
     r2 = run(b, preset="framework", rows=5)
     assert (r2.debug["config"]["rows"], r2.debug["config"]["cols"]) == (5, 6)
+    # An explicit value wins even when it equals the default preset's value.
+    assert run(b, preset="framework", width_jump_mode="parent").nodes == [b.ids["outer"]]
+    assert gce.Config().rows is None and gce.resolve(gce.Config()).rows == 7
     assert gce.Config.named("paper").rows == 7
     with pytest.raises(ConfigError):
         run(b, preset="nope")

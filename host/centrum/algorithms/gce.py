@@ -21,7 +21,7 @@ Presets (``--param preset=paper|framework``): ``paper`` follows the paper's text
 Δw = 170 %), ``framework`` the authors' public assessment framework (dreamwayjgs/main-content-extraction-assessment-
 framework: 4 x 6 grid, coefficient 2, link ratio 0.5, width increase 1.3, dead zone = first row and outer columns,
 expansion stops only on block elements, size jump ``cW > 2·gridW and (pW - cW > gridW or pW/cW > 1.3)``).
-Fields given explicitly next to ``preset`` override the preset's values.
+Fields given explicitly next to ``preset`` override the preset's values (``--param preset=framework rows=5``).
 
 Measured (token F1, mean over pages; see README "GCE" for the sample): the figures and the resulting choice of the
 default preset and width-jump mode are recorded in ``MEASURED`` below.
@@ -50,32 +50,37 @@ DEBUG_CAP = 300  # longest list kept in the debug trace (cells, link-dense areas
 
 @dataclass(frozen=True)
 class Config:
-    # Named parameter set applied first: "paper" (the paper's text) or "framework" (the authors' code).
+    """GCE parameters. Fields marked "preset" are None by default: they take the value of the chosen ``preset``
+    (``Config.named(name)`` lists them all); a value given explicitly always wins over the preset."""
+
+    # Named parameter set: "paper" (the paper's text) or "framework" (the authors' public code).
     preset: Literal["paper", "framework"] = "paper"
-    # §3.1 grid: rows x cols cells per browser window (7 x 8 at 1920 x 1080 in the paper; framework 4 x 6).
-    rows: int = 7
-    cols: int = 8
-    # §3.1/§4.2 α: the grid covers min(α·h0, h1) of the document height. §4.2 prints α and β swapped; Definition 2
-    # requires α >= 1, so α = 2 (framework "gridCoef" 2).
-    alpha: float = 2.0
-    # §3.1 eq. 1 β: an element with link density D_l > β is link-dense (framework "linkRatio" 0.5).
-    beta: float = 0.5
+    # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
+    rows: int | None = None
+    cols: int | None = None
+    # preset. §3.1/§4.2 α: the grid covers min(α·h0, h1) of the document height. §4.2 prints α and β swapped;
+    # Definition 2 requires α >= 1, so α = 2 (framework "gridCoef" 2).
+    alpha: float | None = None
+    # preset. §3.1 eq. 1 β: an element with link density D_l > β is link-dense (0.5; framework "linkRatio" 0.5).
+    beta: float | None = None
     # §3.1 "cells overlapping link-dense areas" are excluded: a cell is excluded when the fraction of its area
     # covered by link-dense areas exceeds this (0 = any overlap, the literal reading).
     cell_link_coverage: float = 0.0
-    # §3.1 edge cells excluded: rows at the top, rows at the bottom, columns on each side (framework: first row
-    # and the outer columns, no bottom row).
-    edge_top: int = 1
-    edge_bottom: int = 1
-    edge_cols: int = 1
-    # §3.3 Δw: a width jump is parent width / child width > width_increase (170 % in the paper, 1.3 framework).
-    width_increase: float = 1.7
-    # §3.3 the text says the expansion *stops* at the jump (the child); Algorithm 1 assigns the wider *parent*.
-    width_jump_mode: Literal["stop", "parent"] = "parent"
-    # §3.3 jump test: "ratio" = pW/cW > Δw; "framework" = cW > 2·cell_w and (pW - cW > cell_w or pW/cW > Δw).
-    jump_rule: Literal["ratio", "framework"] = "ratio"
-    # Framework only: an expansion may stop only on these block elements.
-    block_only: bool = False
+    # preset. §3.1 edge cells: rows excluded at the top, at the bottom, columns on each side (paper 1/1/1;
+    # framework dead zone: first row and the outer columns, 1/0/1).
+    edge_top: int | None = None
+    edge_bottom: int | None = None
+    edge_cols: int | None = None
+    # preset. §3.3 Δw: a width jump is parent width / child width > Δw (paper 170 % -> 1.7; framework 1.3).
+    width_increase: float | None = None
+    # preset. §3.3: the text says the expansion *stops* at the jump (the child, "stop"); Algorithm 1 assigns the
+    # wider *parent* ("parent"). Paper preset: Algorithm 1; framework: stop.
+    width_jump_mode: Literal["stop", "parent"] | None = None
+    # preset. Jump test: "ratio" = pW/cW > Δw (paper §3.3); "framework" = cW > 2·cell_w and (pW - cW > cell_w or
+    # pW/cW > Δw).
+    jump_rule: Literal["ratio", "framework"] | None = None
+    # preset. Framework only (paper False): an expansion may stop only on ``block_tags``.
+    block_only: bool | None = None
     block_tags: tuple[str, ...] = FRAMEWORK_BLOCK_TAGS
     # §3.3 M_attr: attribute values containing one of these (case-insensitive) mark the content root.
     attr_keywords: tuple[str, ...] = ("article", "content")
@@ -88,7 +93,7 @@ class Config:
 
     @classmethod
     def named(cls, name: str) -> Config:
-        """The full config of preset ``name``."""
+        """The full config of preset ``name`` (every preset field filled in)."""
         if name not in PRESETS:
             raise ValueError(f"unknown GCE preset {name!r} (known: {', '.join(PRESETS)})")
         return dataclasses.replace(cls(), preset=name, **PRESETS[name])  # type: ignore[arg-type]
@@ -102,13 +107,35 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def resolve(cfg: Config) -> Config:
-    """Apply ``cfg.preset``, then every field of ``cfg`` that differs from the class default on top of it."""
-    default = Config()
-    base = Config.named(cfg.preset)
-    changes = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(Config)
-               if f.name != "preset" and getattr(cfg, f.name) != getattr(default, f.name)}
-    return dataclasses.replace(base, **changes)
+@dataclass(frozen=True)
+class Settings:
+    """A resolved config: the preset's values with the explicit fields applied (what ``run`` uses)."""
+
+    preset: str
+    rows: int
+    cols: int
+    alpha: float
+    beta: float
+    cell_link_coverage: float
+    edge_top: int
+    edge_bottom: int
+    edge_cols: int
+    width_increase: float
+    width_jump_mode: str
+    jump_rule: str
+    block_only: bool
+    block_tags: tuple[str, ...]
+    attr_keywords: tuple[str, ...]
+    attr_ignore: tuple[str, ...]
+    min_height_ratio: float
+    remove_fixed: bool
+
+
+def resolve(cfg: Config) -> Settings:
+    """The preset's values, then every explicitly set (non-None) field of ``cfg`` on top."""
+    values = dataclasses.asdict(Config.named(cfg.preset))
+    values.update({k: v for k, v in dataclasses.asdict(cfg).items() if v is not None})
+    return Settings(**values)
 
 
 def _pt(p: np.ndarray | tuple[float, float]) -> list[float]:
@@ -262,7 +289,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
                           "GCE finds no main content on this page")
 
 
-def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Config, cell_w: float) -> dict[str, int]:
+def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Settings, cell_w: float) -> dict[str, int]:
     """Algorithm 1: ascend from ``seed`` to ``body``; each rule is set once, by the first node that satisfies it;
     a rule that never fires leaves ``body``."""
     path = []
