@@ -9,6 +9,7 @@ Each DATASET_DIR has ``pages/<id>.html``, ``gold/<id>.txt`` (or trafilatura-styl
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 from .. import algorithms
 from ..evaluation import peers as peer_mod
 from ..evaluation.datasets import DatasetError, load_dataset
-from ..evaluation.report import mean_over_datasets, write_all
+from ..evaluation.report import README_END, README_START, mean_over_datasets, readme_block, update_readme, write_all
 from ..evaluation.runner import EvalOptions, run_pages
 from ..evaluation.tokenize import TOKENIZERS
 
@@ -39,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
+    parser.add_argument("--update-readme", metavar="README", default=None,
+                        help="replace the table between the centrum-eval markers of this README with the F1 table")
     parser.add_argument("--no-render", action="store_true",
                         help="no browser: HTML peers only (algorithms and render-based peers are not run)")
 
@@ -60,7 +63,13 @@ def run(args: argparse.Namespace) -> int:
         w, h = (int(x) for x in args.window.lower().split("x"))
         algo_names = _select(args.algorithms, list(algorithms.REGISTRY), "algorithm")
         peer_names = _select(args.peers, list(peer_mod.PEERS), "peer")
-        datasets = [load_dataset(d, args.limit) for d in args.datasets]
+        # A shell glob over a data set folder (``../shared/datasets/*``) also matches its README: files are skipped.
+        skipped = [d for d in args.datasets if Path(d).is_file()]
+        for d in skipped:
+            print(f"centrum eval: skipping {d}: a file, not a data set folder", file=sys.stderr)
+        datasets = [load_dataset(d, args.limit) for d in args.datasets if d not in skipped]
+        if not datasets:
+            raise ValueError("no data set folder given")
     except (ValueError, DatasetError) as e:
         print(f"centrum eval: {e}", file=sys.stderr)
         return 2
@@ -90,13 +99,16 @@ def run(args: argparse.Namespace) -> int:
     extras = peer_mod.readability_js_extra() if "readability_js" in runnable_peers else {}
     opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
                        window=(w, h), timeout_s=args.timeout, render=not args.no_render, use_cache=not args.no_cache,
-                       cache_dir=args.cache, extras=extras)
+                       cache_dir=args.cache, extras=extras, log_path=str(Path(args.out) / "workers.log"))
     items = [item for ds in datasets for item in ds.pages]
     extractors = [*runnable_algos, *runnable_peers]
     if not extractors:
         print("centrum eval: nothing to run (no available algorithm or peer selected)", file=sys.stderr)
         return 2
     from tqdm import tqdm
+
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "workers.log").write_text("", encoding="utf-8")
 
     t0 = time.perf_counter()
     results: list[dict | None] = [None] * len(items)
@@ -113,9 +125,15 @@ def run(args: argparse.Namespace) -> int:
             "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
             "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
             "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
-            "command": " ".join(sys.argv)}
+            "command": "centrum " + " ".join(shlex.quote(a) for a in sys.argv[1:])}
     out = Path(args.out)
     summary = write_all(out, pages, extractors, info)
+    if args.update_readme:
+        if update_readme(Path(args.update_readme), readme_block(summary, extractors, info)):
+            print(f"centrum eval: updated the table in {args.update_readme}", file=sys.stderr)
+        else:
+            print(f"centrum eval: {args.update_readme} has no {README_START} ... {README_END} markers; not updated",
+                  file=sys.stderr)
     ds = summary["datasets"]["all"]
     print(f"\n{len(pages)} pages in {wall:.0f} s ({wall / max(1, len(pages)):.2f} s/page, {args.jobs} job(s)); "
           f"report: {out / 'report.md'}")

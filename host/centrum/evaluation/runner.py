@@ -38,6 +38,7 @@ class EvalOptions:
     use_cache: bool = True
     cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
+    log_path: str | None = None  # workers' stdout/stderr (peers print warnings) go here, not over the progress bar
 
     @property
     def page_timeout_s(self) -> float:
@@ -112,6 +113,11 @@ class _Worker:
             page["from_cache"] = cached
             if entry is None:
                 page["render_error"] = err
+            elif not str(entry["raw"].get("page", {}).get("url", "file:")).startswith("file:"):
+                # A script sent the saved page elsewhere (offline: to Chrome's error page). Judging extractors on
+                # "This file couldn't be accessed" would be meaningless: it is a render failure.
+                page["render_error"] = f"page navigated away to {entry['raw']['page']['url'][:80]}"
+                entry = None
             else:
                 page["stylesheets"] = entry.get("stylesheets")
                 page["render_ms"] = (entry.get("timing") or {}).get("total")
@@ -199,6 +205,11 @@ def failed_page(item: PageItem, opts: EvalOptions, reason: str) -> dict[str, Any
 
 def _worker_main(opts: EvalOptions, inbox: Any, outbox: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops the workers
+    if opts.log_path:
+        fd = os.open(opts.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
     worker = _Worker(opts)
     try:
         while True:
