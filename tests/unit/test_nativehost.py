@@ -1,0 +1,257 @@
+"""The native host as the browser sees it: a real ``centrum-host`` subprocess driven over its stdin/stdout pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
+from centrum.testing import E, T, build
+
+
+def host_command() -> list[str]:
+    # The console script next to this interpreter (not a pyenv shim, which adds ~100 ms of bash per start).
+    script = Path(sys.executable).parent / "centrum-host"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("centrum-host")
+    assert found, "centrum-host is not installed (pip install -e host)"
+    return [found]
+
+
+class HostProcess:
+    def __init__(self, home: Path) -> None:
+        env = {**os.environ, "CENTRUM_HOME": str(home)}
+        # stderr to a file, not a pipe: an unread pipe would fill up and block the host (as a browser never does).
+        self.stderr_path = home / "stderr.txt"
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(host_command() + ["chrome-extension://test/"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, env=env)
+        self.sizes: list[int] = []
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, obj: Any) -> None:
+        self.send_raw(encode_message(obj))
+
+    def receive(self) -> dict[str, Any]:
+        """Read chunks until one whole response is reassembled (as the extension does)."""
+        assert self.proc.stdout
+        parts: list[str] = []
+        expected_id: Any = "unset"
+        while True:
+            frame = read_frame(self.proc.stdout, MAX_MESSAGE_BYTES)
+            assert frame is not None, "host closed stdout: " + self.stderr_tail()
+            self.sizes.append(len(frame) + 4)
+            chunk = json.loads(frame)
+            assert set(chunk) == {"v", "id", "chunk", "chunks", "data"}
+            if expected_id == "unset":
+                expected_id = chunk["id"]
+            assert chunk["id"] == expected_id and chunk["chunk"] == len(parts)
+            parts.append(chunk["data"])
+            if len(parts) == chunk["chunks"]:
+                body = json.loads("".join(parts))
+                assert body["id"] == expected_id
+                return body
+
+    def ask(self, obj: Any) -> dict[str, Any]:
+        self.send(obj)
+        return self.receive()
+
+    def stderr_tail(self) -> str:
+        return self.stderr_path.read_text(errors="replace")[-2000:]
+
+    def close(self) -> int:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[HostProcess]:
+    h = HostProcess(tmp_path)
+    yield h
+    if h.proc.poll() is None:
+        h.close()
+
+
+def article_page() -> Any:
+    return build(E("html", (0, 0, 1200, 2000), [
+        E("body", (0, 0, 1200, 2000), [
+            E("nav", (0, 0, 1200, 80), [E("a", (10, 10, 100, 20), [T("Home")])]),
+            E("div", (0, 100, 1200, 1800), [
+                E("article", (100, 100, 800, 1500), [E("p", (100, 120, 800, 200), [T("The story text.")])],
+                  name="article"),
+            ]),
+        ]),
+    ]))
+
+
+def test_ping_then_clean_exit(host: HostProcess, tmp_path: Path) -> None:
+    reply = host.ask({"v": 1, "id": "p1", "type": "ping"})
+    assert reply["status"] == "ok" and reply["type"] == "ping" and reply["id"] == "p1"
+    assert reply["result"]["protocol"] == 1 and "semantic" in reply["result"]["algorithms"]
+    assert reply["result"]["default"] in reply["result"]["algorithms"]
+    assert host.close() == 0
+    assert "started" in (tmp_path / "host.log").read_text()
+
+
+def test_extract_semantic(host: HostProcess) -> None:
+    built = article_page()
+    reply = host.ask({"v": 1, "id": 7, "type": "extract", "algorithm": "semantic", "debug": True,
+                      "snapshot": built.raw})
+    assert reply["status"] == "ok", reply
+    result = reply["result"]
+    assert result["algorithm"] == "semantic"
+    assert result["nodes"] == [built.ids["article"]]
+    assert result["debug"]["chosen"] == built.ids["article"]
+    assert result["timing_ms"]["parse"] >= 0 and result["timing_ms"]["algorithm"] >= 0
+    # Without debug the payload is omitted.
+    reply = host.ask({"v": 1, "id": 8, "type": "extract", "algorithm": "semantic", "snapshot": built.raw})
+    assert "debug" not in reply["result"]
+
+
+def test_extract_all(host: HostProcess) -> None:
+    built = article_page()
+    reply = host.ask({"v": 1, "id": "a", "type": "extract", "algorithm": "all", "snapshot": built.raw})
+    assert reply["status"] == "ok"
+    assert reply["result"]["semantic"]["nodes"] == [built.ids["article"]]
+
+
+def test_algorithms_listing(host: HostProcess) -> None:
+    reply = host.ask({"v": 1, "id": "l", "type": "algorithms"})
+    by_name = {a["name"]: a for a in reply["result"]}
+    assert by_name["semantic"]["available"] and by_name["semantic"]["needs_source"] is False
+    assert by_name["semantic"]["params"]["tags"] == ["main", "article"]
+
+
+def test_malformed_snapshot_names_field_and_host_keeps_serving(host: HostProcess) -> None:
+    raw = json.loads(json.dumps(article_page().raw))
+    raw["elements"]["parent"][3] = 5  # a parent after its child: not pre-order
+    reply = host.ask({"v": 1, "id": "bad", "type": "extract", "algorithm": "semantic", "snapshot": raw})
+    assert reply["status"] == "error" and reply["id"] == "bad"
+    assert reply["error"]["code"] == "E_SNAPSHOT"
+    assert reply["error"]["field"] == "elements.parent[3]"
+    assert "elements.parent[3]" in reply["error"]["message"]
+    # The next request is still answered.
+    assert host.ask({"v": 1, "id": "next", "type": "ping"})["status"] == "ok"
+
+
+def test_garbage_json_and_bad_requests(host: HostProcess) -> None:
+    host.send_raw(struct.pack("=I", 9) + b"{not json")
+    reply = host.receive()
+    assert reply["error"]["code"] == "E_JSON" and reply["id"] is None
+    host.send_raw(struct.pack("=I", 2) + b"\xff\xfe")
+    assert host.receive()["error"]["code"] == "E_JSON"
+    assert host.ask([1, 2])["error"]["code"] == "E_REQUEST"
+    reply = host.ask({"v": 1, "type": "ping"})
+    assert reply["error"]["code"] == "E_REQUEST" and reply["error"]["field"] == "id" and reply["id"] is None
+    assert host.ask({"v": 1, "id": "t"})["error"]["field"] == "type"
+    assert host.ask({"v": 1, "id": "u", "type": "dance"})["error"]["code"] == "E_UNKNOWN_TYPE"
+    reply = host.ask({"v": 1, "id": "s", "type": "extract", "snapshot": "nope"})
+    assert reply["error"]["code"] == "E_REQUEST" and reply["error"]["field"] == "snapshot"
+    assert host.ask({"v": 2, "id": "v", "type": "ping"})["error"]["field"] == "v"
+    assert host.ask({"v": 1, "id": "ok", "type": "ping"})["status"] == "ok"
+
+
+def test_unknown_algorithm_and_bad_params(host: HostProcess) -> None:
+    raw = article_page().raw
+    reply = host.ask({"v": 1, "id": 1, "type": "extract", "algorithm": "nosuch", "snapshot": raw})
+    assert reply["error"]["code"] == "E_UNKNOWN_ALGORITHM" and "nosuch" in reply["error"]["message"]
+    reply = host.ask({"v": 1, "id": 2, "type": "extract", "algorithm": "semantic", "params": {"rows": 3},
+                      "snapshot": raw})
+    assert reply["error"]["code"] == "E_PARAMS" and "rows" in reply["error"]["message"]
+    reply = host.ask({"v": 1, "id": 3, "type": "extract", "algorithm": "semantic",
+                      "params": {"visible_only": "maybe"}, "snapshot": raw})
+    assert reply["error"]["code"] == "E_PARAMS"
+    assert host.ask({"v": 1, "id": 4, "type": "ping"})["status"] == "ok"
+
+
+def test_impossible_and_oversized_frames(host: HostProcess) -> None:
+    host.send_raw(b"\xff\xff\xff\xff")  # 4 GiB: not a message, not skipped
+    reply = host.receive()
+    assert reply["error"]["code"] == "E_FRAME" and reply["id"] is None
+    assert host.ask({"v": 1, "id": "after", "type": "ping"})["status"] == "ok"
+    over = 64 * 1024 * 1024 + 1  # just over the limit: skipped, so the stream stays aligned
+    host.send_raw(struct.pack("=I", over) + b" " * over)
+    assert host.receive()["error"]["code"] == "E_TOO_LARGE"
+    assert host.ask({"v": 1, "id": "after2", "type": "ping"})["status"] == "ok"
+
+
+@pytest.mark.parametrize("cut", ["header", "body"])
+def test_truncated_frame_answered_then_exit(host: HostProcess, cut: str) -> None:
+    host.send_raw(b"\x10\x00" if cut == "header" else struct.pack("=I", 100) + b'{"v":1')
+    assert host.proc.stdin
+    host.proc.stdin.close()
+    reply = host.receive()
+    assert reply["error"]["code"] == "E_FRAME" and "truncated" in reply["error"]["message"]
+    assert host.proc.wait(timeout=10) == 1
+
+
+def test_huge_response_is_chunked(host: HostProcess) -> None:
+    # An answer that must exceed 1 MB whatever algorithms exist: the E_PARAMS message quotes the offending value.
+    value = "日本語-" * 400_000  # 1.6 M characters, ~4.4 MB as UTF-8
+    reply = host.ask({"v": 1, "id": "big", "type": "extract", "algorithm": "semantic",
+                      "params": {"visible_only": value}, "snapshot": article_page().raw})
+    assert reply["error"]["code"] == "E_PARAMS" and value in reply["error"]["message"]
+    assert len(host.sizes) >= 5 and all(size < MAX_MESSAGE_BYTES for size in host.sizes)
+    assert host.ask({"v": 1, "id": "after", "type": "ping"})["status"] == "ok"
+
+
+def test_big_page_all_algorithms(host: HostProcess) -> None:
+    paras = [E("p", (100, 100 + 20 * i, 800, 20), [T(f"Paragraph {i} " + "word " * 40)]) for i in range(4000)]
+    built = build(E("html", (0, 0, 1200, 90000), [E("body", (0, 0, 1200, 90000), [
+        E("article", (100, 100, 800, 85000), paras, name="article")])]))
+    reply = host.ask({"v": 1, "id": "all", "type": "extract", "algorithm": "all", "debug": True,
+                      "snapshot": built.raw})
+    assert reply["status"] == "ok"
+    assert reply["result"]["semantic"]["nodes"] == [built.ids["article"]]
+    assert all(size < MAX_MESSAGE_BYTES for size in host.sizes)
+
+
+def test_stray_print_cannot_corrupt_stdout(tmp_path: Path) -> None:
+    # An algorithm that prints: run the host in-process with a handler that prints, over real pipes.
+    code = (
+        "import sys\n"
+        "from centrum import nativehost\n"
+        "def noisy(req):\n"
+        "    print('stray output from an algorithm')\n"
+        "    return {'ok': True}\n"
+        "nativehost.HANDLERS['noisy'] = noisy\n"
+        "sys.exit(nativehost.main([]))\n"
+    )
+    env = {**os.environ, "CENTRUM_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", code], input=encode_message({"v": 1, "id": 1, "type": "noisy"}),
+                          capture_output=True, env=env, timeout=30)
+    assert proc.returncode == 0
+    assert b"stray output" in proc.stderr
+    body = json.loads(json.loads(proc.stdout[4:])["data"])
+    assert body["result"] == {"ok": True}
+
+
+def test_cold_start_to_first_ping(tmp_path: Path) -> None:
+    """Spawn -> first answered ping, as the browser pays it on connectNative (reported in the README)."""
+    t0 = time.perf_counter()
+    h = HostProcess(tmp_path)
+    assert h.ask({"v": 1, "id": 1, "type": "ping"})["status"] == "ok"
+    elapsed = time.perf_counter() - t0
+    h.close()
+    print(f"host cold start to first ping: {elapsed * 1000:.0f} ms")
+    assert elapsed < 5.0  # generous on a loaded 2-core machine; typical is a few hundred ms
