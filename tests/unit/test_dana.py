@@ -183,11 +183,18 @@ def test_line_length_normalization_makes_the_result_independent_of_wrapping():
 def _article_page(paragraphs: list[str], lang_nav: str = "Home") -> E:
     nav = [E("li", B, [E("a", B, [T(f"{lang_nav} {i}")], attrs={"href": f"/category/section-{i}/index.html"})])
            for i in range(30)]
+    # Banners (markup only, 3+ lines of source each) separate the blocks, so the smoothing window of the text
+    # lines does not reach the menus.
+    def banner() -> E:
+        return E("div", B, [E("img", B, attrs={"src": "/static/images/" + "banner-" * 40 + ".png", "alt": ""})])
+
     return E("html", (0, 0, 1200, 3000), [E("body", (0, 0, 1200, 3000), [
         E("div", B, [E("ul", B, nav)], cls="navigation menu", name="nav"),
+        banner(),
         E("div", (0, 200, 800, 2000), [E("h1", B, [T("Title of the story")])]
           + [E("p", B, [T(p)]) for p in paragraphs], cls="story", name="article"),
-        E("div", B, [E("ul", B, [E("li", B, [E("a", B, [T(f"link {i}")],
+        banner(),
+        E("div", B, [E("ul", B, [E("li", B, [E("a", B, [T(f"footer link {i}")],
                                                   attrs={"href": f"/footer/more/link-{i}.html"})])
                                  for i in range(30)])], name="footer"),
     ])])
