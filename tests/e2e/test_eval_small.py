@@ -105,3 +105,26 @@ def test_bad_dataset_is_a_clear_error(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 2
     assert "does not exist" in proc.stderr
+
+
+def test_a_page_that_hangs_the_browser_is_a_failure_and_the_run_goes_on(tmp_path: Path) -> None:
+    ds = tmp_path / "hangset"
+    (ds / "pages").mkdir(parents=True)
+    (ds / "gold").mkdir()
+    # The loop never yields: "load" never fires and the collector can never run in that renderer.
+    (ds / "pages" / "a-hang.html").write_text("<p>before the loop</p><script>while (true) {}</script>")
+    (ds / "gold" / "a-hang.txt").write_text("before the loop")
+    (ds / "pages" / "b-ok.html").write_text("<nav>Home | News</nav><article><p>A normal page whose paragraph of "
+                                            "text is the gold.</p></article><footer>Contact</footer>")
+    (ds / "gold" / "b-ok.txt").write_text("A normal page whose paragraph of text is the gold.")
+    cmd = [sys.executable, "-m", "centrum.cli", "eval", str(ds), "--out", str(tmp_path / "out"), "--cache",
+           str(tmp_path / "snaps"), "--timeout", "2", "--page-timeout", "20", "--algorithms", "semantic",
+           "--peers", "wholepage"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = rows(tmp_path / "out")
+    hang = table[("a-hang", "semantic")]
+    assert hang["failure"] == "crash" and "timed out" in hang["error"] and float(hang["f1"]) == 0.0
+    # The worker (and its browser) was replaced: the next page is rendered and scored normally.
+    assert table[("b-ok", "semantic")]["failure"] == ""
+    assert float(table[("b-ok", "semantic")]["f1"]) > 0.9

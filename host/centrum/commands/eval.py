@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fair: words, CJK/Thai by character (default); aeb: scrapinghub's \\w+ exactly")
     parser.add_argument("--window", default="1920x1080", help="browser window WxH (part of the cache key)")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a page's load event")
+    parser.add_argument("--page-timeout", type=float, default=None, metavar="S",
+                        help="hard limit per page (render + all extractors) before the worker and its browser are "
+                             "killed and the page is recorded as failed (default: max(180, 6 x --timeout))")
     parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
@@ -98,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"centrum eval: {name}: {reason}", file=sys.stderr)
     extras = peer_mod.readability_js_extra() if "readability_js" in runnable_peers else {}
     opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
-                       window=(w, h), timeout_s=args.timeout, render=not args.no_render, use_cache=not args.no_cache,
+                       window=(w, h), timeout_s=args.timeout, page_timeout=args.page_timeout,
+                       render=not args.no_render, use_cache=not args.no_cache,
                        cache_dir=args.cache, extras=extras, log_path=str(Path(args.out) / "workers.log"))
     items = [item for ds in datasets for item in ds.pages]
     extractors = [*runnable_algos, *runnable_peers]

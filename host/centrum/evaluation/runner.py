@@ -38,12 +38,13 @@ class EvalOptions:
     use_cache: bool = True
     cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
+    page_timeout: float | None = None  # hard per-page limit (s); default max(180, 6 * timeout_s)
     log_path: str | None = None  # workers' stdout/stderr (peers print warnings) go here, not over the progress bar
 
     @property
     def page_timeout_s(self) -> float:
         # Whole-page budget before the parent kills the worker: load + collection + every extractor.
-        return max(180.0, 6 * self.timeout_s)
+        return self.page_timeout if self.page_timeout else max(180.0, 6 * self.timeout_s)
 
 
 def render_class(stylesheets: dict[str, int] | None) -> str:
