@@ -286,3 +286,39 @@ def test_decode_html_bom_meta_and_fallback():
     # Declared latin-1 but really UTF-8: UTF-8 decodes strictly, so it wins.
     assert dana.decode_html('<meta charset="iso-8859-1">café'.encode()) == '<meta charset="iso-8859-1">café'
     assert dana.decode_html(b"<p>bad \xff byte</p>") == "<p>bad \ufffd byte</p>"
+
+
+def test_trim_edges_drops_lines_selected_only_through_the_smoothing_window():
+    # Source lines (line_length=0): heavy markup, light markup, 4 text lines, light markup, heavy markup.
+    # Light markup line 1: T - S = -10; smoothed = -60 - 10 + (text line: 80 - 7) = 3 > 0, so the run starts there;
+    # its own balance is negative, so trimming starts the selection at the first text line.
+    heavy = "<div " + "x" * 53 + ">\n"  # S = 59; the newline is outside the tag, so T = 1
+    light = "<i " + "y" * 5 + ">\n"
+    text = "<p>" + "w" * 79 + "</p>\n"
+    src = heavy + light + text * 4 + light + heavy
+    cfg = dana.Config(line_length=0, gap=20)
+    c = np.frombuffer(src.encode(), dtype=np.uint8)
+    t, s = dana.line_counts(c, dana.line_starts(c, 0), "danag")
+    assert (t - s).tolist() == [1 - 59, 1 - 9, 80 - 7, 80 - 7, 80 - 7, 80 - 7, 1 - 9, 1 - 59]
+    r = dana.run_source(src, cfg, "danag")
+    assert r.debug["merged"]["lines"] == [1, 7]  # smoothed diff of lines 1 and 6: -58 - 8 + 73 = 7 > 0
+    r = dana.run_source(src, dana.Config(line_length=0, gap=20, trim_edges=True), "danag")
+    assert r.debug["merged"]["lines"] == [2, 6]
+
+
+def test_element_owning_its_text_directly_is_selected_not_its_line_breaks():
+    # <div>text<br>text<br>...</div>, the layout of many old news pages: the text nodes belong to the div itself,
+    # so the div must be chosen (its <br> children alone carry no text).
+    sentences = [f"Sentence {i} of an old-style article written with line breaks instead of paragraphs." * 2
+                 for i in range(12)]
+    children: list[E | T] = []
+    for sentence in sentences:
+        children += [T(sentence), E("br", B), E("br", B)]
+    page = _article_page([])
+    body = page.children[0]
+    assert isinstance(body, E)
+    body.children[2] = E("div", B, children, name="article")
+    b = built_with_source(page)
+    r = algorithms.run("danag", b.snapshot)
+    assert r.nodes == [b.ids["article"]]
+    assert "Sentence 11 of" in (r.text or "")
