@@ -49,6 +49,7 @@ def test_article_tag_rule_sets_the_first_article_ancestor():
     assert roots["tag"]["node"] == b.ids["article"]
     assert roots["attr"]["node"] == b.ids["body"]
     assert roots["diff"]["node"] == b.ids["wrapper"]
+    assert [step["tag"] for step in r.debug["rounds"][2]["path"]] == ["p", "div", "article", "div", "body"]
 
 
 def test_attribute_rule_matches_content_in_any_attribute_case_insensitively():

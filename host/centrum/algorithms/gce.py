@@ -253,8 +253,10 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     rounds = []
     candidates: list[Candidate] = []
     for n, seed in enumerate(seeds):
-        roots = _expand(snapshot, seed, body, cfg, g.cell_w)
-        info: dict[str, Any] = {"round": n + 1, "seed": seed, "roots": {}}
+        roots, path = _expand(snapshot, seed, body, cfg, g.cell_w)
+        info: dict[str, Any] = {"round": n + 1, "seed": seed, "roots": {},
+                                "path": [{"node": i, "tag": str(snapshot.tags[i]),
+                                          "width": round(float(snapshot.box[i, 2]), 1)} for i in path[:DEBUG_CAP]]}
         for rule, node in roots.items():
             height = float(snapshot.box[node, 3])
             is_body = node == body
@@ -303,9 +305,9 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
                           "GCE finds no main content on this page")
 
 
-def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Settings, cell_w: float) -> dict[str, int]:
+def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Settings, cell_w: float) -> tuple[dict[str, int], list[int]]:
     """Algorithm 1: ascend from ``seed`` to ``body``; each rule is set once, by the first node that satisfies it;
-    a rule that never fires leaves ``body``."""
+    a rule that never fires leaves ``body``. Returns the roots and the path walked (seed first)."""
     path = []
     i = seed
     while i >= 0:
@@ -341,4 +343,4 @@ def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Settings, cell_w: flo
                 jump = cw > 2 * cell_w and (pw - cw > cell_w or pw / cw > cfg.width_increase)
             if jump:
                 out["diff"] = par if cfg.width_jump_mode == "parent" else node
-    return {r: out.get(r, body) for r in RULES}
+    return {r: out.get(r, body) for r in RULES}, path
