@@ -22,6 +22,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from ..textmetrics import _TOKEN as _TOKEN_RE  # the shared tokenizer's pattern, for the one-pass marker counting
 from ..textmetrics import count_words
 
 # Latin-style terminators end a sentence only before whitespace / end (so "3.5", "e.g.x" and URLs do not split);
@@ -54,6 +57,44 @@ def sentences(text: str) -> list[str]:
 def count_script_sentences(text: str, min_words: int) -> int:
     """Language-independent test: sentences holding at least ``min_words`` script-fair tokens."""
     return sum(1 for s in sentences(text) if count_words(s) >= min_words)
+
+
+# Control characters used as markers in the vectorized pass (removed from the page text first).
+_TOK, _SENT, _SEG = "\x00", "\x01", "\x02"
+_CTRL = str.maketrans({_TOK: " ", _SENT: " ", _SEG: " "})
+
+
+def segment_stats(parts: list[str], ends: np.ndarray, min_words: int) -> tuple[np.ndarray, np.ndarray,
+                                                                             np.ndarray, list[str]]:
+    """Token and sentence counts of many segments (leaf zones) in two regex passes over one string.
+
+    ``parts`` are text pieces in order; ``ends[i]`` says piece ``i`` is the last of its segment (pieces of one
+    segment are joined by a space). Returns per segment: tokens, sentences with >= ``min_words`` tokens,
+    sentences with >= 1 token, and the segment texts. Same splitting as :func:`sentences` and the same tokens as
+    :func:`centrum.textmetrics.count_words`: sentence ends and tokens are replaced by marker characters and the
+    markers are counted with numpy, so no Python work is done per sentence or per token.
+    """
+    raw = "".join(parts)
+    if _TOK in raw or _SENT in raw or _SEG in raw:  # rare: page text holding our marker characters
+        parts = [p.translate(_CTRL) for p in parts]
+    seps = np.where(ends, _SEG, " ").tolist()
+    big = "".join(p + sep for p, sep in zip(parts, seps, strict=True))
+    # A sentence end (terminator + spaces) holds no token, so it can be replaced by its marker outright.
+    marked = _TOKEN_RE.sub(_TOK, _SPLIT.sub(_SENT, big))
+    codes = np.frombuffer(marked.encode("utf-32-le"), dtype=np.uint32)
+    codes = codes[codes <= 2]
+    is_tok = codes == 0
+    is_end = codes >= 1
+    is_seg = codes == 2
+    seg_idx = np.cumsum(is_seg) - is_seg  # a segment marker belongs to the segment it closes
+    sent_idx = np.cumsum(is_end) - is_end
+    nseg = int(is_seg.sum())
+    words = np.bincount(seg_idx[is_tok], minlength=nseg)
+    sent_tokens = np.bincount(sent_idx[is_tok], minlength=int(is_end.sum()))
+    sent_seg = seg_idx[is_end]
+    long_sent = np.bincount(sent_seg[sent_tokens >= min_words], minlength=nseg)
+    any_sent = np.bincount(sent_seg[sent_tokens >= 1], minlength=nseg)
+    return words, long_sent, any_sent, big.split(_SEG)[:nseg]
 
 
 # ---- optional English verb test -------------------------------------------------------------------------------
@@ -150,6 +191,8 @@ def sentence_counter(test: str, min_words: int) -> tuple[Callable[[str], int], s
         tagger = load_tagger()
         if tagger is not None:
             return (lambda text: count_verb_sentences(text, tagger)), ""
-        note = "verb test needs the PyPI package textblob-aptagger; used the language-independent test"
-        return (lambda text: count_script_sentences(text, min_words)), note
+        return (lambda text: count_script_sentences(text, min_words)), VERB_UNAVAILABLE
     return (lambda text: count_script_sentences(text, min_words)), ""
+
+
+VERB_UNAVAILABLE = "verb test needs the PyPI package textblob-aptagger; used the language-independent test"

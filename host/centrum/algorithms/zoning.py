@@ -42,6 +42,7 @@ issue #5.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -49,8 +50,7 @@ import numpy as np
 
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
-from ..textmetrics import count_words_many
-from ._zoning_sentences import sentence_counter
+from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
 _DEBUG_ZONES = 3000
@@ -121,18 +121,17 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         return Result("zoning", [], message="no visible text on the page",
                       debug={"stages": ["classify"], "root_element": root})
     zones = _build_zones(snap, cls, root)
-    count, note = sentence_counter(cfg.sentence_test, cfg.min_sentence_words)
-    words, paragraph, texts = _label_leaves(snap, cls, zones, count, cfg)
+    words, paragraph, text_zone, note = _label_leaves(snap, cls, zones, cfg)
     score = np.where(paragraph, words, 0).astype(np.float64)
     agg = _aggregate(snap, zones, score)
     total = float(agg[0])
-    columns = _build_columns(zones, cfg)
+    cols = _build_columns(zones, cfg)
     if cfg.collapse:
-        _collapse(columns, cfg)
-    frac = _column_fractions(columns, agg, total)
-    path, deltas, chosen = _greedy(columns, frac, cfg, total)
-    debug = _debug(snap, zones, columns, frac, path, deltas, chosen, words, paragraph, agg, total, cfg)
-    candidates = _candidates(snap, zones, columns, frac, path, deltas, chosen)
+        _collapse(cols, cfg)
+    frac = _column_fractions(cols, agg, total)
+    path, deltas, chosen = _greedy(cols, frac, cfg, total)
+    debug = _debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg)
+    candidates = _candidates(snap, zones, cols, frac, path, deltas, chosen)
     message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
         return Result("zoning", [], candidates, debug,
@@ -140,8 +139,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
                       + f"no column on the greedy path has delta >= {cfg.delta_threshold}")
     if total == 0:
         message = (message + "; " if message else "") + "no paragraph zone: the whole page is the answer"
-    nodes = _cover(snap, zones, columns["zones"][chosen])
-    text = _column_text(snap, cls, zones, columns["zones"][chosen], texts)
+    nodes = _cover(snap, zones, cols, chosen)
+    text = _column_text(snap, zones, cols, chosen, text_zone)
     return Result("zoning", nodes, candidates, debug, message=message, text=text)
 
 
@@ -396,29 +395,36 @@ def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) ->
     return out
 
 
-def _label_leaves(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones, count: Any,
-                  cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _label_leaves(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones,
+                  cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Word counts and paragraph flags of the leaf zones (section 3.3); also each text node's leaf zone."""
     nz = zones.leaf.size
     text_zone = _leaf_text_ids(snap, cls, zones)
     has = np.flatnonzero(text_zone >= 0)
     words = np.zeros(nz, dtype=np.int64)
     paragraph = np.zeros(nz, dtype=bool)
     if has.size == 0:
-        return words, paragraph, text_zone
-    w = count_words_many([snap.texts[t] for t in has])
-    words = np.bincount(text_zone[has], weights=w, minlength=nz).astype(np.int64)
-    # Sentence tests per leaf zone on its joined text (text nodes in document order within the zone).
-    order = has[np.argsort(text_zone[has], kind="stable")]
+        return words, paragraph, text_zone, ""
+    order = has[np.argsort(text_zone[has], kind="stable")]  # by zone, then document order
     zs = text_zone[order]
-    cuts = np.flatnonzero(np.diff(zs)) + 1
+    ends = np.r_[zs[1:] != zs[:-1], True]
+    seg_zone = zs[ends]
     texts = snap.texts
-    for chunk in np.split(order, cuts):
-        z = int(text_zone[chunk[0]])
-        if words[z] == 0:
-            continue
-        joined = " ".join(" ".join(texts[t].split()) for t in chunk)
-        paragraph[z] = count(joined) >= cfg.min_sentences
-    return words, paragraph, text_zone
+    seg_words, long_sent, any_sent, seg_text = segment_stats([texts[t] for t in order], ends, cfg.min_sentence_words)
+    words[seg_zone] = seg_words
+    note = ""
+    if cfg.sentence_test == "verb":
+        tagger = load_tagger()
+        if tagger is None:
+            note = VERB_UNAVAILABLE
+            paragraph[seg_zone] = long_sent >= cfg.min_sentences
+        else:
+            # Only zones with enough sentences at all can pass: tag just those.
+            for k in np.flatnonzero(any_sent >= cfg.min_sentences):
+                paragraph[seg_zone[k]] = count_verb_sentences(seg_text[k], tagger) >= cfg.min_sentences
+    else:
+        paragraph[seg_zone] = long_sent >= cfg.min_sentences
+    return words, paragraph, text_zone, note
 
 
 def _aggregate(snap: Snapshot, zones: _Zones, score: np.ndarray) -> np.ndarray:
@@ -442,95 +448,124 @@ def _aggregate(snap: Snapshot, zones: _Zones, score: np.ndarray) -> np.ndarray:
 # ---- stage 2: column tree ----------------------------------------------------------------------------------
 
 
-def _build_columns(zones: _Zones, cfg: Config) -> dict[str, Any]:
-    """ColumnTreeBuilder: the child zones of each zone of a column, scanned in order, join the current child
-    column while both edges are within tolerance of its running averages. Zone ids are parent-before-child and
-    siblings are contiguous, so one pass over zones suffices."""
+@dataclass
+class _Columns:
+    """Columns are contiguous zone ranges ``[start[c], stop[c])`` (siblings of one parent zone)."""
+
+    start: np.ndarray
+    stop: np.ndarray
+    parent: np.ndarray  # parent column before collapse (-1 for the root column 0)
+    left: np.ndarray  # average left / right / width over the column's zones
+    right: np.ndarray
+    width: np.ndarray
+    alive: np.ndarray  # False: removed by the collapse
+    up: np.ndarray  # parent column after collapse
+    order: np.ndarray  # document position of the column (its first zone's first item), for sibling order
+
+
+def _build_columns(zones: _Zones, cfg: Config) -> _Columns:
+    """ColumnTreeBuilder: the child zones of each zone, scanned in order, join the current column while both edges
+    are within tolerance * avgWidth of its running averages. Child zones of one zone are contiguous ids, so a column
+    is a zone range; the first zone of a group always starts a column (vectorized), only the later members of
+    multi-zone groups need the sequential running-average scan."""
     nz = zones.leaf.size
-    left = zones.box[:, 0].tolist()
-    right = (zones.box[:, 0] + zones.box[:, 2]).tolist()
-    zparent = zones.parent.tolist()
-    tol = cfg.tolerance
-    col_of = [0] * nz
-    c_parent = [-1]
-    c_zones: list[list[int]] = [[0]]
-    c_sum = [[left[0], right[0], right[0] - left[0]]]
-    cur = -1
-    for z in range(1, nz):
-        p = zparent[z]
-        if z == 1 or zparent[z - 1] != p:
-            cur = -1  # grouping restarts for each parent zone
-        if cur >= 0:
-            s = c_sum[cur]
-            k = len(c_zones[cur])
-            t = tol * s[2] / k
-            if abs(s[0] / k - left[z]) <= t and abs(s[1] / k - right[z]) <= t:
-                c_zones[cur].append(z)
-                s[0] += left[z]
-                s[1] += right[z]
-                s[2] += right[z] - left[z]
-                col_of[z] = cur
-                continue
-        cur = len(c_zones)
-        c_parent.append(col_of[p])
-        c_zones.append([z])
-        c_sum.append([left[z], right[z], right[z] - left[z]])
-        col_of[z] = cur
-    nc = len(c_zones)
-    children: list[list[int]] = [[] for _ in range(nc)]
-    for c in range(1, nc):
-        children[c_parent[c]].append(c)
-    avg = [(s[0] / len(zs), s[1] / len(zs), s[2] / len(zs)) for s, zs in zip(c_sum, c_zones, strict=True)]
-    return {"parent": c_parent, "zones": c_zones, "children": children, "avg": avg,
-            "alive": [True] * nc, "col_of_zone": col_of}
-
-
-def _collapse(columns: dict[str, Any], cfg: Config) -> None:
-    """CollapseBranches, visited in reverse breadth-first order: a child column whose average edges equal its
-    parent's within tolerance * parent's average width is removed and its children take its place."""
-    parent, children, avg, alive = columns["parent"], columns["children"], columns["avg"], columns["alive"]
-    nc = len(parent)
-    depth = [0] * nc
-    for c in range(1, nc):  # parent < child
-        depth[c] = depth[parent[c]] + 1
-    bfs = sorted(range(nc), key=lambda c: (depth[c], c))
-    for p in reversed(bfs):
-        pl, pr, pw = avg[p]
-        t = cfg.tolerance * pw
-        new: list[int] = []
-        for c in children[p]:
-            cl, cr, _ = avg[c]
-            if abs(pl - cl) <= t and abs(pr - cr) <= t:
-                alive[c] = False
-                for g in children[c]:
-                    parent[g] = p
-                new.extend(children[c])
+    left = zones.box[:, 0]
+    right = zones.box[:, 0] + zones.box[:, 2]
+    zp = zones.parent
+    first = np.ones(nz, dtype=bool)
+    first[2:] = zp[2:] != zp[1:-1]
+    start = first.copy()
+    multi = np.flatnonzero(~first)
+    if multi.size:
+        lft, rgt, tol = left.tolist(), right.tolist(), cfg.tolerance
+        sl = sr = sw = 0.0
+        k = 0
+        prev = -2
+        for z in multi.tolist():
+            if z != prev + 1:
+                # z - 1 is its group's first zone (not scanned): the current column is that zone alone.
+                sl, sr, k = lft[z - 1], rgt[z - 1], 1
+                sw = sr - sl
+            t = tol * sw / k
+            if abs(sl / k - lft[z]) <= t and abs(sr / k - rgt[z]) <= t:
+                sl += lft[z]
+                sr += rgt[z]
+                sw += rgt[z] - lft[z]
+                k += 1
             else:
-                new.append(c)
-        children[p] = new
+                start[z] = True
+                sl, sr, k = lft[z], rgt[z], 1
+                sw = sr - sl
+            prev = z
+    col_of = np.cumsum(start) - 1
+    cstart = np.flatnonzero(start)
+    cstop = np.r_[cstart[1:], nz]
+    nc = cstart.size
+    cparent = np.where(zp[cstart] >= 0, col_of[np.maximum(zp[cstart], 0)], -1)
+    cnt = (cstop - cstart).astype(np.float64)
+    cl = np.add.reduceat(left, cstart) / cnt
+    cr = np.add.reduceat(right, cstart) / cnt
+    cw = np.add.reduceat(right - left, cstart) / cnt
+    first_item = zones.items[zones.item_off[cstart]]
+    pos = np.where(first_item >= 0, 2 * first_item, 2 * np.maximum(zones.group[cstart], 0) + 1)
+    return _Columns(cstart, cstop, cparent, cl, cr, cw, np.ones(nc, dtype=bool), cparent.copy(), pos)
 
 
-def _column_fractions(columns: dict[str, Any], agg: np.ndarray, total: float) -> list[float]:
+def _collapse(cols: _Columns, cfg: Config) -> None:
+    """CollapseBranches (reverse breadth-first): a child column whose average edges equal its parent's within
+    tolerance * the parent's average width is removed and its children take its place. Each column is compared
+    once, with its original parent, before any lifting reaches that parent's list, so the test is one vectorized
+    comparison; the surviving parent is then the nearest surviving ancestor (pointer jumping)."""
+    p = cols.parent
+    has = p >= 0
+    pp = np.maximum(p, 0)
+    tol = cfg.tolerance * cols.width[pp]
+    removed = has & (np.abs(cols.left[pp] - cols.left) <= tol) & (np.abs(cols.right[pp] - cols.right) <= tol)
+    up = p.copy()
+    while True:
+        jump = (up >= 0) & removed[np.maximum(up, 0)]
+        if not jump.any():
+            break
+        up = np.where(jump, p[np.maximum(up, 0)], up)
+    cols.alive = ~removed
+    cols.up = up
+
+
+def _children(cols: _Columns) -> tuple[np.ndarray, np.ndarray]:
+    """CSR children of the surviving columns in document order (lifted children stand where their parent stood)."""
+    nc = cols.start.size
+    alive = np.flatnonzero(cols.alive & (cols.up >= 0))
+    par = cols.up[alive]
+    order = np.lexsort((cols.order[alive], par))
+    kids = alive[order]
+    off = np.zeros(nc + 1, dtype=np.int64)
+    np.cumsum(np.bincount(par, minlength=nc), out=off[1:])
+    return off, kids
+
+
+def _column_fractions(cols: _Columns, agg: np.ndarray, total: float) -> np.ndarray:
     if total <= 0:
-        return [0.0] * len(columns["zones"])
-    return [float(agg[zs].sum()) / total for zs in columns["zones"]]
+        return np.zeros(cols.start.size)
+    return np.add.reduceat(agg, cols.start) / total
 
 
 # ---- stage 3b: greedy delta search -------------------------------------------------------------------------
 
 
-def _greedy(columns: dict[str, Any], frac: list[float], cfg: Config,
-            total: float) -> tuple[list[int], list[float], int]:
-    children = columns["children"]
+def _greedy(cols: _Columns, frac: np.ndarray, cfg: Config, total: float) -> tuple[list[int], list[float], int]:
+    """ArticleContentScoreFractionWalker: from the root, follow the child with the highest fraction (the first in
+    document order among equals); delta = own fraction - best child's (0 for a leaf column)."""
+    off, kids = _children(cols)
     path = [0]
     deltas: list[float] = []
     while True:
         c = path[-1]
-        kids = children[c]
-        best = max(kids, key=lambda k: (frac[k], -k)) if kids else -1
-        deltas.append(frac[c] - (frac[best] if best >= 0 else 0.0))
-        if best < 0:
+        ks = kids[off[c]:off[c + 1]]
+        if ks.size == 0:
+            deltas.append(float(frac[c]))
             break
+        best = int(ks[int(np.argmax(frac[ks]))])
+        deltas.append(float(frac[c] - frac[best]))
         path.append(best)
     if total <= 0:
         return path, deltas, 0  # ArticleContentLabeler: nothing scores -> the root column is the answer
@@ -545,71 +580,61 @@ def _greedy(columns: dict[str, Any], frac: list[float], cfg: Config,
 # ---- output ------------------------------------------------------------------------------------------------
 
 
-def _cover(snap: Snapshot, zones: _Zones, zlist: list[int]) -> list[int]:
-    """DOM roots covering the zones: elements of the zones, the parent element for a text item; nested ones go."""
-    nodes: set[int] = set()
-    for z in zlist:
-        if not zones.leaf[z]:
-            nodes.add(int(zones.element[z]))
-            continue
-        for it in zones.items[zones.item_off[z]:zones.item_off[z + 1]]:
-            nodes.add(int(it) if it >= 0 else int(snap.text_owner[-it - 1]))
-    out: list[int] = []
-    end = snap.subtree_end
-    limit = -1
-    for v in sorted(nodes):
-        if v < limit:
-            continue  # inside the previous kept root
-        out.append(v)
-        limit = int(end[v])
-    return out
+def _cover(snap: Snapshot, zones: _Zones, cols: _Columns, c: int) -> list[int]:
+    """DOM roots covering the column's zones: their element items (a non-leaf zone's item is its element), the
+    parent element for a text item; roots nested in an earlier root go (one sweep over pre-order ids)."""
+    it = zones.items[zones.item_off[cols.start[c]]:zones.item_off[cols.stop[c]]]
+    v = np.unique(np.where(it >= 0, it, snap.text_owner[np.maximum(-it - 1, 0)]))
+    if v.size == 0:
+        return []
+    end = snap.subtree_end[v]
+    reach = np.maximum.accumulate(end)
+    keep = np.r_[True, v[1:] >= reach[:-1]]
+    return [int(x) for x in v[keep]]
 
 
-def _column_text(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones, zlist: list[int],
-                 text_zone: np.ndarray) -> str:
-    """Exact text of the column's zones: text nodes of every leaf zone under them, zones joined by newlines."""
+def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zone: np.ndarray) -> str:
+    """Exact text of the column: the text nodes of every leaf zone under its zones, zones joined by newlines."""
     if snap.m == 0:
         return ""
-    # Leaf zones under the column's zones: a leaf is under zone z when its parent chain reaches z; with
-    # parent < child ids and subtree ranges on elements, test via the element tree.
+    z = np.arange(cols.start[c], cols.stop[c])
     mask = np.zeros(snap.n + 1, dtype=np.int64)
-    direct: set[int] = set()
-    for z in zlist:
-        if zones.leaf[z]:
-            direct.add(z)
-        else:
-            e = int(zones.element[z])
-            mask[e] += 1
-            mask[int(snap.subtree_end[e])] -= 1
+    el = zones.element[z]
+    el = el[el >= 0]
+    np.add.at(mask, el, 1)
+    np.add.at(mask, snap.subtree_end[el], -1)
     inside = np.cumsum(mask)[: snap.n] > 0
-    sel = (text_zone >= 0) & (inside[snap.text_owner] | np.isin(text_zone, list(direct)))
+    direct = np.zeros(zones.leaf.size + 1, dtype=bool)
+    direct[z[zones.leaf[z]]] = True
+    sel = (text_zone >= 0) & (inside[snap.text_owner] | direct[text_zone])
     idx = np.flatnonzero(sel)
-    parts: list[str] = []
-    last = -2
-    for t in idx:
-        z = int(text_zone[t])
-        s = " ".join(snap.texts[t].split())
-        if parts:
-            parts.append("\n" if z != last else " ")
-        parts.append(s)
-        last = z
-    return "".join(parts).strip()
+    if idx.size == 0:
+        return ""
+    tz = text_zone[idx]
+    seps = np.where(np.r_[False, tz[1:] != tz[:-1]], "\n", " ").tolist()
+    texts = snap.texts
+    joined = "".join(sep + texts[t] for sep, t in zip(seps, idx.tolist(), strict=True))
+    return _SPACES.sub(" ", _AROUND_NL.sub("\n", joined)).strip()
+
+
+_AROUND_NL = re.compile(r"[^\S\n]*\n\s*")
+_SPACES = re.compile(r"[^\S\n]+")
 
 
 def _box(b: np.ndarray) -> list[float]:
     return [round(float(v), 1) for v in b]
 
 
-def _column_box(zones: _Zones, zlist: list[int], avg: tuple[float, float, float]) -> list[float]:
-    b = zones.box[zlist]
+def _column_box(zones: _Zones, cols: _Columns, c: int) -> list[float]:
+    b = zones.box[cols.start[c]:cols.stop[c]]
     top = float(b[:, 1].min())
     bottom = float((b[:, 1] + b[:, 3]).max())
-    return [round(avg[0], 1), round(top, 1), round(avg[1] - avg[0], 1), round(bottom - top, 1)]
+    return [round(float(cols.left[c]), 1), round(top, 1), round(float(cols.right[c] - cols.left[c]), 1),
+            round(bottom - top, 1)]
 
 
-def _debug(snap: Snapshot, zones: _Zones, columns: dict[str, Any], frac: list[float], path: list[int],
-           deltas: list[float], chosen: int, words: np.ndarray, paragraph: np.ndarray, agg: np.ndarray,
-           total: float, cfg: Config) -> dict[str, Any]:
+def _debug(zones: _Zones, cols: _Columns, frac: np.ndarray, path: list[int], deltas: list[float], chosen: int,
+           words: np.ndarray, paragraph: np.ndarray, agg: np.ndarray, total: float, cfg: Config) -> dict[str, Any]:
     nz = zones.leaf.size
     first = zones.items[zones.item_off[:-1]]
     # The element to highlight for a zone: its own element, else its first element item, else its parent element.
@@ -620,11 +645,12 @@ def _debug(snap: Snapshot, zones: _Zones, columns: dict[str, Any], frac: list[fl
          "score": float(agg[z])}
         for z in range(min(nz, _DEBUG_ZONES))
     ]
-    alive = [c for c, a in enumerate(columns["alive"]) if a]
+    off, kids = _children(cols)
+    alive = np.flatnonzero(cols.alive)
     clist = [
-        {"id": c, "parent": columns["parent"][c], "children": list(columns["children"][c]),
-         "box": _column_box(zones, columns["zones"][c], columns["avg"][c]), "zones": len(columns["zones"][c]),
-         "fraction": round(frac[c], 6)}
+        {"id": int(c), "parent": int(cols.up[c]), "children": [int(k) for k in kids[off[c]:off[c + 1]]],
+         "box": _column_box(zones, cols, int(c)), "zones": int(cols.stop[c] - cols.start[c]),
+         "first_zone": int(cols.start[c]), "fraction": round(float(frac[c]), 6)}
         for c in alive[:_DEBUG_COLUMNS]
     ]
     return {
@@ -637,27 +663,27 @@ def _debug(snap: Snapshot, zones: _Zones, columns: dict[str, Any], frac: list[fl
         "paragraph_zones": int(paragraph.sum()),
         "total_score": total,
         "columns": clist,
-        "columns_total": len(alive),
-        "columns_trimmed": len(alive) > _DEBUG_COLUMNS,
-        "columns_before_collapse": len(columns["alive"]),
-        "path": [{"column": c, "fraction": round(frac[c], 6), "delta": round(d, 6),
+        "columns_total": int(alive.size),
+        "columns_trimmed": int(alive.size) > _DEBUG_COLUMNS,
+        "columns_before_collapse": int(cols.start.size),
+        "path": [{"column": c, "fraction": round(float(frac[c]), 6), "delta": round(d, 6),
                   "main": d >= cfg.delta_threshold} for c, d in zip(path, deltas, strict=True)],
         "chosen": chosen,
         "sentence_test": cfg.sentence_test,
     }
 
 
-def _candidates(snap: Snapshot, zones: _Zones, columns: dict[str, Any], frac: list[float], path: list[int],
+def _candidates(snap: Snapshot, zones: _Zones, cols: _Columns, frac: np.ndarray, path: list[int],
                 deltas: list[float], chosen: int) -> list[Candidate]:
     on_path = dict(zip(path, deltas, strict=True))
-    alive = [c for c, a in enumerate(columns["alive"]) if a]
+    alive = np.flatnonzero(cols.alive & (frac > 0))
     # The path first, then the best-scoring other columns.
-    rest = sorted((c for c in alive if c not in on_path and frac[c] > 0), key=lambda c: -frac[c])
+    rest = [int(c) for c in alive[np.argsort(-frac[alive], kind="stable")] if int(c) not in on_path]
     out = []
     for c in [*path, *rest][:_CANDIDATES]:
         label = f"column {c}" + (" (main)" if c == chosen else "") + (" on path" if c in on_path else "")
-        feats = {"fraction": frac[c], "zones": float(len(columns["zones"][c]))}
+        feats = {"fraction": float(frac[c]), "zones": float(cols.stop[c] - cols.start[c])}
         if c in on_path:
             feats["delta"] = on_path[c]
-        out.append(Candidate(_cover(snap, zones, columns["zones"][c]), frac[c], label, feats))
+        out.append(Candidate(_cover(snap, zones, cols, c), float(frac[c]), label, feats))
     return out
