@@ -165,3 +165,11 @@ def test_aggregate_text_pages() -> None:
     assert out["mean_f1"] == pytest.approx(0.25)
     assert out["lcs_f1"] == pytest.approx(0.4)
     assert not math.isnan(out["f1"])
+
+
+def test_bootstrap_interval() -> None:
+    same = [score_page(Gold(text="a b c d e"), "a b c d x", fair)] * 20
+    assert aggregate(same)["f1_ci"] == pytest.approx(0.0, abs=1e-12)  # every resample is the same page
+    mixed = [score_page(Gold(text="a b c d e"), "a b c d e", fair), score_page(Gold(text="a b c d e"), "", fair)] * 10
+    ci = aggregate(mixed)["f1_ci"]
+    assert 0.05 < ci < 0.6

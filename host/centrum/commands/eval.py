@@ -40,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page-timeout", type=float, default=None, metavar="S",
                         help="hard limit per page (render + all extractors) before the worker and its browser are "
                              "killed and the page is recorded as failed (default: max(180, 6 x --timeout))")
+    parser.add_argument("--save-texts", action="store_true",
+                        help="write every extraction to OUT/texts/<data set>/<id>/<extractor>.txt")
     parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
@@ -103,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
                        window=(w, h), timeout_s=args.timeout, page_timeout=args.page_timeout,
                        render=not args.no_render, use_cache=not args.no_cache,
-                       cache_dir=args.cache, extras=extras, log_path=str(Path(args.out) / "workers.log"))
+                       cache_dir=args.cache, extras=extras, save_texts=args.save_texts,
+                       log_path=str(Path(args.out) / "workers.log"))
     items = [item for ds in datasets for item in ds.pages]
     extractors = [*runnable_algos, *runnable_peers]
     if not extractors:
@@ -119,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     failed_pages = 0
     with tqdm(total=len(items), unit="page", desc="eval", dynamic_ncols=True) as bar:
         for index, page in run_pages(items, opts, jobs=args.jobs):
+            if args.save_texts:
+                _save_texts(Path(args.out) / "texts", page)
             results[index] = page
             failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
             bar.set_postfix(render_failed=failed_pages, refresh=False)
@@ -146,3 +151,12 @@ def run(args: argparse.Namespace) -> int:
     for e in ranked:
         print(f"{e:<18} {mean_over_datasets(ds, e, 'f1'):>8.3f} {mean_over_datasets(ds, e, 'mean_f1'):>17.3f}")
     return 0
+
+
+def _save_texts(root: Path, page: dict) -> None:
+    folder = root / page["dataset"] / page["id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    for row in page["rows"]:
+        text = row.pop("text", None)
+        if text is not None:
+            (folder / f"{row['extractor']}.txt").write_text(text, encoding="utf-8")

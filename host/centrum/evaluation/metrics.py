@@ -198,15 +198,41 @@ def score_page(gold: Gold, pred: str | None, tokenize: Callable[[str], list[str]
             "lcs_capped": capped, "gold_tokens": len(g), "pred_tokens": len(p)}
 
 
+BOOTSTRAP_SAMPLES = 1000  # as evaluate.py's --n-bootstrap default
+
+
+def _bootstrap_f1_ci(rows: Sequence[Mapping[str, Any]], samples: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> float:
+    """``1.96 x std`` of the data-set F1 over page resamples, as evaluate.py reports its "±" (vectorized)."""
+    n = len(rows)
+    if n < 2:
+        return 0.0
+    idx = np.random.default_rng(seed).integers(0, n, size=(samples, n))
+    if rows[0]["kind"] == "snippets":
+        c = np.array([[r["sn_tp"], r["sn_fp"], r["sn_fn"]] for r in rows], dtype=float)[idx].sum(axis=1)
+        d = 2 * c[:, 0] + c[:, 1] + c[:, 2]
+        f1 = np.divide(2 * c[:, 0], d, out=np.zeros(samples), where=d > 0)
+    else:
+        t = np.array([[r["aeb_tp"], r["aeb_fp"], r["aeb_fn"]] for r in rows], dtype=float)
+        pv = np.array([aeb_precision(*x) for x in t])[idx]
+        rv = np.array([aeb_recall(*x) for x in t])[idx]
+        pm, rm = (t[:, 0] + t[:, 1] > 0)[idx], (t[:, 0] + t[:, 2] > 0)[idx]
+        p = np.divide((pv * pm).sum(axis=1), pm.sum(axis=1), out=np.zeros(samples), where=pm.sum(axis=1) > 0)
+        r = np.divide((rv * rm).sum(axis=1), rm.sum(axis=1), out=np.zeros(samples), where=rm.sum(axis=1) > 0)
+        f1 = np.divide(2 * p * r, p + r, out=np.zeros(samples), where=p + r > 0)
+    return float(1.96 * np.std(f1, ddof=1))
+
+
 def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Data-set scores of one extractor from its per-page rows (all of one gold kind).
 
     ``f1``/``precision``/``recall`` are the published aggregate of the kind (scrapinghub macro for text,
-    trafilatura micro for snippets); ``mean_f1`` is the plain mean of per-page F1 (failures count 0).
+    trafilatura micro for snippets); ``f1_ci`` its bootstrap "±" (1.96 std over 1000 page resamples, as
+    evaluate.py); ``mean_f1`` is the plain mean of per-page F1 (failures count 0).
     """
     if not rows:
         return {}
-    out: dict[str, float] = {"pages": float(len(rows)), "mean_f1": float(np.mean([r["f1"] for r in rows]))}
+    out: dict[str, float] = {"pages": float(len(rows)), "mean_f1": float(np.mean([r["f1"] for r in rows])),
+                             "f1_ci": _bootstrap_f1_ci(rows)}
     if rows[0]["kind"] == "snippets":
         sums = [float(sum(r[k] for r in rows)) for k in ("sn_tp", "sn_fp", "sn_fn", "sn_tn")]
         out.update(snippet_scores(*sums))

@@ -98,7 +98,13 @@ def metric_table(summary: dict[str, Any], split: str, extractors: Sequence[str],
     ds = summary["datasets"][split]
     names = [d for d in ds if summary["pages"][split][d]]
     order = sorted(extractors, key=lambda e: -np.nan_to_num(mean_over_datasets(ds, e, key), nan=-1))
-    rows = [[e, *[ds[d].get(e, {}).get(key) for d in names], mean_over_datasets(ds, e, key)] for e in order]
+    def cell(d: str, e: str) -> Any:
+        v = ds[d].get(e, {})
+        if key == "f1" and v.get("f1") is not None and v.get("f1_ci") is not None and not math.isnan(v["f1"]):
+            return f"{v['f1']:.3f} ± {v['f1_ci']:.3f}"
+        return v.get(key)
+
+    rows = [[e, *[cell(d, e) for d in names], mean_over_datasets(ds, e, key)] for e in order]
     header = ["extractor", *[f"{d} ({summary['pages'][split][d]})" for d in names], "mean"]
     return _table(header, rows)
 
@@ -120,7 +126,8 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
         f"Tokenizer: `{info['tokenizer']}`. Window {info['window']}. Wall time {info['wall_s']:.0f} s with "
         f"{info['jobs']} job(s).", "",
         "**F1/P/R**: text gold — scrapinghub article-extraction-benchmark (4-token shingles, per-page normalised, "
-        "P = mean over pages with a prediction, R = mean over pages with gold, F1 = 2PR/(P+R) of the means); "
+        "P = mean over pages with a prediction, R = mean over pages with gold, F1 = 2PR/(P+R) of the means; ± = 1.96 "
+        "std over 1000 bootstrap resamples of the pages, as evaluate.py); "
         "snippet gold (trafilatura-eval) — trafilatura's snippet counts summed over pages. **mean_f1** = plain "
         "mean of per-page F1 with every failure or empty answer counted as 0. **LCS** = token LCS P/R/F1/F0.5 "
         "(GCE/DANA papers), per-page mean, text gold only. Render classes: styled = at least one external "

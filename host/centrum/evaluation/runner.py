@@ -39,6 +39,7 @@ class EvalOptions:
     cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
     page_timeout: float | None = None  # hard per-page limit (s); default max(180, 6 * timeout_s)
+    save_texts: bool = False  # return each extractor's text with its row (written under --out/texts/)
     log_path: str | None = None  # workers' stdout/stderr (peers print warnings) go here, not over the progress bar
 
     @property
@@ -189,6 +190,8 @@ class _Worker:
             score = score_page(item.gold, out["text"], self.tokenize)
             rows.append({"extractor": name, "ms": out["ms"], "error": out["error"], "failure": out["kind"],
                          **score})
+            if self.opts.save_texts:
+                rows[-1]["text"] = out["text"]
         page["rows"] = rows
         return page
 
