@@ -31,6 +31,7 @@
   const localNameGet = desc(EP, "localName").get;
   const firstChildGet = desc(NP, "firstChild").get;
   const nextSiblingGet = desc(NP, "nextSibling").get;
+  const firstElementChildGet = desc(EP, "firstElementChild").get;
   const nodeTypeGet = desc(NP, "nodeType").get;
   const dataGet = desc(CharacterData.prototype, "data").get;
   const contentDocumentGet = desc(HTMLIFrameElement.prototype, "contentDocument").get;
@@ -246,12 +247,22 @@
       const tcode = tags.code(lname);
       const tname = tags.table[tcode];
       const f = frames[fi];
-      const cs = gcs.call(window, node);
-      const disp = cs.display, pos = cs.position, vis = cs.visibility, opStr = cs.opacity;
-      const op = opStr === "1" ? 1 : parseFloat(opStr) || 0;
-      const rect = gbcr.call(node);
-      const x = r1(rect.left + f.dx), y = r1(rect.top + f.dy), w = r1(rect.width), h = r1(rect.height);
       const pr = par >= 0 ? rendered[par] : true;
+      let cs = null, rect = null, disp, pos, vis, op, fsz, x = 0, y = 0, w = 0, h = 0;
+      if (pr) {
+        cs = gcs.call(window, node);
+        disp = cs.display; pos = cs.position; vis = cs.visibility;
+        const opStr = cs.opacity;
+        op = opStr === "1" ? 1 : parseFloat(opStr) || 0;
+        fsz = r1(parseFloat(cs.fontSize) || 0);
+        rect = gbcr.call(node);
+        x = r1(rect.left + f.dx); y = r1(rect.top + f.dy); w = r1(rect.width); h = r1(rect.height);
+      } else {
+        // Inside a display:none subtree nothing is laid out, and Chromium resolves such styles one ancestor chain
+        // per call (quadratic in depth: 4 s for a 5000-deep hidden chain). Record "not displayed" and inherit the
+        // rest from the parent instead of asking.
+        disp = "none"; pos = "static"; vis = visibilities.table[visibility[par]]; op = 1; fsz = fontSize[par];
+      }
       const isRendered = pr && disp !== "none";
       const eff = (par >= 0 ? effOpacity[par] : 1) * op;
       rendered.push(isRendered);
@@ -262,6 +273,12 @@
       if (pos === "fixed") fl |= FIXED;
       else if (pos === "sticky") fl |= STICKY;
       if (IMAGE_TAGS.has(tname)) fl |= IMAGE;
+      // A leaf painted with a CSS background image (icon, hero image) is an image too; only leaves, so the extra
+      // property read stays rare.
+      else if ((fl & VISIBLE) && firstElementChildGet.call(node) === null) {
+        const bg = cs.backgroundImage;
+        if (bg !== "none" && bg.indexOf("url(") >= 0) fl |= IMAGE;
+      }
 
       // Attributes: read once, both for the sparse attrs columns and the source serialization.
       let attrSrc = "";
@@ -291,7 +308,7 @@
       position.push(positions.code(pos));
       visibility.push(visibilities.code(vis));
       opacity.push(op === 1 ? 1 : Math.round(op * 1000) / 1000);
-      fontSize.push(r1(parseFloat(cs.fontSize) || 0));
+      fontSize.push(fsz);
 
       if (withSrc) src.push(`<${lname}${attrSrc} data-cx="${id}">`);
       const isVoid = VOID.has(lname);
@@ -305,9 +322,11 @@
         }
         if (doc && doc.documentElement) {
           // Same origin: its <html> becomes our child; geometry shifted by the frame's content-box origin.
-          const fcs = cs;
-          const dx = rect.left + f.dx + (parseFloat(fcs.borderLeftWidth) || 0) + (parseFloat(fcs.paddingLeft) || 0);
-          const dy = rect.top + f.dy + (parseFloat(fcs.borderTopWidth) || 0) + (parseFloat(fcs.paddingTop) || 0);
+          let dx = f.dx, dy = f.dy;
+          if (cs && rect) {
+            dx += rect.left + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0);
+            dy += rect.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0);
+          }
           frames.push({ dx, dy, range: createRange.call(doc), flag: IN_FRAME });
           flags.push(fl);
           if (withSrc) src.push(`</${lname}>`);
@@ -338,18 +357,6 @@
       if (sr) {
         if (withSrc) src.push('<template shadowrootmode="open">');
         push(firstChildGet.call(sr), id, withSrc ? "</template>" : null, false, fi, withSrc);
-      }
-    }
-
-    // Image flag for leaves painted with a CSS background image (icons, hero images): only leaves, so the
-    // extra style read stays cheap.
-    const n = parent.length;
-    const hasChild = new Uint8Array(n);
-    for (let i = 1; i < n; i++) hasChild[parent[i]] = 1;
-    for (let i = 0; i < n; i++) {
-      if (!hasChild[i] && rendered[i] && !(flags[i] & IMAGE) && (flags[i] & VISIBLE)) {
-        const bg = gcs.call(window, nodes[i]).backgroundImage;
-        if (bg && bg !== "none" && bg.indexOf("url(") >= 0) flags[i] |= IMAGE;
       }
     }
 

@@ -1,0 +1,226 @@
+"""Print the main content of a page: render it in headless Chromium, collect a snapshot with the extension's
+collector, run an algorithm in-process and print the chosen content as text, HTML or JSON.
+
+PAGE is a local HTML file, an http(s) URL, a saved snapshot (``*.snapshot.json``, or ``-`` for a snapshot on
+stdin). Exit codes: 0 content printed, 2 usage or input error, 3 the algorithm found no main content.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import algorithms
+from ..config import ConfigError
+from ..result import Result
+from ..snapshot import Snapshot, SnapshotError, parse_snapshot
+
+SOURCE_ALGORITHMS = ("dana", "danag", "addanag")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("page", help="HTML file, http(s) URL, *.snapshot.json file, or - for a snapshot on stdin")
+    parser.add_argument("-a", "--algorithm", default=algorithms.DEFAULT_ALGORITHM,
+                        help=f"algorithm name (default: {algorithms.DEFAULT_ALGORITHM}; see `centrum algorithms`)")
+    parser.add_argument("-f", "--format", choices=("text", "html", "json"), default="text",
+                        help="text: the main content's text; html: its outer HTML; json: the result object + text")
+    parser.add_argument("--window", default="1920x1080", type=_window, help="browser window WxH (default 1920x1080)")
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="algorithm parameter (repeatable), e.g. --param rows=7")
+    parser.add_argument("--no-render", action="store_true",
+                        help="dana/danag/addanag only: run on the raw HTML file without a browser")
+    parser.add_argument("--timeout", type=float, default=15.0, help="page load timeout in seconds (default 15)")
+    parser.add_argument("--save-snapshot", metavar="FILE", help="also write the collected snapshot JSON to FILE")
+    parser.add_argument("--debug", action="store_true", help="json format: keep the algorithm's debug trace; "
+                        "all formats: print timings to stderr")
+
+
+def _window(value: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in value.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WxH such as 1920x1080, got {value!r}") from None
+    if w <= 0 or h <= 0:
+        raise argparse.ArgumentTypeError(f"window size must be positive, got {value!r}")
+    return w, h
+
+
+def _params(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _err(message: str) -> None:
+    print(f"centrum extract: {message}", file=sys.stderr)
+
+
+def _is_snapshot_file(page: str) -> bool:
+    return page == "-" or page.endswith(".snapshot.json")
+
+
+def _load_snapshot_json(page: str) -> dict[str, Any]:
+    text = sys.stdin.read() if page == "-" else Path(page).read_text(encoding="utf-8")
+    raw = json.loads(text)
+    if not isinstance(raw, dict):
+        raise ValueError("a snapshot file must hold a JSON object")
+    return raw
+
+
+def outer_html(snapshot: Snapshot, nodes: list[int]) -> str:
+    """Outer HTML of ``nodes`` cut from the collector's ``source`` (by their data-cx ids), ids stripped."""
+    if snapshot.source is None:
+        raise ValueError("the snapshot has no source serialization (collect with source: true)")
+    from lxml import etree, html
+
+    doc = html.document_fromstring(snapshot.source)
+    by_id = {el.get("data-cx"): el for el in doc.iter() if isinstance(el.tag, str) and el.get("data-cx")}
+    # Keep only the outermost chosen nodes: a chosen descendant is already inside its chosen ancestor.
+    chosen = sorted({int(i) for i in nodes})
+    outer = [i for i in chosen if not any(j != i and snapshot.is_ancestor(j, i) for j in chosen)]
+    parts = []
+    for i in outer:
+        el = by_id.get(str(i))
+        if el is None:
+            continue
+        for sub in el.iter():
+            if isinstance(sub.tag, str):
+                sub.attrib.pop("data-cx", None)
+        parts.append(etree.tostring(el, method="html", encoding="unicode", with_tail=False))
+    return "\n".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        params = _params(args.param)
+    except ValueError as e:
+        _err(str(e))
+        return 2
+    if args.algorithm not in algorithms.REGISTRY:
+        _err(f"unknown algorithm {args.algorithm!r} (known: {', '.join(algorithms.REGISTRY)})")
+        return 2
+    if args.no_render:
+        return _run_no_render(args, params)
+
+    timings: dict[str, float] = {}
+    try:
+        if _is_snapshot_file(args.page):
+            raw = _load_snapshot_json(args.page)
+        else:
+            from ..render import Renderer, RenderError
+
+            try:
+                with Renderer(window=args.window, timeout_s=args.timeout) as renderer:
+                    out = renderer.render(args.page, source=True)
+            except RenderError as e:
+                _err(str(e))
+                return 2
+            raw = out.raw
+            timings.update({f"render.{k}": v for k, v in out.timing.items()})
+            for w in out.warnings:
+                _err(f"warning: {w}")
+        if args.save_snapshot:
+            Path(args.save_snapshot).write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+        t0 = time.perf_counter()
+        snapshot = parse_snapshot(raw)
+        timings["parse"] = (time.perf_counter() - t0) * 1000
+    except (OSError, ValueError) as e:  # SnapshotError and JSONDecodeError are ValueErrors
+        kind = "invalid snapshot" if isinstance(e, SnapshotError) else "cannot read input"
+        _err(f"{kind}: {e}")
+        return 2
+
+    try:
+        result = algorithms.run(args.algorithm, snapshot, params)
+    except algorithms.AlgorithmUnavailable as e:
+        _err(str(e))
+        return 2
+    except ConfigError as e:
+        _err(f"bad parameter: {e}")
+        return 2
+    result.timing_ms.setdefault("parse", timings.get("parse", 0.0))
+    if args.debug:
+        _err("timings (ms): " + ", ".join(f"{k}={v:.1f}" for k, v in {**timings, **result.timing_ms}.items()))
+    if not result.nodes and not result.text:
+        _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
+        return 3
+    text = result.text if result.text is not None and not result.nodes else snapshot.text_of(result.nodes)
+    return _print(args, result, text, snapshot)
+
+
+def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapshot | None) -> int:
+    if args.format == "text":
+        print(text)
+    elif args.format == "html":
+        if snapshot is None or not result.nodes:
+            _err("--format html needs node ids from a rendered page (not available with --no-render)")
+            return 2
+        try:
+            print(outer_html(snapshot, result.nodes))
+        except ValueError as e:
+            _err(str(e))
+            return 2
+    else:
+        payload = result.to_json(with_debug=args.debug)
+        payload["text"] = text
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=_json_default))
+    return 0
+
+
+def _json_default(o: object) -> object:
+    # numpy scalars and arrays that slipped into a debug trace
+    if hasattr(o, "tolist"):
+        return o.tolist()  # type: ignore[no-any-return]
+    return str(o)
+
+
+def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    if args.algorithm not in SOURCE_ALGORITHMS:
+        _err(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML source); "
+             f"{args.algorithm!r} needs a rendered page")
+        return 2
+    page = Path(args.page)
+    if not page.is_file():
+        _err(f"--no-render needs a local HTML file; no such file: {args.page}")
+        return 2
+    try:
+        from ..algorithms import dana
+    except ImportError as e:
+        _err(f"the DANA module is not available yet: {e}")
+        return 2
+    from ..config import config_from_dict
+
+    try:
+        config = config_from_dict(dana.Config, params)
+    except ConfigError as e:
+        _err(f"bad parameter: {e}")
+        return 2
+    raw = page.read_bytes()
+    html_text = _decode(raw)
+    result: Result = dana.run_source(html_text, config, variant=args.algorithm)
+    if not result.text:
+        _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
+        return 3
+    return _print(args, result, result.text, None)
+
+
+def _decode(raw: bytes) -> str:
+    """Bytes of a saved page to text: BOM, then <meta charset>, then UTF-8 with replacement."""
+    import re
+
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return raw[3:].decode("utf-8", errors="replace")
+    m = re.search(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_\-]+)""", raw[:4096], re.I)
+    if m:
+        try:
+            return raw.decode(m.group(1).decode("ascii"), errors="replace")
+        except LookupError:
+            pass
+    return raw.decode("utf-8", errors="replace")
