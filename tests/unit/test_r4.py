@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -177,6 +178,10 @@ def test_end_to_end_article_wins_over_menus_and_footer():
     assert r.nodes == [b.ids["article"]]
     assert "text text" in (r.text or "") and "Section" not in (r.text or "")
     assert r.candidates[0].label == "R4 selection" and r.candidates[0].nodes == [b.ids["article"]]
+    # The debug trace names every stage and is plain JSON (the candidate debugger draws it).
+    assert {"page", "ratios", "cset", "reduce", "select", "postprocess", "result"} <= set(r.debug)
+    assert all({"words_tags", "words", "tags"} <= set(e) for e in r.debug["cset"])
+    assert json.loads(json.dumps(r.to_json()))["nodes"] == r.nodes
 
 
 # ---- body-children rule (section 3.1) --------------------------------------------------------------------------
