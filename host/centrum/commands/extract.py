@@ -202,25 +202,9 @@ def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:
     except ConfigError as e:
         _err(f"bad parameter: {e}")
         return 2
-    raw = page.read_bytes()
-    html_text = _decode(raw)
-    result: Result = dana.run_source(html_text, config, variant=args.algorithm)
+    result: Result = dana.run_source(page.read_bytes(), config, variant=args.algorithm)
     if not result.text:
         _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
         return 3
     return _print(args, result, result.text, None)
 
-
-def _decode(raw: bytes) -> str:
-    """Bytes of a saved page to text: BOM, then <meta charset>, then UTF-8 with replacement."""
-    import re
-
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return raw[3:].decode("utf-8", errors="replace")
-    m = re.search(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_\-]+)""", raw[:4096], re.I)
-    if m:
-        try:
-            return raw.decode(m.group(1).decode("ascii"), errors="replace")
-        except LookupError:
-            pass
-    return raw.decode("utf-8", errors="replace")

@@ -1,0 +1,100 @@
+"""`centrum extract` as a real subprocess: renders in headless Chromium, runs an algorithm, prints content."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "tests" / "fixtures" / "sample" / "article.html"
+ARTICLE_START = "The ferry terminal that stood empty on the north pier"
+ARTICLE_END = "late opening on Thursdays until ten in the evening."
+
+
+def centrum(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, "-m", "centrum.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+def test_extract_sample_file_as_text() -> None:
+    p = centrum("extract", str(SAMPLE), "--algorithm", "semantic")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert ARTICLE_START in out and ARTICLE_END in out
+    assert "Harbour town turns old ferry terminal into a public library" in out
+    # Boilerplate outside <main> never appears.
+    for boilerplate in ("Most read", "Subscribe", "All rights reserved", "We use cookies", "Obituaries"):
+        assert boilerplate not in out
+
+
+def test_extract_served_sample_as_json_with_params(fixture_server: str, tmp_path: Path) -> None:
+    saved = tmp_path / "article.snapshot.json"
+    p = centrum("extract", fixture_server + "sample/article.html", "--format", "json", "--window", "1280x900",
+                "--algorithm", "semantic", "--param", "tags=article", "--save-snapshot", str(saved))
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert result["algorithm"] == "semantic" and len(result["nodes"]) == 1
+    assert result["text"].startswith("Harbour town turns old ferry terminal")
+    assert "Comments (3)" not in result["text"]  # tags=article: the comments live in <main>, not in <article>
+    assert "debug" not in result  # only with --debug
+    snap = json.loads(saved.read_text(encoding="utf-8"))
+    assert snap["page"]["viewport"] == [1280, 900]
+    assert snap["page"]["url"].startswith(fixture_server)
+    # The saved snapshot is itself a valid PAGE: same answer without a browser, also from stdin.
+    again = centrum("extract", str(saved), "--format", "json", "--algorithm", "semantic", "--param", "tags=article")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["nodes"] == result["nodes"]
+    piped = centrum("extract", "-", "--algorithm", "semantic", "--param", "tags=article",
+                    stdin=saved.read_text(encoding="utf-8"))
+    assert piped.returncode == 0 and piped.stdout.strip() == result["text"]
+
+
+def test_extract_html_format(fixture_server: str) -> None:
+    p = centrum("extract", fixture_server + "sample/article.html", "--format", "html", "--algorithm", "semantic",
+                "--param", "tags=article")
+    assert p.returncode == 0, p.stderr
+    html = p.stdout.strip()
+    assert html.startswith('<article class="story"') and html.endswith("</article>")
+    assert "data-cx" not in html
+    assert "<svg" in html and "<figcaption>" in html
+
+
+def test_extract_no_render_dana_reads_the_file() -> None:
+    # DANAg on the raw HTML, no browser: the article's long paragraphs are the densest lines.
+    p = centrum("extract", str(SAMPLE), "--no-render", "--algorithm", "danag")
+    assert p.returncode == 0, p.stderr
+    assert "ferry terminal that stood empty" in p.stdout and "We use cookies" not in p.stdout
+
+
+def test_extract_no_result_exits_3() -> None:
+    # hidden.html has no <main>/<article>: the semantic baseline has no answer.
+    p = centrum("extract", str(REPO / "tests/fixtures/pages/hidden.html"), "--algorithm", "semantic")
+    assert p.returncode == 3
+    assert "no main content" in p.stderr and p.stdout == ""
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["extract", "/nonexistent/page.html"], "no such file"),
+    (["extract", str(SAMPLE), "--algorithm", "nope"], "unknown algorithm"),
+    (["extract", str(SAMPLE), "--param", "nokey"], "KEY=VALUE"),
+    (["extract", str(SAMPLE), "--param", "bogus=1"], "unknown parameter"),
+    (["extract", str(SAMPLE), "--no-render", "--algorithm", "semantic"], "--no-render works only with"),
+])
+def test_extract_errors_are_clear(args: list[str], message: str) -> None:
+    p = centrum(*args)
+    assert p.returncode == 2
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_extract_invalid_snapshot_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.snapshot.json"
+    bad.write_text(json.dumps({"protocol": 1, "page": {"viewport": [0, 1], "document": [1, 1]}}))
+    p = centrum("extract", str(bad))
+    assert p.returncode == 2 and "page.viewport" in p.stderr
