@@ -231,6 +231,21 @@ def test_postprocess_removes_link_groups_over_tr_and_hr_only():
     assert off.nodes == [b.ids["article"]] and "related" in off.text
 
 
+def test_postprocess_removes_a_selected_sibling_that_is_a_link_group_but_never_the_whole_answer():
+    b = build(page(E("div", W, [_article_with(), E("div", (0, 0, 250, 900), [
+        E("div", (0, 20 * i, 250, 20), [_link(i, "menu")]) for i in range(9)], name="menu")]), deep_filler()))
+    r = r4.run(b.snapshot, r4.Config(c=8))
+    assert set(r.debug["select"]["chosen"]) == {b.ids["article"], b.ids["menu"]}  # siblings in the c-SET
+    assert [e["node"] for e in r.debug["postprocess"]["removed"]] == [b.ids["menu"]]
+    assert r.nodes == [b.ids["article"]] and "menu" not in r.text
+    # A page whose only selection is a link group: its inside is cleaned, the selected node itself stays.
+    only = build(page(E("div", W, [E("ul", W, [E("li", W, [_link(i, "menu")]) for i in range(9)], name="ul")],
+                        name="nav"), deep_filler()))
+    r = r4.run(only.snapshot)
+    chosen = r.debug["select"]["chosen"]
+    assert chosen and all(e["node"] not in chosen for e in r.debug["postprocess"]["removed"])
+
+
 def test_postprocess_removes_lists_of_single_links_but_keeps_lists_with_images_or_text():
     def li(k: int, *extra: E | T) -> E:
         return E("li", (300, 2000 + 20 * k, 900, 20), [_link(k), *extra])

@@ -351,25 +351,35 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     # ---- post-process (section 3.5, Algorithm 5) --------------------------------------------------------
     chosen_arr = np.array(sorted(chosen), dtype=np.int64)
     inside = _nested_cover(chosen_arr, end[chosen_arr], n) > 0
-    strict = inside.copy()
-    strict[chosen_arr] = False  # the selection itself is never removed, only parts of it
-    removed_reason: dict[int, str] = {}
-    if cfg.postprocess:
-        free_el = words_el - link_words_el
-        with np.errstate(divide="ignore", invalid="ignore"):
-            text_ratio = np.where(free_el > 0, link_words_el / np.where(free_el > 0, free_el, 1.0),
-                                  np.where(link_words_el > 0, np.inf, 0.0))
-        group = strict & shown & (links_el > cfg.hr) & (text_ratio > cfg.tr)
+    free_el = words_el - link_words_el
+    with np.errstate(divide="ignore", invalid="ignore"):
+        text_ratio = np.where(free_el > 0, link_words_el / np.where(free_el > 0, free_el, 1.0),
+                              np.where(link_words_el > 0, np.inf, 0.0))
+
+    def removable(eligible: np.ndarray) -> dict[int, str]:
+        out: dict[int, str] = {}
+        if not cfg.postprocess:
+            return out
+        group = eligible & shown & (links_el > cfg.hr) & (text_ratio > cfg.tr)
         for x in np.nonzero(group)[0]:
-            removed_reason[int(x)] = f"link group: {int(links_el[x])} links, text ratio {_r(text_ratio[x])}"
+            out[int(x)] = f"link group: {int(links_el[x])} links, text ratio {_r(text_ratio[x])}"
         if cfg.remove_link_lists:
-            li = np.nonzero((tags == "li") & shown & strict)[0]
+            li = np.nonzero((tags == "li") & shown & eligible)[0]
             good = (links_el[li] == 1) & (images_el[li] == 0) & (words_el[li] - link_words_el[li] == 0)
             total = np.bincount(parent[li], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
             ok = np.bincount(parent[li[good]], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
-            lists = strict & np.isin(tags, ["ul", "ol"]) & (total > 0) & (ok == total)
+            lists = eligible & np.isin(tags, ["ul", "ol"]) & (total > 0) & (ok == total)
             for x in np.nonzero(lists)[0]:
-                removed_reason.setdefault(int(x), f"link list: {int(total[x])} items of one link each")
+                out.setdefault(int(x), f"link list: {int(total[x])} items of one link each")
+        return out
+
+    # A selected node may itself be a link group (a menu picked as a c-SET sibling of the content) and goes;
+    # but when every selected node would go, only their insides are cleaned, so there is still an answer.
+    removed_reason = removable(inside)
+    if chosen_arr.size and all(x in removed_reason for x in chosen_arr.tolist()):
+        strict = inside.copy()
+        strict[chosen_arr] = False
+        removed_reason = removable(strict)
     rem = np.array(sorted(removed_reason), dtype=np.int64)
     cover = _nested_cover(rem, end[rem], n) if rem.size else np.zeros(n, np.int64)
     # Keep only the outermost removed nodes (the others go with them).
