@@ -1,0 +1,103 @@
+"""centrum.render.Renderer: offline local pages, bounded load time, clear errors, ``extra`` functions."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from centrum.render import Renderer, RenderError, collector_path
+from centrum.snapshot import parse_snapshot
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if self.path.startswith("/slow"):
+            time.sleep(8)  # longer than the renderer's load timeout below
+        body = b'<!DOCTYPE html><html><body><p id="t">Rendered before the slow image</p>' \
+               b'<img src="/slow.png"></body></html>' if self.path == "/" else b""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html" if self.path == "/" else "image/png")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def slow_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_load_timeout_is_bounded_and_content_still_collected(slow_server: str) -> None:
+    with Renderer(window=(800, 600), timeout_s=1.5) as r:
+        t0 = time.perf_counter()
+        out = r.render(slow_server)
+        elapsed = time.perf_counter() - t0
+    assert elapsed < 6, f"render took {elapsed:.1f} s despite a 1.5 s load timeout"
+    assert any("load did not finish" in w for w in out.warnings)
+    s = parse_snapshot(out.raw)
+    assert "Rendered before the slow image" in s.texts
+
+
+def test_local_page_is_offline(renderer: Renderer, fixture_server: str, tmp_path: Path) -> None:
+    # A saved page whose stylesheet and image live on a (reachable!) server: both must be blocked.
+    (tmp_path / "local.css").write_text("#box { position: absolute; left: 33px; top: 44px; width: 55px; height: 66px }")
+    page = tmp_path / "saved.html"
+    page.write_text(f"""<!DOCTYPE html><html><head>
+        <link rel="stylesheet" href="local.css">
+        <link rel="stylesheet" href="{fixture_server}remote.css">
+        </head><body><div id="box">x</div><img src="{fixture_server}sample/none.png"></body></html>""")
+    out = renderer.render(page)
+    assert out.blocked == 2
+    assert out.stylesheets == {"loaded": 1, "failed": 1}
+    assert out.raw["page"]["stylesheets"] == {"loaded": 1, "failed": 1}
+    s = parse_snapshot(out.raw)
+    box = int(np.nonzero(s.attr("id") == "box")[0][0])
+    assert s.box[box].tolist() == [33, 44, 55, 66]  # the local stylesheet did load
+    assert s.page.url == page.resolve().as_uri()
+
+
+def test_one_browser_many_pages(renderer: Renderer, fixture_server: str) -> None:
+    titles = [parse_snapshot(renderer.render(fixture_server + f"pages/{n}.html", source=False).raw).page.title
+              for n in ("rtl", "cjk", "boxes", "rtl")]
+    assert titles[2] == "Boxes" and titles[0] == titles[3] and titles[1] == "港町の新しい図書館"
+
+
+def test_extra_functions_run_in_the_page(renderer: Renderer, fixture_server: str) -> None:
+    out = renderer.render(fixture_server + "pages/boxes.html", extra={
+        "title": "() => document.title",
+        "script_ran": "() => window.pageScriptRan",
+        "boom": "() => { throw new Error('kaput') }",
+    })
+    assert out.extra["title"] == "Boxes" and out.extra["script_ran"] is True
+    assert out.extra["boom"] is None and "kaput" in out.errors["boom"]
+    assert {"load", "collect", "collect_in_page", "total"} <= set(out.timing)
+
+
+def test_clear_errors(renderer: Renderer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(RenderError, match="no such file"):
+        renderer.render("/nonexistent/page.html")
+    with pytest.raises(RenderError, match="could not load"):
+        renderer.render("http://127.0.0.1:1/")
+    monkeypatch.setenv("CENTRUM_COLLECTOR", "/nonexistent/collect.js")
+    assert collector_path() == Path("/nonexistent/collect.js")
+    with pytest.raises(RenderError, match="collector script not found"):
+        Renderer()
+    monkeypatch.setenv("CENTRUM_CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("CENTRUM_COLLECTOR")
+    with pytest.raises(RenderError, match="CENTRUM_CHROMIUM"):
+        Renderer().start()
