@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
             "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
             "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
+            "algorithms_run": runnable_algos, "peers_run": runnable_peers,
             "command": "centrum " + " ".join(shlex.quote(a) for a in sys.argv[1:])}
     out = Path(args.out)
     summary = write_all(out, pages, extractors, info)
