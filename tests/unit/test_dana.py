@@ -148,10 +148,25 @@ def test_hyperlink_normalization_on_the_papers_example():
     assert (t, s) == ([13], [34]) and (t2, s2) == ([13], [15])
 
 
-def test_link_normalization_keeps_collector_ids_and_handles_short_and_nested_anchors():
-    out = dana.normalize_links(b'<a href="/a" data-cx="7">Hi</a> <A HREF=x><b>Longer text</b></A>')
-    # "Hi": LT = 2 < 5, no placeholder; "Longer text": LT = 11, placeholder of 6 (a space and five x).
-    assert out == b'<a data-cx="7">Hi</a> <a xxxxx><b>Longer text</b></a>'
+def test_link_normalization_handles_short_nested_unclosed_and_non_ascii_anchors():
+    src = ('<a href="/a">Hi</a> <A HREF=x><b>Longer text</b></A> <a>outer <a href=y>z</a> <abbr>q</abbr>'
+           '<a\n href=1>café café é</a> <a href="/never/closed">x').encode()
+    out = dana.normalize_links(src).decode()
+    # "Hi": LT = 2 <= 5, no placeholder. "Longer text": LT = 11 (the <b> tags are not text) -> 6 = " xxxxx".
+    # <a>outer <a href=y>z</a>: the first <a> pairs with the first </a>; LT = len("outer z") = 7 -> 2 = " x"; the
+    # inner <a href=y> is part of the anchor's content and stays. <abbr> is not an anchor. "café café é": 11
+    # characters (not 14 bytes) -> 6. An anchor never closed is left alone.
+    assert out == ('<a>Hi</a> <A xxxxx><b>Longer text</b></A> <a x>outer <a href=y>z</a> <abbr>q</abbr>'
+                   '<a xxxxx>café café é</a> <a href="/never/closed">x')
+
+
+def test_addanag_maps_anchor_ids_into_their_normalized_tags():
+    # Offsets of collector ids inside removed attributes land at the end of the placeholder, inside the same tag.
+    c = np.frombuffer(b'<p><a href="/long/url">Anchor text here</a> tail</p>', dtype=np.uint8)
+    out, remap = dana.normalize_links_array(c)
+    assert out.tobytes() == b"<p><a xxxxxxxxxx>Anchor text here</a> tail</p>"
+    old = np.array([1, 8, 23, 30])  # in <p>, inside the href, at the text, inside the text
+    assert remap(old).tolist() == [1, 16, 17, 24]
 
 
 def test_addanag_keeps_a_link_rich_paragraph_that_danag_loses():
