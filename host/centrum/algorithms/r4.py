@@ -161,6 +161,20 @@ def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndar
     return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
 
 
+def _nonblank(texts: list[str]) -> np.ndarray:
+    """Text nodes holding something besides whitespace (C-level maps: no Python frame per text node)."""
+    m = len(texts)
+    blank = np.fromiter(map(str.isspace, texts), dtype=bool, count=m)
+    empty = np.fromiter(map(len, texts), dtype=np.int64, count=m) == 0
+    return ~(blank | empty)
+
+
+def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
+    """Elements whose tag is one of ``names``, compared on the integer tag codes."""
+    codes = [k for k, t in enumerate(snapshot.tag_names) if t in names]
+    return np.isin(snapshot.tag_code, codes)
+
+
 def _is_block(display: str) -> bool:
     # Same rule as Snapshot.text_of, so that ``text`` matches the text of ``nodes`` when nothing was removed.
     return not display.startswith("inline") and display not in ("contents", "ruby", "none")
@@ -175,7 +189,7 @@ def visible_text_counts(snapshot: Snapshot) -> np.ndarray:
     if snapshot.m == 0:
         return np.zeros(snapshot.n)
     rendered = np.diff(snapshot.text_rect_offsets) > 0
-    nonblank = np.fromiter((bool(t) and not t.isspace() for t in snapshot.texts), dtype=bool, count=snapshot.m)
+    nonblank = _nonblank(snapshot.texts)
     return snapshot.subtree_sum(snapshot.text_per_element((rendered & nonblank).astype(np.float64)))
 
 
@@ -238,7 +252,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     # ---- per-element aggregates (prefix sums over pre-order) -------------------------------------------
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
-    nonblank = np.fromiter((bool(t) and not t.isspace() for t in snapshot.texts), dtype=bool, count=m) & rendered
+    nonblank = _nonblank(snapshot.texts) & rendered
     words = np.zeros(m, dtype=np.float64)
     if m:  # only rendered, non-blank text is worth tokenizing
         counted = np.nonzero(nonblank)[0]
@@ -260,7 +274,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     child_nodes = shown_children + text_children
 
     # ---- rated nodes (section 3.1): non-leaf, not an excluded tag, inside BODY ----------------------------
-    rated_mask = in_body & shown & (child_nodes > 0) & ~np.isin(tags, list(cfg.excluded_tags))
+    rated_mask = in_body & shown & (child_nodes > 0) & ~_tag_in(snapshot, cfg.excluded_tags)
     rated = np.nonzero(rated_mask)[0]
     if rated.size == 0:
         if cfg.visible_only and not shown[body]:
@@ -364,11 +378,11 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         for x in np.nonzero(group)[0]:
             out[int(x)] = f"link group: {int(links_el[x])} links, text ratio {_r(text_ratio[x])}"
         if cfg.remove_link_lists:
-            li = np.nonzero((tags == "li") & shown & eligible)[0]
+            li = np.nonzero(_tag_in(snapshot, ("li",)) & shown & eligible)[0]
             good = (links_el[li] == 1) & (images_el[li] == 0) & (words_el[li] - link_words_el[li] == 0)
             total = np.bincount(parent[li], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
             ok = np.bincount(parent[li[good]], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
-            lists = eligible & np.isin(tags, ["ul", "ol"]) & (total > 0) & (ok == total)
+            lists = eligible & _tag_in(snapshot, ("ul", "ol")) & (total > 0) & (ok == total)
             for x in np.nonzero(lists)[0]:
                 out.setdefault(int(x), f"link list: {int(total[x])} items of one link each")
         return out
