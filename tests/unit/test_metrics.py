@@ -173,3 +173,45 @@ def test_bootstrap_interval() -> None:
     mixed = [score_page(Gold(text="a b c d e"), "a b c d e", fair), score_page(Gold(text="a b c d e"), "", fair)] * 10
     ci = aggregate(mixed)["f1_ci"]
     assert 0.05 < ci < 0.6
+
+
+def test_text_blocks_hand_computed() -> None:
+    from centrum.evaluation.metrics import block_matching
+
+    gold = "first paragraph of the story\nsecond paragraph here"
+    # Predicted: the first gold block, a foreign block (2 tokens), and half of the second gold block.
+    pred = "first paragraph of the story\nShare this\nsecond paragraph"
+    p, r = block_matching(gold, pred, fair)
+    # P: matched predicted tokens: 5 (block 1) + 2 ("second paragraph" occurs in gold) of 9 -> 7/9.
+    assert p == pytest.approx(7 / 9)
+    # R: gold block 1 (5 tokens) is found, gold block 2 (3 tokens) is not contiguous in the prediction -> 5/8.
+    assert r == pytest.approx(5 / 8)
+    # Token boundaries: "para" is not matched inside "paragraph".
+    assert block_matching("paragraph", "para", fair) == (0.0, 0.0)
+    s = score_page(Gold(text=gold), pred, fair)
+    assert s["block_f1"] == pytest.approx(2 * (7 / 9) * (5 / 8) / (7 / 9 + 5 / 8))
+
+
+def _blocks_brute(gold: str, pred: str) -> tuple[float, float]:
+    def blocks(x: str) -> list[list[str]]:
+        return [t for t in (fair(line) for line in x.splitlines()) if t]
+
+    def side(src: list[list[str]], other: list[list[str]]) -> float:
+        total = sum(map(len, src))
+        hay = [t for b in other for t in b]
+        hit = sum(len(b) for b in src if any(hay[i : i + len(b)] == b for i in range(len(hay) - len(b) + 1)))
+        return hit / total if total else 0.0
+
+    g, p = blocks(gold), blocks(pred)
+    return side(p, g), side(g, p)
+
+
+_lines = st.lists(st.lists(st.sampled_from("abc"), max_size=4).map(" ".join), max_size=5).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines, _lines)
+def test_text_blocks_match_brute_force(gold: str, pred: str) -> None:
+    from centrum.evaluation.metrics import block_matching
+
+    assert block_matching(gold, pred, fair) == pytest.approx(_blocks_brute(gold, pred))

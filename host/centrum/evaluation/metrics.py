@@ -11,6 +11,8 @@
   et al. (2001): one big-integer pass per token of the shorter sequence, ``O(n·m/64)`` word operations, so two
   20,000-token texts take milliseconds. Each side is capped at :data:`MAX_LCS_TOKENS` tokens (longer texts are
   truncated and the page is flagged ``lcs_capped``).
+* **Text blocks** (:func:`block_matching`): token-weighted precision/recall of whole lines found contiguously in
+  the other side, for text gold (the shared sets have no node-level gold, so DOM-node F1 is not computed).
 * **Snippets** — trafilatura's ``tests/eval_common.py``: each whitespace-normalised ``with`` snippet found as a
   substring of the whitespace-normalised extraction is a TP (missing: FN), each ``without`` snippet found is an FP
   (absent: TN); over a data set the counts are summed (micro) before P, R, accuracy and F1.
@@ -126,6 +128,69 @@ def f_beta(p: float, r: float, beta: float) -> float:
     return (1 + b2) * p * r / d if d > 0 else 0.0
 
 
+# ---- text blocks -------------------------------------------------------------------------------------------------
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd, so invertible modulo 2**64
+_HASH_BASE_INV = np.uint64(pow(0x9E3779B97F4A7C15, -1, 2**64))
+
+
+def _prefix_hashes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``S`` with ``S[i] = sum_{j<i} ids[j] * inv^j`` and ``pw[i] = base^i`` (all modulo 2**64, numpy wraps), so that
+    ``(S[i+L] - S[i]) * pw[i]`` hashes the window ``ids[i:i+L]`` independently of its position."""
+    n = ids.shape[0]
+    with np.errstate(over="ignore"):
+        inv = np.cumprod(np.full(n, _HASH_BASE_INV, dtype=np.uint64)) * _HASH_BASE  # inv^j, j = 0..n-1
+        pw = np.cumprod(np.full(n + 1, _HASH_BASE, dtype=np.uint64)) * _HASH_BASE_INV  # base^i, i = 0..n
+        s = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(ids.astype(np.uint64) * inv, out=s[1:])
+    return s, pw
+
+
+def _blocks_found(blocks: list[list[str]], other: list[str], vocab: dict[str, int]) -> np.ndarray:
+    """For each block: does its token sequence occur contiguously in ``other``? Rolling hashes, one vectorized
+    pass over ``other`` per distinct block length (O(distinct lengths x len(other)), no per-block substring scan)."""
+    found = np.zeros(len(blocks), dtype=bool)
+    if not blocks or not other:
+        return found
+    o = np.fromiter((vocab.setdefault(t, len(vocab) + 1) for t in other), dtype=np.int64, count=len(other))
+    flat = [t for b in blocks for t in b]
+    f = np.fromiter((vocab.setdefault(t, len(vocab) + 1) for t in flat), dtype=np.int64, count=len(flat))
+    lens = np.fromiter((len(b) for b in blocks), dtype=np.int64, count=len(blocks))
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    sf, pf = _prefix_hashes(f)
+    so, po = _prefix_hashes(o)
+    with np.errstate(over="ignore"):
+        block_hash = (sf[starts + lens] - sf[starts]) * pf[starts]
+        for length in np.unique(lens):
+            if length == 0 or length > o.shape[0]:
+                continue
+            sel = lens == length
+            windows = (so[length:] - so[:-length]) * po[: o.shape[0] - length + 1]
+            # Look the (many) windows up among the (few) block hashes: a binary search each, no sort of windows.
+            bh = np.sort(block_hash[sel])
+            pos = np.minimum(np.searchsorted(bh, windows), bh.shape[0] - 1)
+            found[sel] = np.isin(block_hash[sel], windows[bh[pos] == windows])
+    return found
+
+
+def block_matching(gold: str, pred: str, tokenize: Callable[[str], list[str]]) -> tuple[float, float]:
+    """Token-weighted text-block precision and recall: a block (non-empty line) of one side counts as matched when
+    its whole token sequence occurs contiguously in the other side's tokens; P = matched predicted tokens / all
+    predicted tokens, R = matched gold tokens / all gold tokens. Catches extractors that keep every word of the
+    article but splice in foreign blocks, or drop whole paragraphs, independently of block segmentation."""
+    g = [t for t in (tokenize(line) for line in gold.splitlines()) if t]
+    p = [t for t in (tokenize(line) for line in pred.splitlines()) if t]
+    vocab: dict[str, int] = {}
+
+    def side(src: list[list[str]], other: list[list[str]]) -> float:
+        total = sum(len(b) for b in src)
+        if total == 0:
+            return 0.0
+        found = _blocks_found(src, [t for b in other for t in b], vocab)
+        return float(sum(len(b) for b, ok in zip(src, found, strict=True) if ok)) / total
+
+    return side(p, g), side(g, p)
+
+
 # ---- trafilatura snippets -------------------------------------------------------------------------------------------
 _WS = re.compile(r"\s+")
 
@@ -193,7 +258,12 @@ def score_page(gold: Gold, pred: str | None, tokenize: Callable[[str], list[str]
         lcs = lcs_length(gc, pc)
         lp = lcs / len(pc) if pc else 0.0
         lr = lcs / len(gc) if gc else 0.0
+    if not g and not p:
+        bp = br = 1.0
+    else:
+        bp, br = block_matching(gold.text, pred, tokenize)
     return {"kind": "text", "p": prec, "r": rec, "f1": f1, "aeb_tp": tp, "aeb_fp": fp, "aeb_fn": fn,
+            "block_p": bp, "block_r": br, "block_f1": f_beta(bp, br, 1.0),
             "lcs_p": lp, "lcs_r": lr, "lcs_f1": f_beta(lp, lr, 1.0), "lcs_f05": f_beta(lp, lr, 0.5),
             "lcs_capped": capped, "gold_tokens": len(g), "pred_tokens": len(p)}
 
@@ -238,6 +308,6 @@ def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         out.update(snippet_scores(*sums))
         return out
     out.update(aeb_aggregate([(r["aeb_tp"], r["aeb_fp"], r["aeb_fn"]) for r in rows]))
-    for k in ("lcs_p", "lcs_r", "lcs_f1", "lcs_f05"):
+    for k in ("lcs_p", "lcs_r", "lcs_f1", "lcs_f05", "block_p", "block_r", "block_f1"):
         out[k] = float(np.mean([r[k] for r in rows]))
     return out

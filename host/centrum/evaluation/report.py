@@ -22,7 +22,8 @@ from .metrics import aggregate
 
 SPLITS = ("all", "styled", "unstyled")
 CSV_FIELDS = ["dataset", "id", "language", "render_class", "bytes", "elements", "render_ms", "extractor", "failure",
-              "error", "ms", "kind", "p", "r", "f1", "acc", "lcs_p", "lcs_r", "lcs_f1", "lcs_f05", "aeb_tp", "aeb_fp",
+              "error", "ms", "kind", "p", "r", "f1", "acc", "lcs_p", "lcs_r", "lcs_f1", "lcs_f05", "block_p", "block_r",
+              "block_f1", "aeb_tp", "aeb_fp",
               "aeb_fn", "sn_tp", "sn_fp", "sn_fn", "sn_tn", "gold_tokens", "pred_tokens", "lcs_capped"]
 
 
@@ -130,8 +131,9 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
         "std over 1000 bootstrap resamples of the pages, as evaluate.py); "
         "snippet gold (trafilatura-eval) — trafilatura's snippet counts summed over pages. **mean_f1** = plain "
         "mean of per-page F1 with every failure or empty answer counted as 0. **LCS** = token LCS P/R/F1/F0.5 "
-        "(GCE/DANA papers), per-page mean, text gold only. Render classes: styled = at least one external "
-        "stylesheet loaded and none failed; unstyled = otherwise.", "",
+        "(GCE/DANA papers), per-page mean, text gold only. **Text-block F1**: token-weighted share of whole lines "
+        "found contiguously in the other side (per-page mean, text gold only). Render classes: styled = at least "
+        "one external stylesheet loaded and none failed; unstyled = otherwise.", "",
     ]
     best = info.get("best") or {}
     if best:
@@ -147,7 +149,7 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
         parts += [f"## {title}", ""]
         for key, label in (("f1", "F1"), ("precision", "Precision"), ("recall", "Recall"),
                            ("mean_f1", "Mean per-page F1 (failures = 0)"), ("lcs_f1", "LCS F1"),
-                           ("lcs_f05", "LCS F0.5")):
+                           ("lcs_f05", "LCS F0.5"), ("block_f1", "Text-block F1")):
             parts += [f"### {label} ({split})", "", metric_table(summary, split, extractors, key), ""]
         parts += [f"### Per language: mean per-page F1 ({split})", "",
                   language_table(summary, split, extractors), ""]
