@@ -237,6 +237,13 @@ class Snapshot:
         return c[self.text_rect_offsets[1:]] - c[self.text_rect_offsets[:-1]]
 
     @cached_property
+    def text_words(self) -> np.ndarray:
+        """Script-fair token count of each text node (``centrum.textmetrics``), computed once per snapshot."""
+        from .textmetrics import count_words_many
+
+        return count_words_many(self.texts)
+
+    @cached_property
     def text_len(self) -> np.ndarray:
         return np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.m)
 

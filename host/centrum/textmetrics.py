@@ -3,33 +3,73 @@
 Spaced scripts (Latin, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Hangul, ...) are split on whitespace and
 punctuation. Scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Tibetan) count one
 token per character, the usual convention of CJK evaluation (character-level F1), so that a Japanese page is not
-"one word" long. Algorithms (R4 word ratio, zoning token counts) and the evaluation share these functions so that
-"a word" means the same everywhere.
+"one word" long. Combining marks (Devanagari vowel signs, Arabic harakat, accents) belong to their word: Python's
+``\\w`` alone would split "समिति" into pieces. Algorithms (R4 word ratio, zoning token counts) and the evaluation
+share these functions so that "a word" means the same everywhere.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 
-# Unspaced scripts: one token per character.
-_UNSPACED = (
-    "\u0e00-\u0e7f"  # Thai
-    "\u0e80-\u0eff"  # Lao
-    "\u0f00-\u0fff"  # Tibetan
-    "\u1000-\u109f"  # Myanmar
-    "\u1780-\u17ff"  # Khmer
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uff66-\uff9f"  # half-width Katakana
-    "\U00020000-\U0002fa1f"  # CJK extensions B-F, compatibility supplement
-)
-_TOKEN = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}\W]+(?:['’.\-][^\s{_UNSPACED}\W]+)*", re.UNICODE)
-_UNSPACED_CHAR = re.compile(rf"[{_UNSPACED}]")
+# Unspaced scripts: one token per character, as (first, last) code points.
+_UNSPACED_RANGES = [
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x0F00, 0x0FFF),  # Tibetan
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x20000, 0x2FA1F),  # CJK extensions B-F, compatibility supplement
+]
+_UNSPACED = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _UNSPACED_RANGES)
+_JOINERS = "'’.-"  # "It's", "e.g", "well-known" stay one token when a word character follows
+
+OTHER, WORD, UNSPACED, JOINER = 0, 1, 2, 3
+
+
+@functools.cache
+def _bmp_table() -> np.ndarray:
+    """Class of every BMP code point (built once, ~40 ms)."""
+    table = np.zeros(0x10000, dtype=np.uint8)
+    for c in range(0x10000):
+        ch = chr(c)
+        if ch.isalnum() or ch == "_" or unicodedata.category(ch)[0] == "M":
+            table[c] = WORD
+    for a, b in _UNSPACED_RANGES:
+        if a < 0x10000:
+            # Thai/Lao/Khmer/Myanmar vowel signs are marks but still one token per character in these scripts.
+            table[a: b + 1] = UNSPACED
+    for ch in _JOINERS:
+        table[ord(ch)] = JOINER
+    return table
+
+
+@functools.cache
+def _token_regex() -> re.Pattern[str]:
+    table = _bmp_table()
+    marks = np.nonzero(table == WORD)[0]
+    # Characters that are word characters for us but not for ``\w`` (combining marks), as a class of ranges.
+    extra = [c for c in marks.tolist() if not re.match(r"\w", chr(c))]
+    ranges: list[str] = []
+    for c in extra:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1] = (ranges[-1][0], c)  # type: ignore[assignment]
+        else:
+            ranges.append((c, c))  # type: ignore[arg-type]
+    mark_class = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)  # type: ignore[misc]
+    word = rf"(?:[^\s{_UNSPACED}\W]|[{mark_class}])"
+    joiner = "[" + re.escape(_JOINERS) + "]"
+    return re.compile(rf"[{_UNSPACED}]|{word}+(?:{joiner}{word}+)*", re.UNICODE)
 
 
 def tokens(text: str) -> list[str]:
@@ -37,19 +77,57 @@ def tokens(text: str) -> list[str]:
 
     Punctuation is dropped; digits count as words. ``tokens("日本語 text, ok")`` → ``['日', '本', '語', 'text', 'ok']``.
     """
-    return _TOKEN.findall(text)
+    return _token_regex().findall(text)
 
 
 def count_words(text: str) -> int:
     """Number of :func:`tokens` in ``text``."""
-    return len(_TOKEN.findall(text))
+    return int(count_words_many([text])[0])
+
+
+def char_classes(codes: np.ndarray) -> np.ndarray:
+    """Class (OTHER, WORD, UNSPACED, JOINER) of each code point in a uint32 array."""
+    table = _bmp_table()
+    cls = np.empty(codes.shape[0], dtype=np.uint8)
+    bmp = codes < 0x10000
+    cls[bmp] = table[codes[bmp]]
+    astral = codes[~bmp]
+    if astral.size:
+        # Outside the BMP: CJK extensions are unspaced; everything else (historic scripts, emoji) a word char
+        # unless it is an emoji/symbol plane character, which we count as other.
+        a_cls = np.where((astral >= 0x20000) & (astral <= 0x2FA1F), UNSPACED,
+                         np.where((astral >= 0x1F000) & (astral <= 0x1FAFF), OTHER, WORD))
+        cls[~bmp] = a_cls
+    return cls
 
 
 def count_words_many(texts: Sequence[str]) -> np.ndarray:
-    """Word counts of many texts as an int64 array (one regex pass per text; no per-word Python work)."""
-    return np.fromiter((len(_TOKEN.findall(t)) for t in texts), dtype=np.int64, count=len(texts))
+    """Token counts of many texts as an int64 array, in one vectorized pass over all their characters.
+
+    Equals ``[len(tokens(t)) for t in texts]``: a token starts at an unspaced character, or at a word character whose
+    predecessor is neither a word character nor a joiner that follows a word character.
+    """
+    m = len(texts)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    joined = "\x00".join(texts)  # the separator is class OTHER: no token spans two texts
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    cls = char_classes(codes)
+    word = cls == WORD
+    prev_word = np.zeros_like(word)
+    prev_word[1:] = word[:-1]
+    bridged = np.zeros_like(word)
+    bridged[2:] = (cls[1:-1] == JOINER) & word[:-2]
+    starts = (word & ~prev_word & ~bridged) | (cls == UNSPACED)
+    # Per-text sums: text k occupies [off[k], off[k] + len(texts[k])) in the joined string.
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=m)
+    off = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=off[1:])
+    c = np.zeros(codes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(starts, out=c[1:])
+    return c[off[:-1] + lengths] - c[off[:-1]]
 
 
 def is_unspaced(ch: str) -> bool:
     """True when ``ch`` belongs to a script written without spaces between words."""
-    return bool(_UNSPACED_CHAR.match(ch))
+    return any(a <= ord(ch) <= b for a, b in _UNSPACED_RANGES)

@@ -142,7 +142,7 @@ def test_selection_takes_best_words_per_tag_with_its_cset_siblings():
         E("div", W, [E("p", W, [words(9)])], name="not_in_cset"),
     ]), E("div", W, [E("p", W, [words(30)])], name="far")))                        # 30 / 2, other parent
     s, ids = b.snapshot, b.ids
-    ratio = s.subtree_sum(s.text_per_element(r4.count_words_many(s.texts).astype(float))) / (
+    ratio = s.subtree_sum(s.text_per_element(s.text_words.astype(float))) / (
         s.subtree_end - range(s.n))
     best, chosen = r4.select(s, [ids["far"], ids["a"], ids["b"]], ratio)
     assert best == [ids["a"]]
@@ -156,7 +156,7 @@ def test_selection_ties_select_all_and_nested_picks_collapse():
         E("div", W, [E("p", W, [words(3)])], name="z"),
     ))
     s, ids = b.snapshot, b.ids
-    ratio = s.subtree_sum(s.text_per_element(r4.count_words_many(s.texts).astype(float))) / (
+    ratio = s.subtree_sum(s.text_per_element(s.text_words.astype(float))) / (
         s.subtree_end - range(s.n))
     best, chosen = r4.select(s, [ids["z"], ids["x"], ids["y"]], ratio)
     # x and y tie at 20 words / 2 tags; z is x's sibling (same parent BODY) so it comes along.

@@ -18,3 +18,15 @@ def test_unspaced_scripts_count_characters():
 def test_count_words_many_matches_count_words():
     texts = ["one two", "", "日本 and 中文", "  "]
     assert count_words_many(texts).tolist() == [count_words(t) for t in texts] == [2, 0, 5, 0]
+
+
+def test_combining_marks_stay_in_their_word():
+    # Devanagari vowel signs and Arabic harakat are combining marks, not word boundaries.
+    assert tokens("समिति ने पूरे क्षेत्र") == ["समिति", "ने", "पूरे", "क्षेत्र"]
+    assert tokens("مَرْحَبًا بِكُم") == ["مَرْحَبًا", "بِكُم"]
+
+
+def test_joiners_and_vectorized_count_agree_with_tokens():
+    texts = ["It's e.g. well-known", "a..b", "x-", "-y", "'q'", "😀 ok", "x_y", "Ölçü", "a\x00b"]
+    assert tokens(texts[0]) == ["It's", "e.g", "well-known"]
+    assert count_words_many(texts).tolist() == [len(tokens(t)) for t in texts]

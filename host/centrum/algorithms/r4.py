@@ -32,7 +32,6 @@ import numpy as np
 
 from ..result import Candidate, Result
 from ..snapshot import IMAGE, IN_FRAME, Snapshot
-from ..textmetrics import count_words_many
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
 _DEBUG_CAP = 1000
@@ -253,10 +252,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
     nonblank = _nonblank(snapshot.texts) & rendered
-    words = np.zeros(m, dtype=np.float64)
-    if m:  # only rendered, non-blank text is worth tokenizing
-        counted = np.nonzero(nonblank)[0]
-        words[counted] = count_words_many([snapshot.texts[t] for t in counted.tolist()])
+    # Token counts are shared by every algorithm through the snapshot; only rendered, non-blank text counts here.
+    words = np.where(nonblank, snapshot.text_words, 0).astype(np.float64) if m else np.zeros(0)
     is_link = snapshot.is_link & shown
     links = np.nonzero(is_link)[0]
     in_link_el = _nested_cover(links, end[links], n) > 0
