@@ -81,8 +81,8 @@ def tokens(text: str) -> list[str]:
 
 
 def count_words(text: str) -> int:
-    """Number of :func:`tokens` in ``text``."""
-    return int(count_words_many([text])[0])
+    """Number of :func:`tokens` in ``text`` (one short text: the regex is cheaper than a numpy pass)."""
+    return len(_token_regex().findall(text))
 
 
 def char_classes(codes: np.ndarray) -> np.ndarray:
