@@ -35,6 +35,7 @@
   const nodeTypeGet = desc(NP, "nodeType").get;
   const dataGet = desc(CharacterData.prototype, "data").get;
   const contentDocumentGet = desc(HTMLIFrameElement.prototype, "contentDocument").get;
+  const frameDocumentGet = desc(HTMLFrameElement.prototype, "contentDocument").get;  // <frameset> pages
   const innerHTMLGet = desc(EP, "innerHTML").get;
   const sheetGet = desc(HTMLLinkElement.prototype, "sheet").get;
   const NATIVE = [
@@ -316,7 +317,7 @@
       if (tname === "iframe" || tname === "frame") {
         let doc = null;
         try {
-          doc = contentDocumentGet.call(node);
+          doc = (tname === "iframe" ? contentDocumentGet : frameDocumentGet).call(node);
         } catch (e) {
           doc = null;
         }
