@@ -1,0 +1,316 @@
+"""The extension in Debian's Chromium, end to end: toolbar button -> collect.js -> native host process started by the
+browser -> highlight -> reader view -> restore, and host errors shown on the page.
+
+The button is pressed through the DevTools protocol's ``Extensions.triggerAction`` on the tab: the same path as a
+click on the toolbar icon (it grants activeTab), so the extension runs exactly as shipped, with no host permission
+added. Chromium is started by the test with ``--user-data-dir`` (so ``centrum install-host --user-data-dir`` puts
+the host manifest where that Chromium reads it) and Playwright attaches over CDP.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, CDPSession, Page, Playwright
+
+from centrum.hostinstall import EXTENSION_ID
+
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "extension"
+
+ARTICLE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Harbour news</title>
+<style>body { font: 16px sans-serif; margin: 0 } nav, footer { padding: 10px } .wrap { display: flex }
+article { width: 700px; padding: 20px } aside { width: 300px }</style></head><body>
+<nav><a href="/">Home</a> <a href="/sport">Sport</a> <a href="/weather">Weather</a></nav>
+<div class="wrap">
+<article id="story"><h1>The harbour reopens</h1>
+<p>After two years of works the old harbour reopened on Saturday, with
+<a href="javascript:window.__pwned = 1">a hostile link</a> and <b onclick="window.__pwned = 2">bold text</b>.</p>
+<script>window.__scriptRuns = (window.__scriptRuns || 0) + 1;</script>
+<iframe srcdoc="<p>framed</p>"></iframe>
+<p>Fishermen were the first to moor their boats in the renovated basin.</p>
+<p hidden>Hidden teaser text.</p>
+</article>
+<aside id="side">Most read: a sidebar list.</aside>
+</div>
+<footer id="foot">Footer, copyright and contact.</footer>
+</body></html>"""
+
+NO_MARKUP = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Plain</title></head><body>
+<div id="content"><p>A page without main or article elements.</p></div></body></html>"""
+
+PAGES = {"/article.html": ARTICLE, "/plain.html": NO_MARKUP}
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        body = PAGES.get(self.path.split("?")[0])
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write((body or "not found").encode())
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _chromium() -> str:
+    # Same lookup as tests/conftest.py's chromium_path (not importable by name: tests/e2e has its own conftest).
+    for candidate in (os.environ.get("CENTRUM_CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.fail("Chromium not found: apt-get install chromium, or set CENTRUM_CHROMIUM")
+
+
+@dataclass
+class Session:
+    browser: Browser
+    cdp: CDPSession
+    home: Path  # CENTRUM_HOME of the host the browser starts (host.log lands here)
+    user_data_dir: Path
+    logs: list[str]  # the extension's console output (shown when an assertion fails)
+
+    def open(self, url: str) -> Page:
+        # One tab, navigated per test (as a person would): the window's first tab is the active one.
+        context = self.browser.contexts[0]
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(url)
+        return page
+
+    def press(self, page: Page) -> None:
+        """Press the toolbar button on ``page``'s tab (what a click on the icon does)."""
+        page.bring_to_front()  # a click on the icon acts on the active tab; activeTab is granted for that one
+        tabs = self.cdp.send("Target.getTargets", {"filter": [{"type": "tab"}]})["targetInfos"]
+        matches = [t["targetId"] for t in tabs if t["url"] == page.url]
+        assert matches, f"no tab target for {page.url}: {tabs}"
+        self.cdp.send("Extensions.triggerAction", {"id": EXTENSION_ID, "targetId": matches[-1]})
+
+    def set_storage(self, values: dict[str, Any]) -> None:
+        """Write the extension's settings (what the options/debugger panel would do) from its service worker."""
+        context = self.browser.contexts[0]
+        workers = [w for w in context.service_workers if EXTENSION_ID in w.url]
+        if not workers:
+            workers = [context.wait_for_event("serviceworker", timeout=10_000)]
+        workers[0].evaluate("(v) => chrome.storage.local.set(v)", values)
+
+
+def launch(p: Playwright, user_data_dir: Path, home: Path) -> Iterator[Session]:
+    port = _free_port()
+    env = {**os.environ, "CENTRUM_HOME": str(home)}
+    log = open(user_data_dir.parent / f"{user_data_dir.name}-chromium.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([
+        _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        f"--remote-debugging-port={port}", f"--user-data-dir={user_data_dir}",
+        f"--disable-extensions-except={EXTENSION}", f"--load-extension={EXTENSION}",
+        # Lets the DevTools protocol press the extension's action (Extensions.triggerAction).
+        "--enable-unsafe-extension-debugging", "about:blank",
+    ], stdout=log, stderr=log, env=env)
+    try:
+        browser = None
+        for _ in range(100):  # Chromium needs a moment before its DevTools endpoint answers
+            try:
+                browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+                break
+            except Exception:
+                if proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        assert browser is not None, "Chromium's DevTools endpoint did not come up"
+        try:
+            cdp = browser.new_browser_cdp_session()
+            ids = [e["id"] for e in cdp.send("Extensions.getExtensions")["extensions"]]
+            assert EXTENSION_ID in ids, f"extension not loaded with its fixed id: {ids}"
+            session = Session(browser, cdp, home, user_data_dir, [])
+            context = browser.contexts[0]
+
+            def watch(worker: Any) -> None:
+                worker.on("console", lambda m: session.logs.append(f"{m.type}: {m.text}"))
+
+            for worker in context.service_workers:
+                watch(worker)
+            context.on("serviceworker", watch)
+            yield session
+        finally:
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def install_host(user_data_dir: Path, home: Path) -> None:
+    env = {**os.environ, "CENTRUM_HOME": str(home)}
+    out = subprocess.run([sys.executable, "-m", "centrum.cli", "install-host", "--browser", "chromium",
+                          "--user-data-dir", str(user_data_dir)], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((user_data_dir / "NativeMessagingHosts" / "org.centrum.host.json").read_text())
+    assert manifest["allowed_origins"] == [f"chrome-extension://{EXTENSION_ID}/"]
+
+
+@pytest.fixture(scope="module")
+def chromium(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    base = tmp_path_factory.mktemp("chromium-ext")
+    user_data_dir, home = base / "profile", base / "centrum-home"
+    user_data_dir.mkdir()
+    install_host(user_data_dir, home)
+    yield from launch(playwright, user_data_dir, home)
+
+
+def stage(page: Page) -> str | None:
+    return page.evaluate("() => document.documentElement.getAttribute('data-centrum-stage')")
+
+
+def toast(page: Page) -> dict[str, Any] | None:
+    return page.evaluate("""() => {
+        const box = document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.toast');
+        if (!box) return null;
+        const r = box.getBoundingClientRect();
+        return {text: box.textContent, role: box.getAttribute('role'), visible: r.width > 0 && r.height > 0,
+                display: getComputedStyle(box).display};
+    }""")
+
+
+def wait_toast(page: Page, needle: str, timeout_s: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        t = toast(page)
+        if t and needle in t["text"]:
+            return t
+        time.sleep(0.1)
+    raise AssertionError(f"no message containing {needle!r} on the page; last: {toast(page)}; "
+                         f"tab: {page.url}")
+
+
+def wait_stage(session: Session, page: Page, expected: str) -> None:
+    try:
+        page.wait_for_function(f"() => document.documentElement.getAttribute('data-centrum-stage') === '{expected}'",
+                               timeout=30_000)
+    except Exception as e:
+        raise AssertionError(f"stage never became {expected!r}; toast {toast(page)}; "
+                             f"extension log {session.logs}") from e
+
+
+def test_button_highlight_reader_restore(chromium: Session, server: str) -> None:
+    page = chromium.open(f"{server}/article.html")
+    before = page.evaluate("() => document.documentElement.outerHTML")
+    scripts_before = page.evaluate("() => window.__scriptRuns")
+
+    # 1st press: collect -> host (started by the browser) -> highlight <article>.
+    chromium.press(page)
+    wait_stage(chromium, page, "highlight")
+    marked = page.evaluate("() => [...document.querySelectorAll('[data-centrum-main]')].map(e => e.id)")
+    assert marked == ["story"]
+    styles = page.evaluate("""() => {
+        const s = (id) => getComputedStyle(document.getElementById(id));
+        return {outline: s('story').outlineStyle, outlineWidth: s('story').outlineWidth,
+                story: s('story').opacity, side: s('side').opacity, foot: s('foot').opacity};
+    }""")
+    assert styles["outline"] == "solid" and styles["outlineWidth"] == "4px"
+    assert styles["story"] == "1"
+    assert float(styles["side"]) < 0.5 and float(styles["foot"]) < 0.5  # the rest is dimmed
+    wait_toast(page, "main content outlined")
+
+    # The host really ran as a separate process started by Chromium for this extension.
+    log = (chromium.home / "host.log").read_text()
+    assert f"chrome-extension://{EXTENSION_ID}/" in log and "extract ok" in log
+
+    # 2nd press: reader view with the article's text, sanitized.
+    chromium.press(page)
+    wait_stage(chromium, page, "reader")
+    reader = page.evaluate("""() => {
+        const r = document.querySelector('centrum-ui').shadowRoot.querySelector('.reader');
+        const b = r.getBoundingClientRect();
+        return {text: r.innerText, html: r.innerHTML, w: b.width, h: b.height, vw: innerWidth, vh: innerHeight,
+                links: [...r.querySelectorAll('a')].map(a => a.getAttribute('href'))};
+    }""")
+    assert "The harbour reopens" in reader["text"]
+    assert "Fishermen were the first to moor" in reader["text"]
+    assert "sidebar" not in reader["text"] and "Footer" not in reader["text"]
+    assert "Hidden teaser" not in reader["text"]
+    for bad in ("<script", "onclick", "javascript:", "<iframe", "srcdoc", "style="):
+        assert bad not in reader["html"], bad
+    assert reader["links"] == [None]  # the javascript: link keeps its text but loses its href
+    assert reader["w"] >= reader["vw"] - 20 and reader["h"] >= reader["vh"] - 20  # covers the viewport
+    assert page.evaluate("() => [window.__pwned, window.__scriptRuns]") == [None, scripts_before]
+
+    # 3rd press: the page is exactly as before.
+    chromium.press(page)
+    page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
+    assert stage(page) is None
+    assert page.evaluate("() => document.documentElement.outerHTML") == before
+    assert page.evaluate("() => getComputedStyle(document.getElementById('side')).opacity") == "1"
+
+    # And the cycle starts again.
+    chromium.press(page)
+    wait_stage(chromium, page, "highlight")
+
+
+def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None:
+    chromium.set_storage({"algorithm": "no-such-algorithm"})
+    try:
+        page = chromium.open(f"{server}/article.html")
+        chromium.press(page)
+        shown = wait_toast(page, "E_UNKNOWN_ALGORITHM")
+        assert shown["role"] == "alert" and shown["visible"]
+        assert "no-such-algorithm" in shown["text"]
+        assert stage(page) is None  # nothing highlighted
+    finally:
+        chromium.set_storage({"algorithm": ""})
+    # The next press (same host process) works.
+    chromium.press(page)
+    wait_stage(chromium, page, "highlight")
+
+
+def test_no_main_content_message(chromium: Session, server: str) -> None:
+    page = chromium.open(f"{server}/plain.html")
+    chromium.press(page)
+    shown = wait_toast(page, "found no main content")
+    assert shown["visible"] and "<main>" in shown["text"]  # the semantic baseline's own reason
+
+
+def test_host_missing_is_shown(playwright: Playwright, tmp_path: Path, server: str) -> None:
+    user_data_dir, home = tmp_path / "profile", tmp_path / "home"
+    user_data_dir.mkdir()
+    for session in launch(playwright, user_data_dir, home):  # no install-host: the manifest is absent
+        page = session.open(f"{server}/article.html")
+        session.press(page)
+        shown = wait_toast(page, "E_HOST_MISSING")
+        assert "centrum install-host" in shown["text"] and shown["role"] == "alert"
+        # Installing the host while the browser runs: the next press connects.
+        install_host(user_data_dir, home)
+        session.press(page)
+        wait_stage(session, page, "highlight")
