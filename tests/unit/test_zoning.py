@@ -338,3 +338,50 @@ def test_the_documents_body_is_the_root_not_a_nested_one():
     ]))
     r = run(b)
     assert r.debug["root_element"] == b.ids["body"] and r.nodes == [b.ids["body"]]
+
+
+# ---- property: any well-formed page ------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TAGS = ["div", "p", "span", "a", "br", "hr", "td", "li", "section", "b"]
+_DISPLAYS = [None, "block", "inline", "none", "flex", "table-cell", "inline-block", "contents", "grid"]
+_TEXTS = [EN, ZH, AR, HI, TH, "Home", "", "  ", "x. y. z.", "\x00\x01\x02 control. Marks here too."]
+
+
+@st.composite
+def _trees(draw: Any, depth: int = 0) -> E:
+    x, y = draw(st.integers(-200, 1500)), draw(st.integers(-100, 3000))
+    w, h = draw(st.integers(0, 1200)), draw(st.integers(0, 400))
+    kids: list[E | T] = []
+    for _ in range(draw(st.integers(0, 4 if depth < 5 else 0))):
+        if draw(st.booleans()):
+            kids.append(T(draw(st.sampled_from(_TEXTS))))
+        else:
+            kids.append(draw(_trees(depth + 1)))
+    return E(draw(st.sampled_from(_TAGS)), (x, y, w, h), kids, display=draw(st.sampled_from(_DISPLAYS)),
+             opacity=draw(st.sampled_from([1.0, 1.0, 0.0])))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_trees(), min_size=0, max_size=4), st.booleans(), st.sampled_from(["script", "verb"]))
+def test_any_well_formed_page_gives_consistent_zones(children: list[E], collapse: bool, test: str):
+    b = build(page(*children))
+    snap = b.snapshot
+    r = run(b, collapse=collapse, sentence_test=test)
+    if not r.nodes:
+        assert r.message
+        return
+    zs = zones_of(r)
+    assert all(z["parent"] < z["id"] for z in zs)
+    # Covering roots: sorted, none inside another.
+    assert r.nodes == sorted(set(r.nodes))
+    assert all(not snap.is_ancestor(a, d) for a in r.nodes for d in r.nodes if a != d)
+    # Leaf zone scores add up to the root's; the chosen text is part of the page text.
+    if not r.debug["zones_trimmed"]:
+        assert np.isclose(r.debug["total_score"], sum(z["score"] for z in zs if z["leaf"]))
+    from centrum.textmetrics import count_words
+    assert count_words(r.text or "") <= sum(count_words(t) for t in snap.texts)
+    path = r.debug["path"]
+    assert path[0]["column"] == 0 and all(0 <= p["fraction"] <= 1 + 1e-9 for p in path)

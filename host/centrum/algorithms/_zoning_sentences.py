@@ -24,8 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..textmetrics import _TOKEN as _TOKEN_RE  # the shared tokenizer's pattern, for the one-pass marker counting
-from ..textmetrics import count_words
+from ..textmetrics import count_words, count_words_many
 
 # Latin-style terminators end a sentence only before whitespace / end (so "3.5", "e.g.x" and URLs do not split);
 # closing quotes and brackets may follow the mark.
@@ -60,40 +59,39 @@ def count_script_sentences(text: str, min_words: int) -> int:
 
 
 # Control characters used as markers in the vectorized pass (removed from the page text first).
-_TOK, _SENT, _SEG = "\x00", "\x01", "\x02"
-_CTRL = str.maketrans({_TOK: " ", _SENT: " ", _SEG: " "})
+_SENT, _SEG = "\x01", "\x02"
+_CTRL = str.maketrans({"\x00": " ", _SENT: " ", _SEG: " "})
+_MARKS = re.compile("[\x01\x02]")
 
 
 def segment_stats(parts: list[str], ends: np.ndarray, min_words: int) -> tuple[np.ndarray, np.ndarray,
                                                                              np.ndarray, list[str]]:
-    """Token and sentence counts of many segments (leaf zones) in two regex passes over one string.
+    """Token and sentence counts of many segments (leaf zones) without Python work per segment or sentence.
 
     ``parts`` are text pieces in order; ``ends[i]`` says piece ``i`` is the last of its segment (pieces of one
     segment are joined by a space). Returns per segment: tokens, sentences with >= ``min_words`` tokens,
     sentences with >= 1 token, and the segment texts. Same splitting as :func:`sentences` and the same tokens as
-    :func:`centrum.textmetrics.count_words`: sentence ends and tokens are replaced by marker characters and the
-    markers are counted with numpy, so no Python work is done per sentence or per token.
+    :func:`centrum.textmetrics.count_words`: one regex pass marks every sentence end (a terminator and its spaces
+    hold no token, so the mark replaces them), the marked string is split at the marks, and the sentences are
+    counted in one :func:`count_words_many` call.
     """
     raw = "".join(parts)
-    if _TOK in raw or _SENT in raw or _SEG in raw:  # rare: page text holding our marker characters
+    if "\x00" in raw or _SENT in raw or _SEG in raw:  # rare: page text holding our marker characters
         parts = [p.translate(_CTRL) for p in parts]
-    seps = np.where(ends, _SEG, " ").tolist()
-    big = "".join(p + sep for p, sep in zip(parts, seps, strict=True))
-    # A sentence end (terminator + spaces) holds no token, so it can be replaced by its marker outright.
-    marked = _TOKEN_RE.sub(_TOK, _SPLIT.sub(_SENT, big))
-    codes = np.frombuffer(marked.encode("utf-32-le"), dtype=np.uint32)
-    codes = codes[codes <= 2]
-    is_tok = codes == 0
-    is_end = codes >= 1
-    is_seg = codes == 2
-    seg_idx = np.cumsum(is_seg) - is_seg  # a segment marker belongs to the segment it closes
-    sent_idx = np.cumsum(is_end) - is_end
+    seq: list[str] = [""] * (2 * len(parts))
+    seq[0::2] = parts
+    seq[1::2] = np.where(ends, _SEG, " ").tolist()
+    big = "".join(seq)
+    marked = _SPLIT.sub(_SENT, big)
+    pieces = _MARKS.split(marked)  # piece k is closed by mark k; the piece after the last mark is empty
+    marks = np.frombuffer("".join(_MARKS.findall(marked)).encode("utf-32-le"), dtype=np.uint32)
+    is_seg = marks == ord(_SEG)
+    seg_of = np.cumsum(is_seg) - is_seg
     nseg = int(is_seg.sum())
-    words = np.bincount(seg_idx[is_tok], minlength=nseg)
-    sent_tokens = np.bincount(sent_idx[is_tok], minlength=int(is_end.sum()))
-    sent_seg = seg_idx[is_end]
-    long_sent = np.bincount(sent_seg[sent_tokens >= min_words], minlength=nseg)
-    any_sent = np.bincount(sent_seg[sent_tokens >= 1], minlength=nseg)
+    tok = count_words_many(pieces[:-1])
+    words = np.bincount(seg_of, weights=tok, minlength=nseg).astype(np.int64)
+    long_sent = np.bincount(seg_of[tok >= min_words], minlength=nseg)
+    any_sent = np.bincount(seg_of[tok >= 1], minlength=nseg)
     return words, long_sent, any_sent, big.split(_SEG)[:nseg]
 
 

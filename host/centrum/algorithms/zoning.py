@@ -406,6 +406,11 @@ def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) ->
     tx = -items[items < 0] - 1
     out[tx] = iz[items < 0]
     out[~cls["sig_text"]] = -1
+    # Only a snapshot whose parents contradict pre-order (the validator cannot see that) paints overlapping ranges;
+    # its sums are no zone ids. Such texts belong to no leaf zone rather than crash the run.
+    bad = (out >= zones.leaf.size) | (out < -1)
+    bad[~bad] = ~zones.leaf[np.maximum(out[~bad], 0)] & (out[~bad] >= 0)
+    out[bad] = -1
     return out
 
 
@@ -625,9 +630,11 @@ def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zon
     if idx.size == 0:
         return ""
     tz = text_zone[idx]
-    seps = np.where(np.r_[False, tz[1:] != tz[:-1]], "\n", " ").tolist()
     texts = snap.texts
-    joined = "".join(sep + texts[t] for sep, t in zip(seps, idx.tolist(), strict=True))
+    seq: list[str] = [""] * (2 * idx.size)
+    seq[0::2] = np.where(np.r_[False, tz[1:] != tz[:-1]], "\n", " ").tolist()
+    seq[1::2] = [texts[t] for t in idx.tolist()]
+    joined = "".join(seq)
     return _SPACES.sub(" ", _AROUND_NL.sub("\n", joined)).strip()
 
 
