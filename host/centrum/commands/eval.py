@@ -9,7 +9,9 @@ Each DATASET_DIR has ``pages/<id>.html``, ``gold/<id>.txt`` (or trafilatura-styl
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -117,24 +119,35 @@ def run(args: argparse.Namespace) -> int:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "workers.log").write_text("", encoding="utf-8")
 
+    # SIGTERM (a stopped CI job, `kill PID`) ends the run like ^C: workers and browsers are stopped, the report of
+    # the finished pages is written.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     t0 = time.perf_counter()
     results: list[dict | None] = [None] * len(items)
     failed_pages = 0
-    with tqdm(total=len(items), unit="page", desc="eval", dynamic_ncols=True) as bar:
-        for index, page in run_pages(items, opts, jobs=args.jobs):
-            if args.save_texts:
-                _save_texts(Path(args.out) / "texts", page)
-            results[index] = page
-            failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
-            bar.set_postfix(render_failed=failed_pages, refresh=False)
-            bar.update(1)
+    interrupted = False
+    # Pages are also appended to pages.jsonl as they finish, so a long run that is stopped keeps its results.
+    with tqdm(total=len(items), unit="page", desc="eval", dynamic_ncols=True) as bar, \
+            (Path(args.out) / "pages.jsonl").open("w", encoding="utf-8") as log:
+        try:
+            for index, page in run_pages(items, opts, jobs=args.jobs):
+                if args.save_texts:
+                    _save_texts(Path(args.out) / "texts", page)
+                results[index] = page
+                log.write(json.dumps(page, default=str) + "\n")
+                log.flush()
+                failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
+                bar.set_postfix(render_failed=failed_pages, refresh=False)
+                bar.update(1)
+        except KeyboardInterrupt:
+            interrupted = True  # the workers are stopped by run_pages; report what is done
     wall = time.perf_counter() - t0
     pages = [p for p in results if p is not None]
     info = {"datasets": [ds.name for ds in datasets], "dataset_dirs": [str(ds.root) for ds in datasets],
             "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
             "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
             "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
-            "algorithms_run": runnable_algos, "peers_run": runnable_peers,
+            "interrupted": interrupted, "algorithms_run": runnable_algos, "peers_run": runnable_peers,
             "command": "centrum " + " ".join(shlex.quote(a) for a in sys.argv[1:])}
     out = Path(args.out)
     summary = write_all(out, pages, extractors, info)
@@ -151,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'extractor':<18} {'mean F1':>8} {'mean per-page F1':>17}")
     for e in ranked:
         print(f"{e:<18} {mean_over_datasets(ds, e, 'f1'):>8.3f} {mean_over_datasets(ds, e, 'mean_f1'):>17.3f}")
+    if interrupted:
+        print(f"centrum eval: interrupted after {len(pages)} of {len(items)} pages; the report covers those",
+              file=sys.stderr)
+        return 130
     return 0
 
 
@@ -161,3 +178,7 @@ def _save_texts(root: Path, page: dict) -> None:
         text = row.pop("text", None)
         if text is not None:
             (folder / f"{row['extractor']}.txt").write_text(text, encoding="utf-8")
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

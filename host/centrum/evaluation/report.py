@@ -122,6 +122,8 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
     r = summary["render"]
     parts = [
         "# Centrum evaluation report", "",
+        *(["**Interrupted**: this report covers only the pages finished before the run was stopped.", ""]
+          if info.get("interrupted") else []),
         f"Data sets: {', '.join(info['datasets'])}. Pages: {r['pages']} (styled {r['styled']}, unstyled "
         f"{r['unstyled']}, render failed {r['render_failed']}; snapshots from cache: {r['from_cache']}). "
         f"Tokenizer: `{info['tokenizer']}`. Window {info['window']}. Wall time {info['wall_s']:.0f} s with "

@@ -115,7 +115,7 @@ class _Worker:
             page["from_cache"] = cached
             if entry is None:
                 page["render_error"] = err
-            elif not str(entry["raw"].get("page", {}).get("url", "file:")).startswith("file:"):
+            elif not str(((entry.get("raw") or {}).get("page") or {}).get("url", "file:")).startswith("file:"):
                 # A script sent the saved page elsewhere (offline: to Chrome's error page). Judging extractors on
                 # "This file couldn't be accessed" would be meaningless: it is a render failure.
                 page["render_error"] = f"page navigated away to {entry['raw']['page']['url'][:80]}"
@@ -215,9 +215,15 @@ def _worker_main(opts: EvalOptions, inbox: Any, outbox: Any) -> None:
         os.dup2(fd, 2)
         os.close(fd)
     worker = _Worker(opts)
+    parent = os.getppid()
     try:
         while True:
-            task = inbox.get()
+            try:
+                task = inbox.get(timeout=2.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    break  # the parent died without stopping us: close the browser and leave, never linger
+                continue
             if task is None:
                 break
             index, item = task
