@@ -215,3 +215,33 @@ def test_text_blocks_match_brute_force(gold: str, pred: str) -> None:
     from centrum.evaluation.metrics import block_matching
 
     assert block_matching(gold, pred, fair) == pytest.approx(_blocks_brute(gold, pred))
+
+
+def test_render_class_rule() -> None:
+    from centrum.evaluation.runner import render_class
+
+    assert render_class({"loaded": 2, "failed": 0}) == "styled"
+    assert render_class({"loaded": 2, "failed": 1}) == "unstyled"  # partly styled counts as unstyled
+    assert render_class({"loaded": 0, "failed": 0}) == "unstyled"  # inline <style> only / no CSS at all
+    assert render_class(None) == "unrendered"
+
+
+def test_summary_splits_and_counts_failures() -> None:
+    from centrum.evaluation.report import metric_table, summarize
+
+    def page(pid: str, cls: str, pred: str | None, failure: str = "") -> dict:
+        row = {"extractor": "x", "ms": 1.0, "error": "boom" if failure else "", "failure": failure,
+               **score_page(Gold(text="a b c d e"), pred, fair)}
+        return {"dataset": "d", "id": pid, "language": "en", "render_class": cls, "rows": [row],
+                "render_ms": 10.0, "from_cache": False}
+
+    pages = [page("1", "styled", "a b c d e"), page("2", "unstyled", "a b c d x"), page("3", "unstyled", None,
+                                                                                           "error")]
+    s = summarize(pages, ["x"])
+    assert s["datasets"]["styled"]["d"]["x"]["f1"] == pytest.approx(1.0)
+    # unstyled: page 2 P .5 R .5, page 3 failed: P mean .5 (evaluate.py skips it), R mean .25.
+    assert s["datasets"]["unstyled"]["d"]["x"]["recall"] == pytest.approx(0.25)
+    assert s["datasets"]["all"]["d"]["x"]["mean_f1"] == pytest.approx(0.5)
+    assert s["failures"]["counts"] == {"x": {"d": 1}}
+    assert s["pages"]["styled"] == {"d": 1} and s["pages"]["unstyled"] == {"d": 2}
+    assert "| x | 1.000 ± 0.000 | 1.000 |" in metric_table(s, "styled", ["x"], "f1")
