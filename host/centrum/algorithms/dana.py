@@ -14,14 +14,14 @@ All three share the phases: pre-processing (remove scripts, styles and comments;
 smoothing diff_i = sum_{j=i-1..i+1} (T_j - S_j), regions = maximal runs with diff > 0, then the region with most
 content characters grows by merging neighbour regions while at most ``gap`` lines separate them.
 
-The hot path works on the UTF-8 bytes as a numpy array: the tag mask comes from the sorted '<' / '>' positions,
-per-line sums from ``np.add.reduceat`` over line starts, script/style/comment removal from ``bytes.find`` on a
-lower-cased copy (no HTML parse, no per-line Python loop). ``run_source`` works on raw HTML without a browser;
-``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps the selected
-lines back to node ids.
+The hot path works on the UTF-8 bytes as a numpy array: tag spans come from the sorted '<' / '>' positions
+(searchsorted), per-line sums from ``np.add.reduceat`` over line starts and binary search over the tag spans,
+script/style/comment removal from one regex scan for the openers plus ``bytes.find`` for the closers on a
+lower-cased copy (no HTML parse, no per-line or per-anchor Python loop). ``run_source`` works on raw HTML without
+a browser; ``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps
+the selected lines back to node ids.
 
-Measured (token F1, whitespace tokens, multiset overlap, ``run_source`` on the raw HTML of every dev page; see
-README "DANA"): the figures are recorded in the ``Config`` comments below.
+Measured figures (token F1 on the dev sets, throughput) are in the ``Config`` comments and README "DANA".
 """
 
 from __future__ import annotations
@@ -50,28 +50,36 @@ MAX_CANDIDATES = 12
 
 @dataclass(frozen=True)
 class Config:
-    # DANAg section 3.3 / DANA section 3: regions separated by at most `gap` lines are merged into the main
-    # content. 20 is the papers' default; AdDANAg (section 4) uses 160 for wiki-like, link-rich pages.
+    """Parameters; the papers are cited by their phases (DANAg: 1 content/code length of fixed segments,
+    2 smoothing, 3 boundary of the main content, 4 parsing the selected area; AdDANAg adds two pre-processing steps:
+    hyperlink normalization and line-length normalization, after the usual script/style/comment removal)."""
+
+    # Phase 3 (DANA, DANAg, AdDANAg): regions separated by at most `gap` lines are merged into the main content.
+    # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages. Dev token F1 (run_source, all
+    # dev pages) DANAg gap 20 / 160: cleaneval .883/.918, cleanportaleval .954/.759, dragnet .826/.698,
+    # google-trends .597/.688, l3s-gn1 .927/.839, readability .779/.820, aeb .872/.823 (README "DANA").
     gap: int = 20
-    # Line-length normalization (DANAg section 3.1 "fixed segments"; AdDANAg pre-processing step 2): lines are
-    # fixed segments of this many bytes of the cleaned, whitespace-collapsed source, so the result does not depend
-    # on how the author wrapped (or minified) the HTML. 0 keeps the source's own lines (the original DANA).
-    # 100 bytes: about one sentence of prose, so the 3-line smoothing window spans ~300 bytes (a paragraph) and
-    # the default gap bridges ~2 KB of markup (an inline ad or figure) between paragraphs; chosen on dev F1.
+    # Pre-processing "line-length normalization" (phase 1's fixed segments): lines are fixed segments of this many
+    # bytes of the cleaned, whitespace-collapsed source, so the result does not depend on how the author wrapped
+    # or minified the HTML; 0 keeps the source's own lines (the original DANA). 100 bytes is about one sentence of
+    # prose: the 3-line smoothing window then spans a short paragraph and the default gap bridges ~2 KB of markup
+    # (an inline ad or figure). Dev F1 (DANAg, gap 20) for 50 / 100 / 200 / source lines: cleaneval
+    # .860/.883/.890/.852, cleanportaleval .971/.954/.905/.887, dragnet .815/.826/.793/.748, l3s-gn1
+    # .925/.927/.918/.878, aeb .837/.872/.857/.674.
     line_length: int = 100
-    # DANA section 3.2: smoothing window half-width, diff_i = sum over j = i-w .. i+w (paper: w = 1).
+    # Phase 2: smoothing window half-width, diff_i = sum over j = i-w .. i+w of (T_j - S_j) (papers: w = 1).
     smoothing: int = 1
-    # AdDANAg section 3.1: the anchor attributes become a placeholder of length LT - link_offset.
+    # AdDANAg hyperlink normalization: the anchor attributes become a placeholder of length LT - link_offset.
     link_offset: int = 5
-    # Pre-processing (all papers, section 3.1): remove scripts, styles and comments. <noscript> is removed too:
-    # its content is not rendered when scripts run, and is never main content.
+    # Pre-processing of all three papers removes scripts, styles and comments. <noscript> too (Centrum): its
+    # content is not rendered when scripts run, and is never main content.
     remove_noscript: bool = True
     # Mapping lines back to nodes (Centrum, not in the papers): an element is selected when at least `min_overlap`
     # of its text lies in the selected lines and its text outside them is at most `max_outside` times the
     # selection's text (so <body>, or a wrapper that also holds the comments, is not chosen while a paragraph cut
-    # by the first line is); elements without text are judged on their serialized bytes; then reduced to the
-    # top-most selected elements. DANAg snapshot-mode token F1 on ~270 cached dev pages, max_outside 0.1 / 0.2 /
-    # 0.3: cleaneval .821/.810/.810, cleanportaleval .950/.935/.918, l3s-gn1 .874/.868/.869, aeb .855/.839/.819.
+    # by the first line is); then reduced to the top-most selected elements. DANAg snapshot-mode token F1 on ~270
+    # cached dev pages, max_outside 0.1 / 0.2 / 0.3: cleaneval .821/.810/.810, cleanportaleval .950/.935/.918,
+    # l3s-gn1 .874/.868/.869, aeb .855/.839/.819.
     min_overlap: float = 0.5
     max_outside: float = 0.1
     # Centrum option, off by default (the papers keep them): drop lines at the ends of the merged selection whose
