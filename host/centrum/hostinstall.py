@@ -180,6 +180,9 @@ def expand(browser: str) -> tuple[str, ...]:
 def install(browser: str, user_data_dir: Path | None = None, extension_id: str = EXTENSION_ID,
             gecko_id: str = GECKO_ID, launcher_dir: Path | None = None) -> list[Installed]:
     platform = platform_name()
+    if user_data_dir is not None and browser == "firefox":
+        manifest_dir(browser, user_data_dir)  # raises the explanation
+    browsers = [b for b in expand(browser) if not (user_data_dir is not None and b == "firefox")]
     launcher_parent = launcher_dir or centrum_home() / "bin"
     launcher_dirs = _mkdirs(launcher_parent)
     launcher = write_launcher(launcher_parent, platform)
@@ -188,9 +191,7 @@ def install(browser: str, user_data_dir: Path | None = None, extension_id: str =
     launcher_dirs = next((e.get("launcher_dirs", []) for e in record if e.get("launcher") == str(launcher)),
                          launcher_dirs)
     out = []
-    for b in expand(browser):
-        if user_data_dir is not None and b == "firefox":
-            continue  # "all" with --user-data-dir: only the Chromium family has one
+    for b in browsers:  # "all" with --user-data-dir: only the Chromium family has one
         directory = manifest_dir(b, user_data_dir)
         created = _mkdirs(directory)
         manifest_path = directory / f"{HOST_NAME}.json"
@@ -214,9 +215,12 @@ def uninstall(browser: str, user_data_dir: Path | None = None) -> list[Path]:
     record = _load_record()
     removed: list[Path] = []
     keep = [e for e in record if e.get("manifest") not in targets]
+    # Folders are shared (~/.config made for one browser holds the others): pass every recorded folder, so the
+    # last uninstall removes each one that became empty.
+    all_dirs = [d for e in record for d in e.get("dirs", [])]
     for e in record:
         if e.get("manifest") in targets:
-            _remove(Path(e["manifest"]), e.get("dirs", []), removed)
+            _remove(Path(e["manifest"]), all_dirs, removed)
     still_used = {e.get("launcher") for e in keep}
     for e in record:
         launcher = e.get("launcher")
@@ -231,11 +235,12 @@ def _remove(path: Path, created_dirs: list[str], removed: list[Path]) -> None:
     if path.exists():
         path.unlink()
         removed.append(path)
-    for d in reversed(created_dirs):  # deepest first; a folder someone else filled since stays
+    # Deepest first; a folder that is not empty (another browser's manifest, someone else's file) stays.
+    for d in sorted(created_dirs, key=lambda x: len(Path(x).parts), reverse=True):
         try:
             Path(d).rmdir()
         except OSError:
-            break
+            continue
         removed.append(Path(d))
 
 
