@@ -253,7 +253,17 @@ class Renderer:
             except PlaywrightError:
                 pass
             t_loaded = time.perf_counter()
-            text = self._collect(context, page, source, offline=local)
+            try:
+                text = self._collect(context, page, source, offline=local)
+            except PlaywrightError:
+                # The page navigated itself (meta refresh, script redirect) and took our world with it: collect
+                # the page it went to, once, after its load (bounded like the first).
+                warnings.append(f"the page navigated during collection (now {page.url}); collected again")
+                try:
+                    page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+                    text = self._collect(context, page, source, offline=local)
+                except PlaywrightError as e:
+                    raise RenderError(f"could not collect {url}: {str(e).splitlines()[0]}") from None
             t_collected = time.perf_counter()
             try:
                 raw = json.loads(text)
