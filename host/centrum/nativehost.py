@@ -164,11 +164,22 @@ def _trim_debug(results: list[dict[str, Any]]) -> None:
             r["debug"] = {"trimmed": True, "bytes": size}
 
 
+def handle_label_save(request: dict[str, Any]) -> dict[str, Any]:
+    """Annotator mode: store a label in $CENTRUM_HOME/labels.sqlite3 (centrum.labels)."""
+    from .labels import LabelError
+    from .labels import handle_label_save as save
+
+    try:
+        return save(request)
+    except LabelError as e:
+        raise HostError(e.code, e.message, e.field) from e
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": handle_ping,
     "algorithms": handle_algorithms,
     "extract": handle_extract,
-    # "label.save" is added by the annotator mode.
+    "label.save": handle_label_save,
 }
 
 
