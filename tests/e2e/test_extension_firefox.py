@@ -1,0 +1,341 @@
+"""The extension in Firefox ESR over WebDriver BiDi (no geckodriver): content script -> background -> native host
+process started by Firefox -> highlight, then reader view and restore.
+
+Firefox speaks BiDi itself (``--remote-debugging-port``); the test talks to it over a WebSocket with a minimal
+client written on the standard library (text frames only, which is all BiDi uses). BiDi cannot click a toolbar
+button, so the extension is installed from a temporary copy that adds one test-only content script and the
+``http://127.0.0.1/*`` host permission that a click would have granted (activeTab): the page posts
+"centrum-test-press" and the shim forwards it to the background's press handler, the same function the button
+calls. Everything else (background, messaging, collect.js, view.js, the host) is the shipped code.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from centrum.hostinstall import GECKO_ID, HOST_NAME
+
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "extension"
+
+ARTICLE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Valley report</title></head><body>
+<header id="top"><a href="/">Home</a> <a href="/news">News</a></header>
+<main id="content"><h1>Snow closes the valley road</h1>
+<p>The road to the upper valley closed on Tuesday after a night of heavy snow.</p>
+<p>Crews expect to reopen it <a href="javascript:void(0)" onclick="window.__pwned = 1">by Friday</a>.</p>
+<script>window.__runs = (window.__runs || 0) + 1;</script>
+</main>
+<aside id="side">Related: last winter's closures.</aside>
+<footer id="foot">Contact the newsroom.</footer></body></html>"""
+
+SHIM = """// Test-only (tests/e2e/test_extension_firefox.py): BiDi cannot click the toolbar button, so the page asks.
+window.addEventListener("message", (event) => {
+  if (event.source === window && event.data === "centrum-test-press") {
+    browser.runtime.sendMessage({ type: "centrum.press" }).then(
+      (r) => window.postMessage({ centrumTestResult: JSON.stringify(r) }, "*"));
+  }
+});
+"""
+
+
+def firefox_path() -> str:
+    for candidate in (os.environ.get("CENTRUM_FIREFOX"), shutil.which("firefox-esr"), shutil.which("firefox")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.fail("Firefox not found: apt-get install firefox-esr, or set CENTRUM_FIREFOX")
+
+
+class WebSocket:
+    """Just enough RFC 6455 for WebDriver BiDi: client handshake, masked text frames out, text frames in."""
+
+    def __init__(self, host: str, port: int, path: str, timeout: float = 60) -> None:
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                          .encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            part = self.sock.recv(4096)
+            if not part:
+                raise ConnectionError("websocket handshake: connection closed")
+            head += part
+        status, _, rest = head.partition(b"\r\n\r\n")
+        if b" 101 " not in status.split(b"\r\n")[0]:
+            raise ConnectionError(f"websocket handshake refused: {status[:200]!r}")
+        self.buffer = rest
+
+    def _recv_exact(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            part = self.sock.recv(max(65536, n - len(self.buffer)))
+            if not part:
+                raise ConnectionError("websocket closed")
+            self.buffer += part
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def send_text(self, text: str) -> None:
+        payload = text.encode()
+        header = bytearray([0x81])
+        n = len(payload)
+        if n < 126:
+            header.append(0x80 | n)
+        elif n < 1 << 16:
+            header.append(0x80 | 126)
+            header += struct.pack("!H", n)
+        else:
+            header.append(0x80 | 127)
+            header += struct.pack("!Q", n)
+        mask = os.urandom(4)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(bytes(header) + mask + masked)
+
+    def recv_text(self) -> str:
+        parts: list[bytes] = []
+        while True:
+            b0, b1 = self._recv_exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack("!H", self._recv_exact(2))[0]
+            elif n == 127:
+                n = struct.unpack("!Q", self._recv_exact(8))[0]
+            payload = self._recv_exact(n)  # servers never mask
+            opcode = b0 & 0x0F
+            if opcode == 0x9:  # ping -> pong
+                self.sock.sendall(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
+                continue
+            if opcode == 0x8:
+                raise ConnectionError("websocket closed by Firefox")
+            parts.append(payload)
+            if b0 & 0x80:
+                return b"".join(parts).decode()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Bidi:
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self.next_id = 0
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        my_id = self.next_id
+        self.ws.send_text(json.dumps({"id": my_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv_text())
+            if msg.get("id") != my_id:
+                continue  # events
+            if msg.get("type") == "error" or "error" in msg:
+                raise RuntimeError(f"{method}: {msg.get('error')}: {msg.get('message')}")
+            result: dict[str, Any] = msg["result"]
+            return result
+
+    def evaluate(self, context: str, expression: str) -> Any:
+        out = self.call("script.evaluate", {"expression": expression, "target": {"context": context},
+                                            "awaitPromise": True, "resultOwnership": "none"})
+        if out.get("type") == "exception":
+            raise RuntimeError(f"page exception: {out['exceptionDetails'].get('text')}")
+        return _value(out["result"])
+
+
+def _value(remote: dict[str, Any]) -> Any:
+    """BiDi RemoteValue -> Python (only the kinds these tests read)."""
+    kind = remote["type"]
+    if kind in ("string", "number", "boolean"):
+        return remote["value"]
+    if kind in ("null", "undefined"):
+        return None
+    if kind == "array":
+        return [_value(v) for v in remote.get("value", [])]
+    if kind == "object":
+        return {k: _value(v) for k, v in remote.get("value", [])}
+    return remote
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        ok = self.path.startswith("/article.html")
+        self.send_response(200 if ok else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        self.wfile.write(ARTICLE.encode() if ok else b"not found")
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_test_copy_is_shipped_code_plus_shim(tmp_path: Path) -> None:
+    test_copy = make_test_extension(tmp_path)
+    for name in ("src/background.js", "src/messaging.js", "src/view.js", "src/collect.js", "src/ui.css"):
+        assert (test_copy / name).read_bytes() == (EXTENSION / name).read_bytes()
+    shipped = json.loads((EXTENSION / "manifest.json").read_text())
+    patched = json.loads((test_copy / "manifest.json").read_text())
+    added = {k for k in patched if patched[k] != shipped.get(k)}
+    assert added == {"host_permissions", "content_scripts"}
+
+
+def make_test_extension(base: Path) -> Path:
+    target = base / "extension"
+    shutil.copytree(EXTENSION, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["host_permissions"] = ["http://127.0.0.1/*"]
+    manifest["content_scripts"] = [{"matches": ["http://127.0.0.1/*"], "js": ["test-shim.js"]}]
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (target / "test-shim.js").write_text(SHIM)
+    return target
+
+
+@pytest.fixture
+def firefox(tmp_path: Path) -> Iterator[tuple[Bidi, Path, str]]:
+    home, profile, centrum_home = tmp_path / "home", tmp_path / "profile", tmp_path / "centrum"
+    home.mkdir()
+    profile.mkdir()
+    env = {**os.environ, "HOME": str(home), "CENTRUM_HOME": str(centrum_home), "MOZ_CRASHREPORTER_DISABLE": "1"}
+    # Host manifest in $HOME/.mozilla/native-messaging-hosts/ with allowed_extensions = the gecko id.
+    out = subprocess.run([sys.executable,
+                          "-m", "centrum.cli", "install-host", "--browser", "firefox"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((home / ".mozilla/native-messaging-hosts" / f"{HOST_NAME}.json").read_text())
+    assert manifest["allowed_extensions"] == [GECKO_ID]
+    extension = make_test_extension(tmp_path)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/article.html"
+
+    port = _free_port()
+    log = open(tmp_path / "firefox.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([firefox_path(), "--headless", "--no-remote", "--profile", str(profile),
+                             f"--remote-debugging-port={port}"], env=env, stdout=log, stderr=log)
+    ws = None
+    try:
+        deadline = time.monotonic() + 60
+        while ws is None:
+            try:
+                ws = WebSocket("127.0.0.1", port, "/session")
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        bidi = Bidi(ws)
+        bidi.call("session.new", {"capabilities": {}})
+        installed = bidi.call("webExtension.install", {"extensionData": {"type": "path", "path": str(extension)}})
+        assert installed["extension"] == GECKO_ID
+        yield bidi, centrum_home, url
+    finally:
+        if ws is not None:
+            try:
+                ws.send_text(json.dumps({"id": 10**6, "method": "session.end", "params": {}}))
+            except OSError:
+                pass
+            ws.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        srv.shutdown()
+        srv.server_close()
+
+
+def _wait(bidi: Bidi, context: str, expression: str, what: str, timeout_s: float = 45) -> Any:
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = bidi.evaluate(context, expression)
+        if last:
+            return last
+        time.sleep(0.2)
+    toast = bidi.evaluate(context, "document.querySelector('centrum-ui')?.shadowRoot?.textContent ?? null")
+    raise AssertionError(f"timed out waiting for {what}; last {last!r}; centrum-ui text: {toast!r}")
+
+
+STAGE = "document.documentElement.getAttribute('data-centrum-stage')"
+PRESS = "window.postMessage('centrum-test-press', '*')"
+
+
+def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
+    bidi, centrum_home, url = firefox
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+    before = bidi.evaluate(context, "document.documentElement.outerHTML")
+    # The shim is a content script: wait until Firefox has injected it (document_idle), then press.
+    time.sleep(0.5)
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+    marked = bidi.evaluate(context, "[...document.querySelectorAll('[data-centrum-main]')].map(e => e.id)")
+    assert marked == ["content"]
+    styles = bidi.evaluate(context, "({o: getComputedStyle(document.getElementById('content')).outlineStyle, "
+                                    "side: getComputedStyle(document.getElementById('side')).opacity})")
+    assert styles["o"] == "solid" and float(styles["side"]) < 0.5
+
+    # The host was started by Firefox for this extension (its arguments: manifest path and the gecko id).
+    log = (centrum_home / "host.log").read_text()
+    assert GECKO_ID in log and "extract ok" in log
+
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    text = bidi.evaluate(context, "document.querySelector('centrum-ui').shadowRoot.querySelector('.reader').innerText")
+    assert "Snow closes the valley road" in text and "reopen it by Friday" in text
+    assert "Related" not in text and "newsroom" not in text
+    html = bidi.evaluate(context, "document.querySelector('centrum-ui').shadowRoot.querySelector('.reader').innerHTML")
+    assert "onclick" not in html and "javascript:" not in html and "<script" not in html
+
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
+    assert bidi.evaluate(context, "document.documentElement.outerHTML") == before
+    assert bidi.evaluate(context, "[window.__pwned ?? null, window.__runs]") == [None, 1]
+
+
+# One manifest for both browsers needs "background.service_worker" for Chromium; Firefox ignores it and says so.
+ALLOWED_LINT_WARNINGS = {"BACKGROUND_SERVICE_WORKER_IGNORED"}
+
+
+def test_web_ext_lint() -> None:
+    """Mozilla's linter (addons-linter via web-ext) on the shipped extension: no errors, no unexpected warnings."""
+    npx = shutil.which("npx")
+    if npx is None or shutil.which("node") is None:
+        pytest.skip("node/npx not installed: web-ext lint needs them (apt-get install nodejs npm)")
+    # web-ext is fetched into npm's cache on first use (npm registry); linting itself is offline.
+    out = subprocess.run([npx, "--yes", "web-ext@10", "lint", "--source-dir", str(EXTENSION), "--output", "json",
+                          "--no-config-discovery"], capture_output=True, text=True, timeout=600, cwd=tempfile_dir())
+    start = out.stdout.find("{")
+    assert start >= 0, f"web-ext printed no JSON (exit {out.returncode}): {out.stdout[-2000:]} {out.stderr[-2000:]}"
+    report = json.loads(out.stdout[start:])
+    problems = [(m["code"], m["message"], m.get("file")) for kind in ("errors", "warnings", "notices")
+                for m in report[kind] if m["code"] not in ALLOWED_LINT_WARNINGS]
+    assert report["summary"]["errors"] == 0 and problems == [], problems
+    assert report["metadata"]["id"] == GECKO_ID and report["metadata"]["manifestVersion"] == 3
+
+
+def tempfile_dir() -> str:
+    # npx must not pick up a package.json of the repository (there is none, but a parent folder might have one).
+    import tempfile
+
+    return tempfile.gettempdir()
