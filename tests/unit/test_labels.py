@@ -1,0 +1,529 @@
+"""Annotator label store (centrum.labels): save/list/export/agreement on hand-built snapshots, hostile fields,
+concurrent and killed writers, migrations, the native host's label.save over real pipes, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from centrum import labels as L
+from centrum.evaluation.datasets import load_dataset
+from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
+from centrum.snapshot import parse_snapshot
+from centrum.testing import E, T, build
+
+SOURCE = ('<!DOCTYPE html><html data-cx="0"><head data-cx="1"><meta charset="windows-1252" data-cx="2"></head>'
+          '<body data-cx="3"><nav data-cx="4"><a href="/" data-cx="5">Home</a></nav>'
+          '<article data-cx="6"><p data-cx="7">One two three four five six seven.</p>'
+          '<p data-cx="8">Eight nine ten eleven twelve.</p></article>'
+          '<footer data-cx="9">Copyright</footer><img src="x.png" data-cx="10"/></body></html>')
+
+
+def page(extra_first: bool = False) -> Any:
+    """nav, article (two paragraphs), footer, image. ``extra_first`` inserts a banner before the nav (a re-render
+    where every later node id and body child index shifts by one)."""
+    body = [
+        E("nav", (0, 0, 1000, 50), [E("a", (0, 0, 60, 20), [T("Home")], name="a")], name="nav"),
+        E("article", (0, 60, 800, 400), [
+            E("p", (0, 60, 800, 100), [T("One two three four five six seven.")], name="p1"),
+            E("p", (0, 200, 800, 100), [T("Eight nine ten eleven twelve.")], name="p2"),
+        ], name="article"),
+        E("footer", (0, 900, 1000, 50), [T("Copyright")], name="footer"),
+        E("img", (0, 960, 10, 10), name="img"),
+    ]
+    if extra_first:
+        body.insert(0, E("div", (0, 0, 1000, 10), [T("Cookie banner")], name="banner"))
+    return E("html", (0, 0, 1000, 1000), [
+        E("head", children=[E("meta")]),
+        E("body", (0, 0, 1000, 1000), body, name="body"),
+    ])
+
+
+BUILT = build(page(), source=SOURCE, url="http://127.0.0.1/news/canal", title="Canal", lang="en-GB")
+
+
+def label(**over: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"url": "http://127.0.0.1/news/canal", "annotator": "alice",
+                           "nodes": [BUILT.ids["article"]], "snapshot": BUILT.raw}
+    out.update(over)
+    return out
+
+
+def count(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM labels").fetchone()[0])
+
+
+# ---------------------------------------------------------------------------------------------- save / list
+
+
+def test_save_and_list_round_trip(tmp_path: Path) -> None:
+    db = tmp_path / "labels.sqlite3"
+    lid = L.save_label(db, label())
+    [row] = L.list_labels(db)
+    assert row["id"] == lid == 1
+    assert row["url"] == "http://127.0.0.1/news/canal" and row["annotator"] == "alice"
+    assert row["nodes"] == [BUILT.ids["article"]] and row["n_elements"] == BUILT.snapshot.n
+    # The host computes the text of the selection from the snapshot: paragraphs are blocks, nav/footer excluded.
+    assert row["text"] == "One two three four five six seven.\nEight nine ten eleven twelve."
+    # article is the 2nd element child of body, body the 2nd of html.
+    assert row["node_paths"] == ["html:1>body:2>article:2"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", row["created"])
+    assert row["title"] == "Canal" and row["lang"] == "en-GB"
+    full = L.load_label(db, lid)
+    assert full["source"] == SOURCE
+    assert full["snapshot"] == BUILT.raw  # the stored snapshot is the one sent, source included
+    assert parse_snapshot(full["snapshot"]).n == BUILT.snapshot.n
+
+
+def test_several_disjoint_nodes_in_selection_order_and_given_text(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    ids = BUILT.ids
+    L.save_label(db, label(nodes=[ids["p2"], ids["p1"]]))
+    L.save_label(db, label(nodes=[ids["footer"]], text="my own words", source="<p>given</p>"))
+    first, second = L.list_labels(db)
+    assert first["nodes"] == [ids["p2"], ids["p1"]]  # the annotator's order is kept ...
+    assert first["text"] == "One two three four five six seven.\nEight nine ten eleven twelve."  # ... text in DOM order
+    assert first["node_paths"] == ["html:1>body:2>article:2>p:2", "html:1>body:2>article:2>p:1"]
+    assert second["text"] == "my own words"
+    assert L.load_label(db, second["id"])["source"] == "<p>given</p>"
+
+
+def test_list_filters_and_default_db_in_centrum_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("CENTRUM_HOME", str(home))
+    L.save_label(None, label())
+    L.save_label(None, label(annotator="bob"))
+    assert (home / "labels.sqlite3").is_file()
+    assert [r["annotator"] for r in L.list_labels(annotator="bob")] == ["bob"]
+    assert len(L.list_labels(url="http://127.0.0.1/news/canal")) == 2
+    assert L.list_labels(url="http://other/") == []
+    with sqlite3.connect(home / "labels.sqlite3") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# ---------------------------------------------------------------------------------------------- validation
+
+BAD_SNAPSHOT = json.loads(json.dumps(BUILT.raw))
+BAD_SNAPSHOT["elements"]["parent"][3] = 7  # a parent after its child: a cycle in disguise
+
+
+@pytest.mark.parametrize(("over", "field", "words"), [
+    ({"url": None}, "label.url", "missing"),
+    ({"url": 5}, "label.url", "expected a string"),
+    ({"annotator": "   "}, "label.annotator", "must not be empty"),
+    ({"annotator": "x" * 257}, "label.annotator", "exceed the limit"),
+    ({"annotator": "bad \ud800 surrogate"}, "label.annotator", "lone surrogate"),
+    ({"url": "http://x/" + "a" * 9000}, "label.url", "exceed the limit"),
+    ({"nodes": None}, "label.nodes", "missing"),
+    ({"nodes": "6"}, "label.nodes", "list"),
+    ({"nodes": []}, "label.nodes", "no node selected"),
+    ({"nodes": [True]}, "label.nodes[0]", "integer"),
+    ({"nodes": [6, 1.5]}, "label.nodes[1]", "integer"),
+    ({"nodes": [99]}, "label.nodes[0]", "not in the snapshot"),
+    ({"nodes": [-1]}, "label.nodes[0]", "not in the snapshot"),
+    ({"nodes": [6, 6]}, "label.nodes", "selected twice"),
+    ({"nodes": [7, 6]}, "label.nodes", "inside another selected node"),
+    ({"nodes": list(range(10_001))}, "label.nodes", "exceed the limit"),
+    ({"snapshot": None}, "label.snapshot", "missing"),
+    ({"snapshot": [1, 2]}, "label.snapshot", "expected a protocol-1 snapshot"),
+    ({"snapshot": BAD_SNAPSHOT}, "label.snapshot.elements.parent", "parent"),
+    ({"snapshot": {k: v for k, v in BUILT.raw.items() if k != "source"}}, "label.source", "required"),
+    ({"text": 3}, "label.text", "expected a string"),
+    ({"dataset": ["x"]}, "label.dataset", "expected a string"),
+    ({"path": "/etc/passwd"}, "label.path", "unknown field"),
+])
+def test_bad_labels_are_refused_with_the_field_named(tmp_path: Path, over: dict[str, Any], field: str,
+                                                     words: str) -> None:
+    db = tmp_path / "l.sqlite3"
+    L.save_label(db, label())
+    lab = label(**over)
+    if over.get("url", "") is None:
+        del lab["url"]
+    with pytest.raises(L.LabelError) as info:
+        L.save_label(db, lab)
+    assert info.value.code == "E_REQUEST"
+    assert info.value.field is not None and info.value.field.startswith(field), info.value.field
+    assert words in info.value.message and field in info.value.message
+    assert count(db) == 1  # nothing half-stored
+
+
+def test_label_that_is_not_an_object(tmp_path: Path) -> None:
+    with pytest.raises(L.LabelError, match="label: expected an object"):
+        L.save_label(tmp_path / "l.sqlite3", "DROP TABLE labels")
+    with pytest.raises(L.LabelError, match="label: missing"):
+        L.handle_label_save({"type": "label.save"}, tmp_path / "l.sqlite3")
+
+
+def test_lone_surrogates_in_page_text_become_replacement_characters(tmp_path: Path) -> None:
+    built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
+        E("p", (0, 0, 100, 20), [T("broken \ud83d text")], name="p")])]), source="<p>\udc00</p>")
+    db = tmp_path / "l.sqlite3"
+    lid = L.save_label(db, {"url": "u", "annotator": "a", "nodes": [built.ids["p"]], "snapshot": built.raw})
+    assert L.list_labels(db)[0]["text"] == "broken \ufffd text"
+    assert L.load_label(db, lid)["source"] == "<p>\ufffd</p>"
+
+
+# ---------------------------------------------------------------------------------------------- hostile fields
+
+HOSTILE = ["'); DROP TABLE labels;--", "\"; DELETE FROM labels WHERE 1=1; --", "../../etc/passwd",
+           "/etc/passwd", "..\\..\\windows\\system32", "nul\x00byte/../x", "C:\\x", "~/.bashrc", ".",
+           "..", "", "%2e%2e%2f", "http://[::1", "ид/../страница"]
+
+
+def test_sql_and_path_strings_are_stored_verbatim_and_exported_to_safe_names(tmp_path: Path) -> None:
+    db = tmp_path / "db" / "labels.sqlite3"
+    out = tmp_path / "export"
+    stored = []
+    for k, s in enumerate(HOSTILE):
+        fields = {"url": s or "x", "annotator": s or "y", "page_id": s or None, "dataset": s or None}
+        L.save_label(db, label(**fields))
+        stored.append((k + 1, fields))
+    rows = {r["id"]: r for r in L.list_labels(db)}
+    assert len(rows) == len(HOSTILE)
+    for lid, fields in stored:
+        for key, value in fields.items():
+            assert rows[lid][key] == value  # verbatim, NUL bytes and SQL included
+    # The tables are all still there.
+    with sqlite3.connect(db) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"labels", "schema_version"} <= names
+    before = sorted(p.name for p in tmp_path.iterdir())
+    meta = L.export_dataset(db, out, every=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({*before, "export"})  # nothing written beside it
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) == 2 * len(HOSTILE) + 2  # pages, gold, meta.jsonl, README.md
+    for p in files:
+        assert p.resolve().is_relative_to(out.resolve())
+        assert re.fullmatch(r"[0-9]{6}(-[A-Za-z0-9._-]+)?\.(html|txt)|meta\.jsonl|README\.md", p.name), p.name
+    by_label = {m["label_id"]: m for m in meta}
+    for lid, fields in stored:
+        assert by_label[lid]["url"] == fields["url"] and by_label[lid]["page_id"] == fields["page_id"]
+    ds = load_dataset(out)
+    assert len(ds.pages) == len(HOSTILE)
+
+
+def test_safe_page_id() -> None:
+    assert L.safe_page_id(7, "../../etc/passwd") == "000007-etc-passwd"
+    assert L.safe_page_id(7, "/") == "000007"
+    assert L.safe_page_id(7, None) == "000007"
+    assert L.safe_page_id(12, "a\x00b/../c") == "000012-a-b-..-c"
+    assert L.safe_page_id(3, "x" * 500) == "000003-" + "x" * 60
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(url=st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=80).filter(str.strip),
+       annotator=st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40).filter(str.strip))
+def test_any_unicode_string_round_trips(tmp_path: Path, url: str, annotator: str) -> None:
+    db = tmp_path / "prop.sqlite3"
+    lid = L.save_label(db, label(url=url, annotator=annotator))
+    row = L.load_label(db, lid)
+    assert row["url"] == url and row["annotator"] == annotator
+    assert L.safe_page_id(lid, url).startswith(f"{lid:06d}")
+    assert re.fullmatch(r"[0-9]{6}(-[A-Za-z0-9._-]+)?", L.safe_page_id(lid, url))
+
+
+# ---------------------------------------------------------------------------------------------- export
+
+
+def test_export_is_a_dataset_that_eval_loads(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    ids = BUILT.ids
+    L.save_label(db, label())
+    L.save_label(db, label(annotator="bob", nodes=[ids["p1"]]))
+    other = build(page(), source='<html data-cx="0"><body data-cx="1">b</body></html>', url="http://h/b", lang="")
+    L.save_label(db, {"url": "http://h/b", "annotator": "bob", "nodes": [1], "snapshot": other.raw,
+                      "dataset": "cleaneval", "page_id": "dev-7"})
+    out = tmp_path / "set"
+    meta = L.export_dataset(db, out)
+    assert [m["id"] for m in meta] == ["000001-127.0.0.1-news-canal", "000003-dev-7"]
+    first = meta[0]
+    assert first["annotator"] == "alice" and first["annotators"] == ["alice", "bob"] and first["label_ids"] == [1, 2]
+    assert first["language"] == "en" and first["lang"] == "en-GB" and meta[1]["language"] == "und"
+    assert first["nodes"] == [ids["article"]] and first["node_paths"] == ["html:1>body:2>article:2"]
+    assert meta[1]["dataset"] == "cleaneval" and meta[1]["page_id"] == "dev-7"
+    html = (out / "pages" / "000001-127.0.0.1-news-canal.html").read_text(encoding="utf-8")
+    assert "data-cx" not in html
+    assert re.sub(r' data-cx="\d+"', "", SOURCE).replace("windows-1252", "utf-8") == html
+    assert (out / "pages" / "000003-dev-7.html").read_text(encoding="utf-8") == "<html><body>b</body></html>"
+    ds = load_dataset(out)
+    assert [p.id for p in ds.pages] == ["000001-127.0.0.1-news-canal", "000003-dev-7"]
+    assert ds.pages[0].gold.text == "One two three four five six seven.\nEight nine ten eleven twelve."
+    assert ds.pages[0].language == "en"
+    lines = (out / "meta.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x) for x in lines] == meta
+
+    # A second export into the same folder needs --force, and then leaves no stale page behind.
+    with pytest.raises(FileExistsError):
+        L.export_dataset(db, out)
+    (out / "pages" / "stale.html").write_text("x")
+    meta_all = L.export_dataset(db, out, every=True, force=True)
+    assert len(meta_all) == 3
+    assert sorted(p.name for p in (out / "pages").iterdir()) == sorted(f"{m['id']}.html" for m in meta_all)
+
+
+def test_export_html_declares_utf8() -> None:
+    assert L.export_html('<html data-cx="0"><head data-cx="1"></head><body data-cx="2">é</body></html>') == \
+        '<html><head><meta charset="utf-8"></head><body>é</body></html>'
+    src = '<head data-cx="1"><meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS" data-cx="2">'
+    assert L.export_html(src) == '<head><meta http-equiv="Content-Type" content="text/html; charset=utf-8">'
+    # Only the collector's attribute (last in a start tag) is removed, not text that looks like it.
+    assert L.export_html('<p data-cx="3">say data-cx="4" &gt;</p>') == '<p>say data-cx="4" &gt;</p>'
+
+
+# ---------------------------------------------------------------------------------------------- agreement
+
+
+def test_agreement_token_and_node_f1(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    ids = BUILT.ids
+    L.save_label(db, label(annotator="alice", nodes=[ids["article"]]))
+    L.save_label(db, label(annotator="bob", nodes=[ids["p1"], ids["p2"]]))
+    L.save_label(db, label(annotator="carol", nodes=[ids["p1"]]))
+    L.save_label(db, label(url="http://only-one/", annotator="alice"))  # one annotator: no agreement row
+    res = L.agreement(db)
+    [pg] = res["pages"]
+    assert pg["annotators"] == ["alice", "bob", "carol"]
+    pairs = {(p["a"], p["b"]): p for p in pg["pairs"]}
+    # Same text: token F1 1; element sets {article, p1, p2} vs {p1, p2}: 2*2/(3+2).
+    assert pairs[("alice", "bob")]["token_f1"] == 1.0
+    assert pairs[("alice", "bob")]["node_f1"] == pytest.approx(0.8)
+    # bob {p1, p2} vs carol {p1}: 2*1/3.
+    assert pairs[("bob", "carol")]["node_f1"] == pytest.approx(2 / 3)
+    # carol's 7 tokens vs 12: shingles 4 of 9 shared -> P = 1 (carol in bob), R = 4/9.
+    p, r = 1.0, 4 / 9
+    assert pairs[("bob", "carol")]["token_f1"] == pytest.approx(2 * p * r / (p + r))
+    assert pg["node_f1"] == pytest.approx((0.8 + 2 / 3 + 2 * 1 / 4) / 3)
+    assert res["token_f1"] == pytest.approx(pg["token_f1"]) and res["node_f1"] == pytest.approx(pg["node_f1"])
+
+
+def test_agreement_maps_nodes_across_re_renders_by_path(tmp_path: Path) -> None:
+    """Node F1 compares selections through their tag:nth-child paths, so a re-render with the same tree agrees
+    fully, and one where an element was inserted before the selection does not (a documented limitation)."""
+    shifted = build(page(extra_first=True), source=SOURCE)
+    db = tmp_path / "l.sqlite3"
+    L.save_label(db, label(annotator="alice", nodes=[BUILT.ids["footer"]]))
+    L.save_label(db, label(annotator="bob", nodes=[shifted.ids["footer"]], snapshot=shifted.raw))
+    [pg] = L.agreement(db)["pages"]
+    # Ids differ (footer is 8 vs 9) and the path too (body child 3 vs 4): the footer is not found -> node F1 0,
+    # although the text agrees.
+    assert BUILT.ids["footer"] != shifted.ids["footer"]
+    assert pg["pairs"][0]["token_f1"] == 1.0 and pg["pairs"][0]["node_f1"] == 0.0
+    # Same structure, another collection: ids equal, paths resolve, full agreement.
+    again = build(page(), source=SOURCE)
+    L.save_label(db, label(annotator="bob", nodes=[again.ids["footer"]], snapshot=again.raw))
+    [pg] = L.agreement(db)["pages"]  # bob's latest label counts
+    assert pg["pairs"][0]["label_b"] == 3 and pg["pairs"][0]["node_f1"] == 1.0
+
+
+def test_resolve_path() -> None:
+    snap = BUILT.snapshot
+    idx = L.child_index(snap)
+    for name, node in BUILT.ids.items():
+        path = L.node_path(snap, node, idx)
+        assert L.resolve_path(snap, path) == node, name
+    assert L.node_path(snap, 0) == "html:1"
+    assert L.resolve_path(snap, "html:1>body:2>div:2") is None  # tag differs
+    assert L.resolve_path(snap, "html:1>body:9") is None  # no such child
+    assert L.resolve_path(snap, "html:1>body:x") is None
+
+
+# ---------------------------------------------------------------------------------------------- migrations
+
+
+def test_old_database_is_migrated_and_newer_refused(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    conn = L.connect(db, upto=1)
+    assert L.schema_version(conn) == 1
+    conn.execute("INSERT INTO labels (created, url, annotator, title, lang, nodes, node_paths, text, n_elements, "
+                 "snapshot, snapshot_sha256, source) VALUES ('t', 'u', 'a', '', '', '[1]', '[\"html:1\"]', 'old', "
+                 "1, ?, '', ?)", (zlib.compress(b"{}"), zlib.compress(b"<p>")))
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "labels_by_url" not in indexes
+    conn.close()
+    conn = L.connect(db)
+    assert L.schema_version(conn) == L.SCHEMA_VERSION == 2
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"labels_by_url", "labels_by_page"} <= indexes
+    assert [r["text"] for r in L.list_labels(conn)] == ["old"]
+    conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    with pytest.raises(L.LabelError) as info:
+        L.save_label(db, label())
+    assert info.value.code == "E_STORAGE" and "newer" in info.value.message
+
+
+def test_unwritable_location_is_a_storage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(L.LabelError) as info:
+        L.save_label(blocker / "labels.sqlite3", label())
+    assert info.value.code == "E_STORAGE"
+
+
+# ---------------------------------------------------------------------------------------------- processes
+
+WRITER = textwrap.dedent("""
+    import sys
+    from centrum import labels as L
+    from centrum.testing import E, T, build
+    db, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    words = " ".join(f"w{k}" for k in range(int(sys.argv[4]) if len(sys.argv) > 4 else 5))
+    built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
+        E("p", (0, 0, 100, 20), [T(words)], name="p")])]), source="<p>" + words + "</p>")
+    k = 0
+    while n < 0 or k < n:
+        L.save_label(db, {"url": f"http://w/{who}/{k}", "annotator": who, "nodes": [built.ids["p"]],
+                          "snapshot": built.raw})
+        k += 1
+        print(k, flush=True)
+""")
+
+
+def test_concurrent_writers_from_two_processes(tmp_path: Path) -> None:
+    db = tmp_path / "fresh" / "labels.sqlite3"  # both processes also race to create and migrate it
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), who, "25"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for who in ("p1", "p2")]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err[-2000:]
+    rows = L.list_labels(db)
+    assert len(rows) == 50 and len({r["id"] for r in rows}) == 50
+    for who in ("p1", "p2"):
+        assert sorted(r["url"] for r in rows if r["annotator"] == who) == sorted(f"http://w/{who}/{k}"
+                                                                                 for k in range(25))
+    conn = L.connect(db)
+    assert L.schema_version(conn) == L.SCHEMA_VERSION
+    conn.close()
+
+
+def test_database_survives_a_killed_writer(tmp_path: Path) -> None:
+    db = tmp_path / "labels.sqlite3"
+    before = [L.save_label(db, label(annotator=f"a{k}")) for k in range(3)]
+    saved = {r["id"]: r for r in L.list_labels(db)}
+    # Big labels (200k words) so that the kill very likely lands inside a write.
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), "killed", "-1", "200000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout
+    try:
+        assert proc.stdout.readline().strip() == "1", proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.3)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = {r["id"]: r for r in L.list_labels(db)}
+    for lid in before:
+        assert rows[lid] == saved[lid]
+        assert L.load_label(db, lid)["snapshot"] == BUILT.raw
+    killed = [r for r in rows.values() if r["annotator"] == "killed"]
+    assert killed and all(len(r["text"].split()) == 200000 for r in killed)  # whole labels only
+    for r in killed:
+        L.load_label(db, r["id"])  # every committed blob decompresses
+    assert L.save_label(db, label()) == max(rows) + 1  # and the store takes new labels
+
+
+class Host:
+    """The real ``centrum host`` process over pipes, as the browser drives it."""
+
+    def __init__(self, home: Path) -> None:
+        self.err = open(home.parent / f"{home.name}-stderr.txt", "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen([sys.executable, "-m", "centrum.cli", "host"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err,
+                                     env={**os.environ, "CENTRUM_HOME": str(home)})
+
+    def ask(self, obj: Any) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(encode_message(obj))
+        self.proc.stdin.flush()
+        parts = []
+        while True:
+            frame = read_frame(self.proc.stdout, MAX_MESSAGE_BYTES)
+            assert frame is not None
+            chunk = json.loads(frame)
+            parts.append(chunk["data"])
+            if len(parts) == chunk["chunks"]:
+                return json.loads("".join(parts))
+
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.err.close()
+
+
+def test_native_host_label_save(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    host = Host(home)
+    try:
+        ok = host.ask({"v": 1, "id": "l1", "type": "label.save", "label": label()})
+        assert ok["status"] == "ok" and ok["result"] == {"label_id": 1}, ok
+        bad = host.ask({"v": 1, "id": "l2", "type": "label.save",
+                        "label": label(nodes=[999], annotator="'); DROP TABLE labels;--")})
+        assert bad["status"] == "error" and bad["error"]["code"] == "E_REQUEST"
+        assert bad["error"]["field"] == "label.nodes[0]"
+        evil = host.ask({"v": 1, "id": "l3", "type": "label.save",
+                         "label": label(annotator="'); DROP TABLE labels;--", url="../../etc/passwd")})
+        assert evil["result"] == {"label_id": 2}
+        assert host.ask({"v": 1, "id": "p", "type": "ping"})["status"] == "ok"  # still serving
+    finally:
+        host.close()
+    rows = L.list_labels(home / "labels.sqlite3")
+    assert [(r["annotator"], r["url"]) for r in rows] == [
+        ("alice", "http://127.0.0.1/news/canal"), ("'); DROP TABLE labels;--", "../../etc/passwd")]
+    # The host wrote only inside its data directory.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "home-stderr.txt"]
+
+
+def test_native_host_storage_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "labels.sqlite3").mkdir()  # a folder where the database should be
+    host = Host(home)
+    try:
+        res = host.ask({"v": 1, "id": "l1", "type": "label.save", "label": label()})
+        assert res["status"] == "error" and res["error"]["code"] == "E_STORAGE", res
+        assert host.ask({"v": 1, "id": "p", "type": "ping"})["status"] == "ok"
+    finally:
+        host.close()
+
+
+def test_cli_list_export_agreement(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    L.save_label(db, label())
+    L.save_label(db, label(annotator="bob", nodes=[BUILT.ids["p1"], BUILT.ids["p2"]]))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "centrum.cli", "labels", *args], capture_output=True,
+                              text=True, timeout=120)
+
+    listed = cli("list", "--db", str(db))
+    assert listed.returncode == 0 and "2 labels" in listed.stdout and "bob" in listed.stdout
+    as_json = [json.loads(x) for x in cli("list", "--db", str(db), "--json").stdout.splitlines()]
+    assert [r["annotator"] for r in as_json] == ["alice", "bob"]
+    agree = cli("agreement", "--db", str(db))
+    assert agree.returncode == 0 and "alice vs bob" in agree.stdout and "0.800" in agree.stdout
+    exported = cli("export", str(tmp_path / "out"), "--db", str(db))
+    assert exported.returncode == 0, exported.stderr
+    assert len(load_dataset(tmp_path / "out").pages) == 1
+    again = cli("export", str(tmp_path / "out"), "--db", str(db))
+    assert again.returncode == 1 and "--force" in again.stderr
+    missing = cli("list", "--db", str(tmp_path / "nope.sqlite3"))
+    assert missing.returncode == 1 and "no label database" in missing.stderr
+    assert not (tmp_path / "nope.sqlite3").exists()
