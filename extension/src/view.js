@@ -70,7 +70,8 @@
     }
     box.className = `toast ${kind}`;
     box.setAttribute("role", kind === "error" ? "alert" : "status");
-    box.textContent = text;
+    // A host message can quote a huge offending value: keep the box readable.
+    box.textContent = text.length > 1200 ? `${text.slice(0, 1000)}\u2026${text.slice(-150)}` : text;
     const close = document.createElement("button");
     close.textContent = "\u00d7";
     close.title = "close";

@@ -295,6 +295,22 @@ def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None
     wait_stage(chromium, page, "highlight")
 
 
+def test_answer_over_1mb_is_reassembled(chromium: Session, server: str) -> None:
+    # The host's E_PARAMS message quotes the bad value: a ~3 MB answer, i.e. several 1 MB-capped native messages
+    # that the background must reassemble in order before it can parse the error and show its code.
+    chromium.set_storage({"params": {"visible_only": "\u00e9t\u00e9-" * 600_000}})
+    try:
+        page = chromium.open(f"{server}/article.html")
+        chromium.press(page)
+        shown = wait_toast(page, "E_PARAMS", timeout_s=60)
+        assert "visible_only" in shown["text"] and "\u00e9t\u00e9-\u00e9t\u00e9-" in shown["text"]
+        assert shown["text"].rstrip().endswith("[E_PARAMS]")  # the tail of the last chunk arrived too
+    finally:
+        chromium.set_storage({"params": None})
+    log = (chromium.home / "host.log").read_text()
+    assert "E_PARAMS" in log
+
+
 def test_no_main_content_message(chromium: Session, server: str) -> None:
     page = chromium.open(f"{server}/plain.html")
     chromium.press(page)
