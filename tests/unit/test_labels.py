@@ -439,6 +439,36 @@ def test_database_survives_a_killed_writer(tmp_path: Path) -> None:
     assert L.save_label(db, label()) == max(rows) + 1  # and the store takes new labels
 
 
+def test_writer_killed_inside_its_transaction(tmp_path: Path) -> None:
+    """Deterministically mid-write: the process holds the write lock with an inserted, uncommitted label."""
+    db = tmp_path / "labels.sqlite3"
+    L.save_label(db, label())
+    code = textwrap.dedent("""
+        import sys, time
+        from centrum import labels as L
+        conn = L.connect(sys.argv[1])
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM labels")
+        conn.execute("INSERT INTO labels (created, url, annotator, title, lang, nodes, node_paths, text, "
+                     "n_elements, snapshot, snapshot_sha256, source) "
+                     "VALUES ('t', 'half', 'a', '', '', '[]', '[]', '', 0, x'00', '', x'00')")
+        print("inside", flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout
+    try:
+        assert proc.stdout.readline().strip() == "inside", proc.stderr.read() if proc.stderr else ""
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert [r["url"] for r in L.list_labels(db)] == ["http://127.0.0.1/news/canal"]  # the delete never happened
+    assert L.save_label(db, label()) == 2  # the dead process's lock is gone
+
+
 class Host:
     """The real ``centrum host`` process over pipes, as the browser drives it."""
 
