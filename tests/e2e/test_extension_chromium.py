@@ -311,6 +311,39 @@ def test_answer_over_1mb_is_reassembled(chromium: Session, server: str) -> None:
     assert "E_PARAMS" in log
 
 
+def host_pids(session: Session) -> list[int]:
+    log = (session.home / "host.log").read_text()
+    return [int(line.split("(pid ")[1].split(",")[0]) for line in log.splitlines() if " started (pid " in line]
+
+
+def test_timeout_then_reconnect_and_host_exit_then_reconnect(chromium: Session, server: str) -> None:
+    page = chromium.open(f"{server}/article.html")
+    chromium.press(page)  # make sure a host is running
+    wait_stage(chromium, page, "highlight")
+    started = len(host_pids(chromium))
+
+    # A timeout drops the port (the browser stops the stuck host) and says so on the page.
+    chromium.set_storage({"timeoutMs": 1})
+    try:
+        chromium.open(f"{server}/article.html")
+        chromium.press(page)
+        shown = wait_toast(page, "E_TIMEOUT")
+        assert shown["role"] == "alert"
+    finally:
+        chromium.set_storage({"timeoutMs": 120000})
+    chromium.press(page)  # clears the message and runs again on a fresh host
+    wait_stage(chromium, page, "highlight")
+    assert len(host_pids(chromium)) == started + 1
+
+    # The host dies between presses: the port notices, and the next press starts a new host.
+    os.kill(host_pids(chromium)[-1], 9)
+    time.sleep(0.5)
+    chromium.open(f"{server}/article.html")
+    chromium.press(page)
+    wait_stage(chromium, page, "highlight")
+    assert len(host_pids(chromium)) == started + 2
+
+
 def test_no_main_content_message(chromium: Session, server: str) -> None:
     page = chromium.open(f"{server}/plain.html")
     chromium.press(page)

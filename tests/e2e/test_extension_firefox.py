@@ -45,9 +45,14 @@ ARTICLE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>V
 
 SHIM = """// Test-only (tests/e2e/test_extension_firefox.py): BiDi cannot click the toolbar button, so the page asks.
 window.addEventListener("message", (event) => {
-  if (event.source === window && event.data === "centrum-test-press") {
+  if (event.source !== window) return;
+  if (event.data === "centrum-test-press") {
     browser.runtime.sendMessage({ type: "centrum.press" }).then(
       (r) => window.postMessage({ centrumTestResult: JSON.stringify(r) }, "*"));
+  } else if (event.data && event.data.centrumTestStorage) {
+    // What the settings panel would write (the algorithm), to provoke a host error.
+    browser.storage.local.set(event.data.centrumTestStorage).then(
+      () => document.documentElement.setAttribute("data-test-storage", "set"));
   }
 });
 """
@@ -311,6 +316,16 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
     _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
     assert bidi.evaluate(context, "document.documentElement.outerHTML") == before
     assert bidi.evaluate(context, "[window.__pwned ?? null, window.__runs]") == [None, 1]
+
+    # A host error is shown on the page.
+    bidi.evaluate(context, "window.postMessage({centrumTestStorage: {algorithm: 'no-such-algorithm'}}, '*')")
+    _wait(bidi, context, "document.documentElement.getAttribute('data-test-storage') === 'set'", "storage")
+    bidi.evaluate(context, "document.documentElement.removeAttribute('data-test-storage')")
+    bidi.evaluate(context, PRESS)
+    shown = _wait(bidi, context, "(() => { const t = document.querySelector('centrum-ui')?.shadowRoot"
+                                 "?.querySelector('.toast[role=alert]'); return t && t.getBoundingClientRect().width"
+                                 " > 0 ? t.textContent : null; })()", "the error message")
+    assert "E_UNKNOWN_ALGORITHM" in shown and "no-such-algorithm" in shown
 
 
 # One manifest for both browsers needs "background.service_worker" for Chromium; Firefox ignores it and says so.
