@@ -1,0 +1,293 @@
+"""Candidates and features of the ensemble (see :mod:`centrum.algorithms.ensemble`).
+
+A *candidate* is a set of disjoint subtrees (usually one node; a run of siblings when an algorithm answered so).
+Every per-element quantity is computed once per page as a vectorized subtree sum over the pre-order arrays, and a
+candidate's value is the sum over its nodes (``np.add.reduceat`` over the flattened node lists), so the cost is
+O(n + total candidate size) whatever the number of candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..result import Result
+from ..snapshot import IMAGE, Snapshot
+from ..textmetrics import count_words_many
+
+# Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
+BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
+
+# Class/id cues in the spirit of Readability's (Arc90) regular expressions: language-independent markup words.
+POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose", re.I)
+NEGATIVE = re.compile(r"comment|meta|foot|footer|footnote|masthead|promo|related|scroll|shoutbox|sidebar|sponsor|"
+                      r"shopping|tags|tool|widget|nav|menu|share|social|banner|breadcrumb|pagination|cookie|"
+                      r"subscribe|newsletter|popup|modal|advert|\bads?\b|ad-|teaser|recommend", re.I)
+_TAGS = ("body", "main", "article", "section", "div", "td", "table", "ul", "p", "form", "header", "aside")
+_MEDIA = ("img", "picture", "video", "audio", "figure", "svg", "canvas", "iframe", "table")
+
+
+@dataclass
+class PageArrays:
+    """Per-element aggregates shared by candidate features, trimming and labels."""
+
+    chars: np.ndarray  # rendered text characters in the subtree
+    words: np.ndarray  # script-fair words (centrum.textmetrics) in the subtree
+    link_chars: np.ndarray  # rendered characters inside <a href>
+    text_area: np.ndarray  # rendered text-line area
+    link_area: np.ndarray
+    images: np.ndarray  # image elements in the subtree
+    size: np.ndarray  # elements in the subtree
+    rendered: np.ndarray  # per text node: has at least one line rectangle
+    in_link: np.ndarray  # per element: is or is inside a link
+    body: int
+    text_chars: np.ndarray  # per text node: rendered characters
+
+
+def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
+    """Per element: inside the subtree of any of ``roots`` (difference array over pre-order, O(n))."""
+    mark = np.zeros(snap.n + 1, dtype=np.int64)
+    if roots.size:
+        np.add.at(mark, roots, 1)
+        np.add.at(mark, snap.subtree_end[roots], -1)
+    return np.cumsum(mark)[: snap.n] > 0
+
+
+def page_arrays(snap: Snapshot) -> PageArrays:
+    n = snap.n
+    tags = snap.tags
+    bodies = np.nonzero(tags == "body")[0]
+    body = int(bodies[0]) if bodies.size else 0
+    in_link = _inside(snap, np.nonzero(snap.is_link)[0])
+    area = snap.text_area
+    rendered = area > 0
+    tchars = np.where(rendered, snap.text_len, 0).astype(np.float64)
+    # Words only for rendered text (hidden templates can be large and never count).
+    words_t = np.zeros(snap.m, dtype=np.float64)
+    idx = np.nonzero(rendered)[0]
+    if idx.size:
+        words_t[idx] = count_words_many([snap.texts[i] for i in idx])
+    tl = in_link[snap.text_owner] if snap.m else np.zeros(0, dtype=bool)
+
+    def agg(v: np.ndarray) -> np.ndarray:
+        return snap.subtree_sum(snap.text_per_element(v)) if snap.m else np.zeros(n)
+
+    return PageArrays(
+        chars=agg(tchars), words=agg(words_t), link_chars=agg(tchars * tl), text_area=agg(area),
+        link_area=agg(area * tl), images=snap.subtree_sum(((snap.flags & IMAGE) != 0).astype(np.float64)),
+        size=(snap.subtree_end - np.arange(n)).astype(np.float64), rendered=rendered, in_link=in_link, body=body,
+        text_chars=tchars)
+
+
+def normalize(snap: Snapshot, nodes: Sequence[int]) -> tuple[int, ...]:
+    """Sorted node ids without those inside another listed node's subtree (so sums never count twice)."""
+    out: list[int] = []
+    end = -1
+    for i in sorted({int(x) for x in nodes if 0 <= int(x) < snap.n}):
+        if i >= end:
+            out.append(i)
+            end = int(snap.subtree_end[i])
+    return tuple(out)
+
+
+def _lca(snap: Snapshot, nodes: Sequence[int]) -> int:
+    first = nodes[0]
+    last_end = max(int(snap.subtree_end[x]) for x in nodes)
+    a = first
+    while a >= 0 and int(snap.subtree_end[a]) < last_end:
+        a = int(snap.parent[a])
+    return max(a, 0)
+
+
+@dataclass
+class Proposals:
+    """What the base algorithms said about one page."""
+
+    answers: dict[str, tuple[int, ...]]  # algorithm -> normalized answer nodes (empty: no answer)
+    ranked: dict[str, list[tuple[int, ...]]]  # algorithm -> its candidates' node sets, best first
+
+
+def proposals(snap: Snapshot, results: dict[str, Result], per_algorithm: int) -> Proposals:
+    answers: dict[str, tuple[int, ...]] = {}
+    ranked: dict[str, list[tuple[int, ...]]] = {}
+    for name in BASE_ALGORITHMS:
+        r = results.get(name)
+        answers[name] = normalize(snap, r.nodes) if r is not None else ()
+        seen: list[tuple[int, ...]] = []
+        if r is not None:
+            for c in r.candidates:
+                key = normalize(snap, c.nodes)
+                if key and key not in seen:
+                    seen.append(key)
+                if len(seen) >= per_algorithm:
+                    break
+        ranked[name] = seen
+    return Proposals(answers, ranked)
+
+
+def gather(snap: Snapshot, prop: Proposals, arrays: PageArrays, cap: int) -> list[tuple[int, ...]]:
+    """Candidate node sets: answers, runners-up, their ancestors up to <body> and text-heavy children; capped."""
+    out: dict[tuple[int, ...], None] = {}
+    body = arrays.body
+    chars = arrays.chars
+
+    def add(key: tuple[int, ...]) -> None:
+        if key and key not in out and chars[list(key)].sum() > 0:
+            out[key] = None
+
+    singles: list[int] = []
+    for name in BASE_ALGORITHMS:  # answers first: they survive any cap
+        key = prop.answers[name]
+        add(key)
+        if key:
+            singles.append(key[0] if len(key) == 1 else _lca(snap, key))
+    depth_rank = max((len(v) for v in prop.ranked.values()), default=0)
+    for k in range(depth_rank):  # runners-up round-robin over algorithms, best first
+        for name in BASE_ALGORITHMS:
+            if k < len(prop.ranked[name]):
+                key = prop.ranked[name][k]
+                add(key)
+                singles.append(key[0] if len(key) == 1 else _lca(snap, key))
+    off, kids = snap.children_offsets
+    for s in list(dict.fromkeys(singles)):
+        if len(out) >= cap:
+            break
+        # Children holding a quarter of the text: the answer is often one level below a proposal.
+        ch = kids[off[s]:off[s + 1]]
+        if ch.size and chars[s] > 0:
+            for c in ch[chars[ch] >= 0.25 * chars[s]]:
+                add((int(c),))
+        a = s
+        while a >= 0 and len(out) < cap:
+            add((a,))
+            if a == body:
+                break
+            a = int(snap.parent[a])
+    keys = list(out)[:cap]
+    if not keys and snap.n:
+        keys = [(body,)]
+    return keys
+
+
+def feature_names() -> list[str]:
+    names = ["log_chars", "chars_share", "log_words", "words_share", "link_char_density", "link_area_density",
+             "text_area_density", "area_share", "width_vw", "height_vh", "top_vh", "left_vw", "center_dx_vw",
+             "doc_center_dy", "depth_below_body", "log_children", "log_size", "log_images", "chars_per_element",
+             "n_nodes", "pos_cue", "neg_cue", "neg_ancestor", "chars_rel_max", "fixed"]
+    names += [f"tag_{t}" for t in _TAGS] + ["tag_set", "tag_other"]
+    for a in BASE_ALGORITHMS:
+        names += [f"{a}_answered", f"{a}_exact", f"{a}_precision", f"{a}_recall", f"{a}_rank"]
+    names += ["votes_exact", "mean_precision", "mean_recall", "min_recall"]
+    return names
+
+
+def _cue_strings(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    return snap.attr("class"), snap.attr("id")
+
+
+def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arrays: PageArrays) -> np.ndarray:
+    """(len(cands), len(feature_names())) float64 matrix."""
+    k = len(cands)
+    names = feature_names()
+    X = np.zeros((k, len(names)), dtype=np.float64)
+    if k == 0:
+        return X
+    lens = np.fromiter((len(c) for c in cands), dtype=np.int64, count=k)
+    flat = np.fromiter((x for c in cands for x in c), dtype=np.int64, count=int(lens.sum()))
+    starts = np.zeros(k, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+
+    def csum(v: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(v[flat], starts)
+
+    A = arrays
+    body = A.body
+    chars, words = csum(A.chars), csum(A.words)
+    link_chars, tarea, larea = csum(A.link_chars), csum(A.text_area), csum(A.link_area)
+    box = snap.box[flat]
+    x0 = np.minimum.reduceat(box[:, 0], starts)
+    y0 = np.minimum.reduceat(box[:, 1], starts)
+    x1 = np.maximum.reduceat(box[:, 0] + box[:, 2], starts)
+    y1 = np.maximum.reduceat(box[:, 1] + box[:, 3], starts)
+    w, h = np.maximum(x1 - x0, 0), np.maximum(y1 - y0, 0)
+    vw, vh = (max(float(v), 1.0) for v in snap.page.viewport)
+    dw, dh = (max(float(v), 1.0) for v in snap.page.document)
+    page_chars = max(float(A.chars[body]), 1.0)
+    page_words = max(float(A.words[body]), 1.0)
+    first = flat[starts]
+    depth = snap.depth
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cols = {
+            "log_chars": np.log1p(chars), "chars_share": chars / page_chars, "log_words": np.log1p(words),
+            "words_share": words / page_words, "link_char_density": np.where(chars > 0, link_chars / chars, 1.0),
+            "link_area_density": np.where(tarea > 0, larea / tarea, 1.0),
+            "text_area_density": np.where(w * h > 0, np.minimum(tarea / (w * h), 2.0), 0.0),
+            "area_share": np.minimum(w * h / (dw * dh), 1.0), "width_vw": w / vw, "height_vh": h / vh,
+            "top_vh": y0 / vh, "left_vw": x0 / vw, "center_dx_vw": np.abs((x0 + x1) / 2 - vw / 2) / vw,
+            "doc_center_dy": np.abs((y0 + y1) / 2 - dh / 2) / dh,
+            "depth_below_body": depth[first] - depth[body], "log_children": np.log1p(csum(snap.n_children)),
+            "log_size": np.log1p(csum(A.size)), "log_images": np.log1p(csum(A.images)),
+            "chars_per_element": chars / np.maximum(csum(A.size), 1.0), "n_nodes": lens.astype(np.float64),
+            "chars_rel_max": chars / max(float(chars.max()), 1.0),
+            "fixed": snap.is_fixed[first].astype(np.float64),
+        }
+    for name, v in cols.items():
+        X[:, names.index(name)] = v
+    # Tag one-hot (a multi-node candidate is a "set").
+    tags = snap.tags[first]
+    for t in _TAGS:
+        X[:, names.index(f"tag_{t}")] = (tags == t) & (lens == 1)
+    X[:, names.index("tag_set")] = lens > 1
+    X[:, names.index("tag_other")] = ~np.isin(tags, _TAGS) & (lens == 1)
+    # Class/id cues: on the candidate's nodes, and negative cues on an ancestor between it and <body>.
+    cls, ids = _cue_strings(snap)
+    pos = names.index("pos_cue")
+    neg = names.index("neg_cue")
+    nega = names.index("neg_ancestor")
+    for j, c in enumerate(cands):
+        s = " ".join(f"{cls[i]} {ids[i]}" for i in c)
+        X[j, pos] = bool(POSITIVE.search(s))
+        X[j, neg] = bool(NEGATIVE.search(s))
+        a = int(snap.parent[c[0]])
+        while a > body:
+            if (cls[a] or ids[a]) and NEGATIVE.search(f"{cls[a]} {ids[a]}"):
+                X[j, nega] = 1.0
+                break
+            a = int(snap.parent[a])
+    # Agreement with every algorithm: exact match, text precision/recall of the candidate against its answer.
+    keyset = {c: j for j, c in enumerate(cands)}
+    precs, recs, answered = [], [], []
+    tch = A.text_chars
+    for a in BASE_ALGORITHMS:
+        ans = prop.answers[a]
+        X[:, names.index(f"{a}_answered")] = 1.0 if ans else 0.0
+        if ans:
+            ins = _inside(snap, np.asarray(ans, dtype=np.int64))
+            inter = snap.subtree_sum(snap.text_per_element(tch * ins[snap.text_owner])) if snap.m else np.zeros(
+                snap.n)
+            ic = csum(inter)
+            ans_chars = max(float(A.chars[list(ans)].sum()), 1.0)
+            p = np.where(chars > 0, ic / np.maximum(chars, 1.0), 0.0)
+            r = ic / ans_chars
+            X[:, names.index(f"{a}_precision")] = p
+            X[:, names.index(f"{a}_recall")] = r
+            precs.append(p)
+            recs.append(r)
+            answered.append(a)
+            j = keyset.get(ans)
+            if j is not None:
+                X[j, names.index(f"{a}_exact")] = 1.0
+        for rank, key in enumerate(prop.ranked[a]):
+            j = keyset.get(key)
+            if j is not None:
+                col = names.index(f"{a}_rank")
+                X[j, col] = max(X[j, col], 1.0 / (1 + rank))
+    X[:, names.index("votes_exact")] = X[:, [names.index(f"{a}_exact") for a in BASE_ALGORITHMS]].sum(axis=1)
+    if precs:
+        X[:, names.index("mean_precision")] = np.mean(precs, axis=0)
+        X[:, names.index("mean_recall")] = np.mean(recs, axis=0)
+        X[:, names.index("min_recall")] = np.min(recs, axis=0)
+    return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)

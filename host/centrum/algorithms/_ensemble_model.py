@@ -1,0 +1,133 @@
+"""Gradient-boosted stumps with numpy: the ensemble's small, inspectable scorer.
+
+The model predicts a candidate's token F1 (squared loss). Each round fits one stump ``x[f] <= t ? left : right`` to
+the residuals, choosing among quantile thresholds with histogram sums (one ``bincount`` per feature, so a round
+costs O(rows x features)). Because every stump reads one feature, a prediction is the base value plus a sum of
+per-feature contributions, which is what the debugger shows. Rows are subsampled per round with a seeded
+generator, so training is deterministic for a given seed and data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT = "centrum-ensemble-stumps"
+
+
+@dataclass
+class Stumps:
+    feature_names: list[str]
+    base: float = 0.0
+    feature: list[int] = field(default_factory=list)
+    threshold: list[float] = field(default_factory=list)
+    left: list[float] = field(default_factory=list)  # value when x <= threshold (learning rate applied)
+    right: list[float] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.base + self.contributions(X).sum(axis=1)
+
+    def contributions(self, X: np.ndarray) -> np.ndarray:
+        """(rows, features): summed stump outputs of each feature."""
+        out = np.zeros((X.shape[0], len(self.feature_names)))
+        if not self.feature:
+            return out
+        f = np.asarray(self.feature, dtype=np.int64)
+        t = np.asarray(self.threshold)
+        vals = np.where(X[:, f] <= t, np.asarray(self.left), np.asarray(self.right))  # (rows, stumps)
+        for j in np.unique(f):  # one column sum per used feature (<= number of features), not per stump
+            out[:, j] = vals[:, f == j].sum(axis=1)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": 1, "feature_names": self.feature_names, "base": self.base,
+                "stumps": [[self.feature_names[f], t, a, b] for f, t, a, b in
+                           zip(self.feature, self.threshold, self.left, self.right, strict=True)],
+                "meta": self.meta}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any], feature_names: list[str] | None = None) -> Stumps:
+        if obj.get("format") != FORMAT:
+            raise ValueError(f"not an ensemble weights file (format {obj.get('format')!r})")
+        names = list(obj["feature_names"])
+        if feature_names is not None and names != feature_names:
+            missing = sorted(set(names) ^ set(feature_names))
+            raise ValueError(f"weights were trained on other features (differ: {', '.join(missing[:8])})")
+        index = {n: i for i, n in enumerate(names)}
+        s = obj["stumps"]
+        return cls(names, float(obj["base"]), [index[x[0]] for x in s], [float(x[1]) for x in s],
+                   [float(x[2]) for x in s], [float(x[3]) for x in s], dict(obj.get("meta", {})))
+
+    def save(self, path: Path) -> None:
+        # repr-exact floats and sorted keys: the same training writes the same bytes.
+        path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path, feature_names: list[str] | None = None) -> Stumps:
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")), feature_names)
+
+
+def _thresholds(x: np.ndarray, bins: int) -> np.ndarray:
+    """Candidate split points: distinct quantiles of the column (midpoints are not needed for <=)."""
+    qs = np.quantile(x, np.linspace(0, 1, bins + 1)[1:-1])
+    return np.unique(qs)
+
+
+def fit(X: np.ndarray, y: np.ndarray, feature_names: list[str], rounds: int = 300, learning_rate: float = 0.1,
+        bins: int = 32, subsample: float = 0.8, min_leaf: int = 20, seed: int = 0,
+        weights: np.ndarray | None = None) -> Stumps:
+    """Least-squares boosting of stumps; ``weights`` per row (e.g. 1 / candidates of its page)."""
+    n, d = X.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    base = float(np.average(y, weights=w)) if n else 0.0
+    model = Stumps(list(feature_names), base, meta={"rounds": rounds, "learning_rate": learning_rate, "bins": bins,
+                                                    "subsample": subsample, "min_leaf": min_leaf, "seed": seed})
+    if n == 0:
+        return model
+    # Bin every column once: codes[i, j] = number of thresholds of j below x[i, j].
+    ths = [_thresholds(X[:, j], bins) for j in range(d)]
+    codes = np.zeros((n, d), dtype=np.int64)
+    for j in range(d):
+        codes[:, j] = np.searchsorted(ths[j], X[:, j], side="left")
+    pred = np.full(n, base)
+    for _ in range(rounds):
+        sel = rng.random(n) < subsample
+        r = (y - pred)[sel]
+        ww = w[sel]
+        best = (0.0, -1, 0, 0.0, 0.0)  # gain, feature, bin, left, right
+        tw, twr = ww.sum(), (ww * r).sum()
+        for j in range(d):
+            nb = ths[j].shape[0] + 1
+            if nb < 2:
+                continue
+            c = codes[sel, j]
+            sw = np.bincount(c, weights=ww, minlength=nb)
+            swr = np.bincount(c, weights=ww * r, minlength=nb)
+            cnt = np.bincount(c, minlength=nb)
+            lw, lwr, lc = np.cumsum(sw)[:-1], np.cumsum(swr)[:-1], np.cumsum(cnt)[:-1]
+            rw, rwr, rc = tw - lw, twr - lwr, c.shape[0] - lc
+            ok = (lc >= min_leaf) & (rc >= min_leaf) & (lw > 0) & (rw > 0)
+            if not ok.any():
+                continue
+            gain = np.where(ok, lwr ** 2 / np.where(ok, lw, 1) + rwr ** 2 / np.where(ok, rw, 1) - twr ** 2 / tw,
+                            -1.0)
+            k = int(np.argmax(gain))
+            if gain[k] > best[0]:
+                best = (float(gain[k]), j, k, float(lwr[k] / lw[k]), float(rwr[k] / rw[k]))
+        gain, j, k, lv, rv = best
+        if j < 0:
+            break
+        t = float(ths[j][k])
+        # codes <= k  <=>  x <= ths[k] (searchsorted left: code = #thresholds strictly below x).
+        model.feature.append(j)
+        model.threshold.append(t)
+        model.left.append(learning_rate * lv)
+        model.right.append(learning_rate * rv)
+        pred += np.where(codes[:, j] <= k, learning_rate * lv, learning_rate * rv)
+    return model

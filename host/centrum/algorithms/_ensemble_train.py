@@ -1,0 +1,292 @@
+"""Training data, fitting and leave-one-data-set-out validation of the ensemble (used by ``centrum train``).
+
+Per page (in worker processes): parse the cached rendered snapshot, run the base algorithms, build the candidates
+and their feature matrix, and label every candidate with the page metric of the text the ensemble would output
+for it (token-shingle F1 as scrapinghub's AEB, or trafilatura's with/without snippet F1 for snippet gold). The
+per-candidate metric counts are kept too, so a data set's published aggregate (AEB macro P/R, snippet micro) of
+any choice of candidates is computed without re-reading pages. The base algorithms and the peers are scored on the
+same pages in the same pass, so the LODO table compares like with like. Page records are cached on disk under
+``$CENTRUM_CACHE/ensemble/`` keyed by the snapshot and the sources of the feature code.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import multiprocessing as mp
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..evaluation import peers as peer_mod
+from ..evaluation.cache import SnapshotCache, snapshot_key
+from ..evaluation.datasets import PageItem
+from ..evaluation.metrics import (
+    Gold,
+    aeb_aggregate,
+    aeb_precision,
+    aeb_recall,
+    shingle_matching,
+    snippet_counts,
+    snippet_scores,
+)
+from ..textmetrics import tokens
+from . import _ensemble_features as F
+from . import _ensemble_model as M
+from . import ensemble as E
+
+WINDOW = (1920, 1080)
+PEERS = ("trafilatura", "readability_lxml", "readability_js", "justext", "boilerpy3", "resiliparse", "wholepage")
+
+
+def light_score(gold: Gold, text: str | None) -> tuple[float, tuple[float, ...]]:
+    """(page F1, metric counts): AEB shingle (tp, fp, fn) for text gold, snippet (tp, fp, fn, tn) otherwise."""
+    text = text or ""
+    if gold.kind == "snippets":
+        c = snippet_counts(gold.with_, gold.without, text)
+        return snippet_scores(*c)["f1"], tuple(float(x) for x in c)
+    assert gold.text is not None
+    g, p = tokens(gold.text), tokens(text)
+    if not g and not p:
+        return 1.0, (1.0, 0.0, 0.0)
+    tp, fp, fn = shingle_matching(g, p)
+    pr, rc = aeb_precision(tp, fp, fn), aeb_recall(tp, fp, fn)
+    return (2 * pr * rc / (pr + rc) if pr + rc > 0 else 0.0), (tp, fp, fn)
+
+
+def aggregate_f1(kind: str, counts: Sequence[tuple[float, ...]]) -> float:
+    """A data set's published F1 from per-page counts (AEB macro for text, snippet micro)."""
+    if not counts:
+        return float("nan")
+    if kind == "snippets":
+        s = np.asarray(counts, dtype=np.float64).sum(axis=0)
+        return snippet_scores(*s)["f1"]
+    return aeb_aggregate([tuple(c) for c in counts])["f1"]  # type: ignore[misc]
+
+
+@dataclass
+class PageRecord:
+    dataset: str
+    id: str
+    kind: str
+    X: np.ndarray
+    y: np.ndarray  # per candidate: page F1 of its (trimmed) output
+    counts: list[tuple[float, ...]]  # per candidate metric counts
+    n_elements: int
+    empty: tuple[float, ...] = ()  # metric counts of an empty answer
+    extractors: dict[str, tuple[float, tuple[float, ...]]] = field(default_factory=dict)  # algorithms and peers
+
+
+def _code_version() -> str:
+    h = hashlib.sha256()
+    for mod in (F, E, __import__("centrum.algorithms.gce", fromlist=["x"]),
+                __import__("centrum.algorithms.zoning", fromlist=["x"]), __import__("centrum.algorithms.r4",
+                                                                                       fromlist=["x"]),
+                __import__("centrum.algorithms.dana", fromlist=["x"]), __import__("centrum.algorithms.semantic",
+                                                                                  fromlist=["x"])):
+        h.update(Path(mod.__file__).read_bytes())
+    h.update(b"light_score v1")
+    return h.hexdigest()[:16]
+
+
+def find_snapshot(item: PageItem, html: bytes, cache: SnapshotCache, snapshots: Path | None) -> dict[str, Any] | None:
+    """The rendered snapshot entry of a page: ``snapshots/<dataset>/<id>.json`` (raw snapshot) when given, else the
+    ``centrum eval`` cache (with the Readability.js extra as eval stores it by default, or without)."""
+    if snapshots is not None:
+        p = snapshots / item.dataset / f"{item.id}.json"
+        if p.exists():
+            return {"raw": json.loads(p.read_text(encoding="utf-8")), "extra": None}
+        return None
+    for extras in _extras_options():
+        entry = cache.load(snapshot_key(html, WINDOW, extras))
+        if entry is not None:
+            return entry
+    return None
+
+
+def _extras_options() -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    try:
+        out.append(peer_mod.readability_js_extra())
+    except Exception:  # noqa: BLE001 - Readability.js not installed: only extra-less entries can match
+        pass
+    out.append({})
+    return out
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    cache_dir: str | None = None
+    snapshots: str | None = None
+    peers: tuple[str, ...] = PEERS
+    use_record_cache: bool = True
+
+
+def _record_path(key: str) -> Path:
+    return peer_mod.cache_root() / "ensemble" / f"{key}.pkl.gz"
+
+
+def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
+    """The page's training record, or a string saying why there is none (no cached snapshot, bad snapshot)."""
+    from ..snapshot import parse_snapshot
+
+    html = item.html()
+    cache = SnapshotCache(Path(opts.cache_dir) if opts.cache_dir else None)
+    entry = find_snapshot(item, html, cache, Path(opts.snapshots) if opts.snapshots else None)
+    if entry is None:
+        return "no rendered snapshot (run `centrum eval` on the data set first)"
+    if not str(entry["raw"].get("page", {}).get("url", "file:")).startswith("file:"):
+        return "page navigated away"
+    key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(),
+                                     entry["raw"].get("page", {}).get("collector"), len(entry["raw"].get("source")
+                                                                                         or ""),
+                                     sorted(opts.peers)]).encode()).hexdigest()
+    rpath = _record_path(key)
+    if opts.use_record_cache and rpath.exists():
+        try:
+            with gzip.open(rpath, "rb") as f:
+                return pickle.load(f)  # noqa: S301 - our own cache file
+        except Exception:  # noqa: BLE001 - unreadable record: recompute
+            pass
+    try:
+        snap = parse_snapshot(entry["raw"])
+    except Exception as e:  # noqa: BLE001
+        return f"snapshot rejected: {e}"
+    cfg = E.Config()
+    results, _ = E.run_base(snap)
+    pm = E.prepare(snap, results, cfg)
+    ys, counts = [], []
+    for c in pm.candidates:
+        _, text, _ = E.output(snap, c, pm.arrays, cfg)
+        f1, cnt = light_score(item.gold, text)
+        ys.append(f1)
+        counts.append(cnt)
+    rec = PageRecord(item.dataset, item.id, item.gold.kind, pm.X, np.asarray(ys, dtype=np.float64), counts, snap.n,
+                     light_score(item.gold, "")[1])
+    for name in F.BASE_ALGORITHMS:
+        r = results[name]
+        text = r.text if r.text is not None else (snap.text_of(r.nodes) if r.nodes else "")
+        rec.extractors[name] = light_score(item.gold, text)
+    for name in opts.peers:
+        text = None
+        try:
+            if name == "wholepage":
+                text = peer_mod.wholepage_text(snap)
+            elif name == "readability_js":
+                if not entry.get("extra"):
+                    continue  # rendered without the Readability.js extra: not scored rather than scored 0
+                text = peer_mod.readability_js_text(entry.get("extra"))[0]
+            elif peer_mod.missing_reason(name) is None:
+                text = peer_mod.run_html_peer(name, html, item.language)
+            else:
+                continue
+        except Exception:  # noqa: BLE001 - a failing peer scores 0 on the page, as in `centrum eval`
+            text = None
+        rec.extractors[name] = light_score(item.gold, text)
+    if opts.use_record_cache:
+        try:
+            rpath.parent.mkdir(parents=True, exist_ok=True)
+            tmp = rpath.with_suffix(".tmp")
+            with gzip.open(tmp, "wb") as f:
+                pickle.dump(rec, f)
+            tmp.replace(rpath)
+        except OSError:
+            pass
+    return rec
+
+
+def _work(args: tuple[PageItem, ExtractOptions]) -> PageRecord | str:
+    try:
+        return extract_page(*args)
+    except Exception as e:  # noqa: BLE001 - one bad page is reported, not fatal
+        return f"error: {type(e).__name__}: {e}"
+
+
+def extract_all(items: Sequence[PageItem], opts: ExtractOptions, jobs: int = 1) -> Iterator[PageRecord | str]:
+    """Records in the order of ``items`` (deterministic whatever ``jobs``)."""
+    tasks = [(it, opts) for it in items]
+    if jobs <= 1:
+        yield from map(_work, tasks)
+        return
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_work, tasks, chunksize=2)
+
+
+# ---- fitting -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FitOptions:
+    rounds: int = 300
+    learning_rate: float = 0.1
+    bins: int = 32
+    subsample: float = 0.8
+    min_leaf: int = 20
+    seed: int = 0
+
+
+def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
+    """Fit on every candidate of ``records``; a page weighs the same whatever its number of candidates."""
+    recs = [r for r in records if r.X.shape[0]]
+    names = F.feature_names()
+    if not recs:
+        return M.Stumps(names)
+    X = np.concatenate([r.X for r in recs])
+    # Target: the candidate's F1 relative to the page's best, so that hard pages do not dominate the fit.
+    y = np.concatenate([r.y - r.y.max() for r in recs])
+    w = np.concatenate([np.full(r.X.shape[0], 1.0 / r.X.shape[0]) for r in recs])
+    model = M.fit(X, y, names, rounds=opts.rounds, learning_rate=opts.learning_rate, bins=opts.bins,
+                  subsample=opts.subsample, min_leaf=opts.min_leaf, seed=opts.seed, weights=w * len(recs))
+    model.meta.update({"pages": len(recs), "candidates": int(X.shape[0]),
+                       "datasets": sorted({r.dataset for r in recs})})
+    return model
+
+
+def choose(model: M.Stumps, rec: PageRecord) -> int:
+    """Index of the candidate the model picks (-1: none)."""
+    if rec.X.shape[0] == 0:
+        return -1
+    return int(np.argmax(model.predict(rec.X)))
+
+
+def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord], int]],
+          extractors: Sequence[str]) -> dict[str, dict[str, float]]:
+    """{dataset: {extractor: F1}} with the published aggregate of each data set's gold kind."""
+    out: dict[str, dict[str, float]] = {}
+    by_ds: dict[str, list[PageRecord]] = {}
+    for r in records:
+        by_ds.setdefault(r.dataset, []).append(r)
+    for ds, recs in sorted(by_ds.items()):
+        kind = recs[0].kind
+        row: dict[str, float] = {"pages": float(len(recs))}
+        for name, pick in chooser.items():
+            counts = []
+            for r in recs:
+                j = pick(r)
+                if j < 0:
+                    counts.append(r.empty)
+                else:
+                    counts.append(r.counts[j])
+            row[name] = aggregate_f1(kind, counts)
+        for name in extractors:
+            cs = [r.extractors[name][1] for r in recs if name in r.extractors]
+            if cs:
+                row[name] = aggregate_f1(kind, cs)
+        out[ds] = row
+    return out
+
+
+def lodo(records: Sequence[PageRecord], opts: FitOptions) -> tuple[dict[str, int], dict[str, M.Stumps]]:
+    """Leave-one-data-set-out: {"<dataset>/<id>": chosen candidate} with each data set's model trained without it."""
+    picks: dict[str, int] = {}
+    models: dict[str, M.Stumps] = {}
+    for ds in sorted({r.dataset for r in records}):
+        model = fit([r for r in records if r.dataset != ds], opts)
+        models[ds] = model
+        for r in records:
+            if r.dataset == ds:
+                picks[f"{r.dataset}/{r.id}"] = choose(model, r)
+    return picks, models

@@ -1,0 +1,222 @@
+"""Centrum's ensemble: choose the main content among every algorithm's proposals with a small learned scorer.
+
+1. **proposals**: run the base algorithms (semantic, GCE, zoning, R4, DANA, DANAg, AdDANAg) on the same snapshot
+   (they share its cached tree arrays); take each one's answer and runners-up (``Result.candidates``).
+2. **candidates**: those node sets plus the ancestors of each up to ``<body>`` and children holding a quarter of its
+   text (the right answer is often one level away from a proposal), capped at ``Config.max_candidates``.
+3. **features** (:mod:`._ensemble_features`, language-independent, vectorized subtree sums): text and script-fair
+   word counts and shares, link character and link area density, text-area density, box size and position relative
+   to the viewport and document centre, depth, tag, positive/negative class/id cues, and per algorithm: did it
+   answer, is this its answer, its rank for this candidate, text precision/recall of the candidate against its
+   answer (DANA line-density agreement is DANA's precision/recall), plus agreement summaries.
+4. **scorer** (:mod:`._ensemble_model`): gradient-boosted stumps predicting the candidate's token F1; the weights ship
+   as ``centrum/weights/ensemble-v1.json`` and are reproduced by ``centrum train``. The best-scoring candidate wins;
+   every candidate in the Result carries its per-feature contributions (``features``) for the debugger.
+5. **trim**: inside the chosen nodes, subtrees that are navigation/aside/footer or carry strong negative class/id
+   cues, and link groups (link-dense blocks with several links), are removed, never a subtree holding media or a
+   table outside links, and never more than ``max_trim_share`` of the text. Output text is rendered text only.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..result import Candidate, Result
+from ..snapshot import Snapshot, _is_block
+from . import _ensemble_features as F
+from ._ensemble_model import Stumps
+
+WEIGHTS_NAME = "ensemble-v1.json"
+
+
+@dataclass(frozen=True)
+class Config:
+    # Weights file (JSON from `centrum train`); "" = the shipped centrum/weights/ensemble-v1.json.
+    weights: str = ""
+    # Candidate cap per page (issue #11: "cap the set, e.g. <= 150").
+    max_candidates: int = 150
+    # Runners-up read from each algorithm's Result.candidates (best first).
+    per_algorithm: int = 8
+    # Post-processing inside the chosen node (issue #11 "trim link groups and boilerplate").
+    trim: bool = True
+    # A link group: link characters / characters at least this, with at least `link_group_links` links.
+    link_group_density: float = 0.6
+    link_group_links: int = 3
+    # Never trim away more than this share of the chosen text (a wrong cue must not empty the answer).
+    max_trim_share: float = 0.5
+    # Candidates reported in Result.candidates (with feature contributions).
+    report_candidates: int = 20
+
+
+@functools.cache
+def _shipped_model() -> Stumps:
+    ref = resources.files("centrum") / "weights" / WEIGHTS_NAME
+    return Stumps.from_json(__import__("json").loads(ref.read_text(encoding="utf-8")), F.feature_names())
+
+
+def load_model(path: str = "") -> Stumps:
+    return _shipped_model() if not path else Stumps.load(Path(path), F.feature_names())
+
+
+def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
+    """Every base algorithm with its default config; a failing one is recorded as no answer."""
+    from . import dana, gce, r4, semantic, zoning
+
+    fns: dict[str, Any] = {
+        "semantic": semantic.run, "gce": gce.run, "zoning": zoning.run, "r4": r4.run,
+        "dana": lambda s: dana.run(s, None, variant="dana"), "danag": lambda s: dana.run(s, None, variant="danag"),
+        "addanag": lambda s: dana.run(s, None, variant="addanag"),
+    }
+    out: dict[str, Result] = {}
+    ms: dict[str, float] = {}
+    for name in F.BASE_ALGORITHMS:
+        t0 = time.perf_counter()
+        try:
+            out[name] = fns[name](snap)
+        except Exception as e:  # noqa: BLE001 - one broken proposer must not break the ensemble
+            out[name] = Result(name, [], message=f"{type(e).__name__}: {e}")
+        ms[name] = (time.perf_counter() - t0) * 1000
+    return out, ms
+
+
+@dataclass
+class PageModel:
+    """Everything the ensemble derives from one page before scoring (also what `centrum train` stores)."""
+
+    candidates: list[tuple[int, ...]]
+    X: np.ndarray
+    arrays: F.PageArrays
+    proposals: F.Proposals
+
+
+def prepare(snap: Snapshot, results: dict[str, Result], cfg: Config) -> PageModel:
+    arrays = F.page_arrays(snap)
+    prop = F.proposals(snap, results, cfg.per_algorithm)
+    cands = F.gather(snap, prop, arrays, cfg.max_candidates)
+    X = F.features(snap, cands, prop, arrays)
+    return PageModel(cands, X, arrays, prop)
+
+
+# ---- trimming ------------------------------------------------------------------------------------------------
+_BOILER_TAGS = ("nav", "aside", "footer", "form", "button", "select", "noscript", "menu")
+_STRONG_NEG = re.compile(r"comment|share|social|related|breadcrumb|\bnav|menu|footer|sidebar|advert|newsletter|"
+                         r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor", re.I)
+_MEDIA = ("img", "picture", "video", "audio", "figure", "svg", "canvas", "iframe", "table", "math")
+
+
+def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg: Config) -> np.ndarray:
+    """Per element: removed by post-processing (only strict descendants of ``nodes``)."""
+    n = snap.n
+    inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))
+    inside[list(nodes)] = False  # the chosen roots themselves stay
+    idx = np.nonzero(inside)[0]
+    drop = np.zeros(n, dtype=bool)
+    if idx.size == 0:
+        return drop
+    tags = snap.tags[idx]
+    cls, ids = snap.attr("class")[idx], snap.attr("id")[idx]
+    role = snap.attr("role")[idx]
+    cue = np.fromiter((bool(c or i) and bool(_STRONG_NEG.search(f"{c} {i}")) for c, i in zip(cls, ids, strict=True)),
+                      dtype=bool, count=idx.size)
+    media = np.isin(snap.tags, _MEDIA) & ~arrays.in_link
+    media_sub = snap.subtree_sum(media.astype(np.float64))[idx] > 0
+    links = snap.subtree_sum(snap.is_link.astype(np.float64))[idx]
+    ch = arrays.chars[idx]
+    dens = np.where(ch > 0, arrays.link_chars[idx] / np.maximum(ch, 1), 0.0)
+    group = (dens >= cfg.link_group_density) & (links >= cfg.link_group_links)
+    boiler = np.isin(tags, _BOILER_TAGS) | np.isin(role, ("navigation", "complementary", "contentinfo")) | cue
+    drop[idx] = (boiler | group) & ~media_sub
+    total = float(arrays.chars[list(nodes)].sum())
+    removed = F._inside(snap, np.nonzero(drop)[0])
+    if total > 0 and float((arrays.text_chars * removed[snap.text_owner]).sum()) > cfg.max_trim_share * total:
+        return np.zeros(n, dtype=bool)
+    return drop
+
+
+def text_of_mask(snap: Snapshot, keep: np.ndarray, separator: str = "\n") -> str:
+    """Text of the text nodes with ``keep`` set, joined like :meth:`Snapshot.text_of`."""
+    parts: list[str] = []
+    last_owner = -2
+    for t in np.nonzero(keep)[0]:
+        s = snap.texts[t]
+        if not s.strip():
+            continue
+        owner = int(snap.text_owner[t])
+        if parts and owner != last_owner and _is_block(snap.display[owner]):
+            parts.append(separator)
+        elif parts:
+            parts.append(" ")
+        parts.append(" ".join(s.split()))
+        last_owner = owner
+    return "".join(parts).strip()
+
+
+def output(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg: Config) -> tuple[list[int], str, int]:
+    """(maximal kept subtrees, kept rendered text, number of trimmed subtrees) for the chosen ``nodes``."""
+    inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))
+    drop = trim_mask(snap, nodes, arrays, cfg) if cfg.trim else np.zeros(snap.n, dtype=bool)
+    dropped = np.nonzero(drop)[0]
+    removed = F._inside(snap, dropped)
+    if snap.m == 0:
+        return list(nodes), "", 0
+    keep_t = inside[snap.text_owner] & ~removed[snap.text_owner] & arrays.rendered
+    text = text_of_mask(snap, keep_t)
+    if dropped.size == 0:
+        return list(nodes), text, 0
+    # Maximal subtrees without removed parts: clean elements whose parent is not clean.
+    dirty = snap.subtree_sum(drop.astype(np.float64)) > 0
+    clean = inside & ~dirty & ~removed
+    par = snap.parent
+    top = clean & ~np.where(par >= 0, clean[np.maximum(par, 0)], False)
+    return [int(i) for i in np.nonzero(top)[0]], text, int(dropped.size)
+
+
+def run(snapshot: Snapshot, config: Config | None = None) -> Result:
+    cfg = config or Config()
+    results, base_ms = run_base(snapshot)
+    return combine(snapshot, results, cfg, base_ms)
+
+
+def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: dict[str, float] | None = None,
+            model: Stumps | None = None) -> Result:
+    """The ensemble's decision given the base algorithms' results (split out so timing and training reuse it)."""
+    t0 = time.perf_counter()
+    model = model or load_model(cfg.weights)
+    if snap.n == 0:
+        return Result("ensemble", [], message="empty snapshot")
+    pm = prepare(snap, results, cfg)
+    t_feat = time.perf_counter()
+    if not pm.candidates:
+        return Result("ensemble", [], message="no candidate with rendered text")
+    contrib = model.contributions(pm.X)
+    score = model.base + contrib.sum(axis=1)
+    order = np.argsort(-score, kind="stable")
+    best = pm.candidates[int(order[0])]
+    nodes, text, trimmed = output(snap, best, pm.arrays, cfg)
+    used = sorted(set(model.feature))
+    names = model.feature_names
+    cands = []
+    for j in order[: cfg.report_candidates]:
+        c = pm.candidates[int(j)]
+        who = [a for a in F.BASE_ALGORITHMS if pm.proposals.answers[a] == c]
+        label = (f"<{snap.tags[c[0]]}>" if len(c) == 1 else f"{len(c)} siblings") + (
+            f" answer of {', '.join(who)}" if who else "")
+        cands.append(Candidate(list(c), float(score[j]), label, {names[f]: float(contrib[j, f]) for f in used}))
+    t1 = time.perf_counter()
+    timing = {"ensemble": (t1 - t0) * 1000, "features": (t_feat - t0) * 1000}
+    if base_ms:
+        timing.update({f"base_{k}": v for k, v in base_ms.items()})
+        timing["algorithm"] = sum(base_ms.values()) + timing["ensemble"]
+    dbg = {"answers": {a: list(v) for a, v in pm.proposals.answers.items()},
+           "messages": {a: r.message for a, r in results.items() if r.message},
+           "chosen": list(best), "predicted_f1": float(score[order[0]]), "candidates": len(pm.candidates),
+           "trimmed_subtrees": trimmed, "base": model.base}
+    return Result("ensemble", nodes, cands, dbg, text=text, timing_ms=timing)
