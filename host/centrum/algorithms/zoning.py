@@ -19,10 +19,11 @@ Three named stages, each traced in ``debug``:
    ``delta_threshold`` or more is main content (the first one covers the others). If no zone scores, the root is
    the answer.
 
-Everything up to the column scan is vectorized over the pre-order arrays: classification with bincounts and
-prefix sums, the zone segmentation as one lexsort + cumsum over (parent, document position) of the child items.
-The column scan and collapse are one pass over zones / columns each (the running averages make them
-sequential), so the whole algorithm is O(n log n) in elements.
+Everything is vectorized over the pre-order arrays: classification with bincounts and prefix sums, the zone
+segmentation as one lexsort + cumsum over (parent, document position) of the child items, sentence and token
+counts of all leaf zones in one marked string, zone sums as element subtree sums, the collapse as one comparison
+per column plus pointer jumping. Only the column scan over the later members of multi-zone sibling groups is a
+Python loop (its running averages are sequential). O(n log n) in elements.
 
 Deviations from the paper / public code, because we work on a live rendered snapshot:
 - "significant text" is *rendered* text: a non-blank text node with a line rectangle of non-zero area whose
