@@ -171,14 +171,18 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
               _table(["extractor", *datasets, "total"],
                      [[e, *[counts.get(e, {}).get(d, 0) for d in datasets], sum(counts.get(e, {}).values())]
                       for e in extractors]), ""]
-    listing = summary["failures"]["list"]
-    errors = [f for f in listing if f["failure"] != "empty"]
-    if errors:
-        parts += ["First failures other than empty answers:", ""]
-        parts += [f"- {f['dataset']}/{f['id']} `{f['extractor']}` ({f['failure']}): {f['error'][:160]}"
-                  for f in errors[:60]]
-        if len(errors) > 60:
-            parts.append(f"- … {len(errors) - 60} more in failures.csv")
+    # Group by (extractor, kind, message) so one missing file or one renderer bug is one line, not 1400.
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for f in summary["failures"]["list"]:
+        message = " ".join(f["error"].split())[:160]
+        groups[(f["extractor"], f["failure"], message)].append(f"{f['dataset']}/{f['id']}")
+    if groups:
+        ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+        parts += ["Distinct failure messages (most frequent first):", ""]
+        parts += [f"- `{e}` {kind} ×{len(where)}: {msg or '(no message)'} — e.g. {', '.join(where[:3])}"
+                  for (e, kind, msg), where in ranked[:40]]
+        if len(ranked) > 40:
+            parts.append(f"- … {len(ranked) - 40} more distinct messages in failures.csv")
         parts.append("")
     parts += ["Plots: `f1_per_dataset.png`, `precision_recall.png`, `time_vs_size.png`.", ""]
     path.write_text("\n".join(parts), encoding="utf-8")
