@@ -257,9 +257,10 @@ def normalize_links_array(c: np.ndarray, offset: int = 5,
 
     Vectorized over the tag spans: an opening ``<a`` pairs with the first ``</a`` after it (an ``<a`` before that
     closer is inside the anchor, as the non-greedy pattern of the paper's regular expression would treat it);
-    LT = bytes between the tags - tag bytes - UTF-8 continuation bytes; the new array is one boolean compress (the
-    attributes out) and one ``np.insert`` (the placeholders in). Returns the new array and a function mapping old
-    offsets to new ones (an offset inside removed attributes maps to the end of the placeholder).
+    LT = bytes between the tags - tag bytes - UTF-8 continuation bytes; the new array is one boolean compress
+    (attribute bytes beyond the placeholder's length out) and, for placeholders longer than the attributes, one
+    ``np.insert``. Returns the new array and a function mapping old offsets to new ones (an offset inside removed
+    attributes maps to the end of the placeholder).
     """
     n = c.size
     st, en = intervals if intervals is not None else tag_intervals(c)
@@ -281,19 +282,31 @@ def normalize_links_array(c: np.ndarray, offset: int = 5,
         return c, lambda p: p
     close = c_s[k]
     cont = np.flatnonzero((c & 0xC0) == 0x80)
-    lt = ((close - o_e) - (_bytes_before(st, en, close) - _bytes_before(st, en, o_e))
-          - (np.searchsorted(cont, close) - np.searchsorted(cont, o_e)))
+    m = close.size
+    edges = np.concatenate((close, o_e))
+    tag_b = _bytes_before(st, en, edges)
+    cont_b = np.searchsorted(cont, edges)
+    lt = (close - o_e) - (tag_b[:m] - tag_b[m:]) - (cont_b[:m] - cont_b[m:])
     kk = np.maximum(lt - offset, 0)
     a_s = o_s + 2  # attributes: after "<a" up to the closing '>'
     a_e = np.maximum(o_e - 1, a_s)
     alen = a_e - a_s
-    out = c[_outside_spans(a_s, a_e, n)]
-    at = a_s - cum_excl(alen)  # where each placeholder goes once the attributes are out
-    out = np.insert(out, np.repeat(at, kk), np.uint8(0x78))  # 'x'
+    # Usually the placeholder is shorter than the attributes: keep its length of them (overwritten below) and drop
+    # the rest; only the excess of a longer placeholder is inserted.
+    keep_n = np.minimum(kk, alen)
+    out = c[_outside_spans(a_s + keep_n, a_e, n)]
+    extra = kk - keep_n
+    more = extra > 0
+    if more.any():
+        at = a_e - np.cumsum(alen - keep_n)  # the tag's '>' once the dropped bytes are out
+        out = np.insert(out, np.repeat(at[more], extra[more]), np.uint8(0x78))
     delta = kk - alen
     cum = np.concatenate(([0], np.cumsum(delta)))
     ph = a_s + cum[:-1]  # where each placeholder starts in the new array
-    out[ph[kk > 0]] = 0x20  # a space after the tag name keeps it "<a ...>"
+    total = int(kk.sum())
+    if total:
+        out[np.repeat(ph, kk) + (np.arange(total) - np.repeat(cum_excl(kk), kk))] = 0x78  # 'x'
+        out[ph[kk > 0]] = 0x20  # a space after the tag name keeps it "<a ...>"
 
     def remap(p: np.ndarray) -> np.ndarray:
         j = np.searchsorted(a_s, p, side="right")  # anchors whose attributes start at or before p
