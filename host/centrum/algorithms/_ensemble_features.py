@@ -22,10 +22,14 @@ from ..textmetrics import count_words_many
 BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
 
 # Class/id cues in the spirit of Readability's (Arc90) regular expressions: language-independent markup words.
-POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose", re.I)
+# Matched on lower-cased values without re.I (3x faster in CPython's re on alternations).
+POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose")
 NEGATIVE = re.compile(r"comment|meta|foot|footer|footnote|masthead|promo|related|scroll|shoutbox|sidebar|sponsor|"
                       r"shopping|tags|tool|widget|nav|menu|share|social|banner|breadcrumb|pagination|cookie|"
-                      r"subscribe|newsletter|popup|modal|advert|\bads?\b|ad-|teaser|recommend", re.I)
+                      r"subscribe|newsletter|popup|modal|advert|\bads?\b|ad-|teaser|recommend")
+# Stronger subset used to trim inside the chosen node (a "meta" or "tool" class inside an article is often fine).
+STRONG_NEGATIVE = re.compile(r"comment|share|social|related|breadcrumb|\bnav|menu|footer|sidebar|advert|newsletter|"
+                             r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor")
 _TAGS = ("body", "main", "article", "section", "div", "td", "table", "ul", "p", "form", "header", "aside")
 _MEDIA = ("img", "picture", "video", "audio", "figure", "svg", "canvas", "iframe", "table")
 
@@ -45,6 +49,9 @@ class PageArrays:
     in_link: np.ndarray  # per element: is or is inside a link
     body: int
     text_chars: np.ndarray  # per text node: rendered characters
+    pos_cue: np.ndarray  # per element: class/id matches POSITIVE
+    neg_cue: np.ndarray  # NEGATIVE
+    strong_cue: np.ndarray  # STRONG_NEGATIVE
 
 
 def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
@@ -79,7 +86,7 @@ def page_arrays(snap: Snapshot) -> PageArrays:
         chars=agg(tchars), words=agg(words_t), link_chars=agg(tchars * tl), text_area=agg(area),
         link_area=agg(area * tl), images=snap.subtree_sum(((snap.flags & IMAGE) != 0).astype(np.float64)),
         size=(snap.subtree_end - np.arange(n)).astype(np.float64), rendered=rendered, in_link=in_link, body=body,
-        text_chars=tchars)
+        text_chars=tchars, **dict(zip(("pos_cue", "neg_cue", "strong_cue"), cue_flags(snap), strict=True)))
 
 
 def normalize(snap: Snapshot, nodes: Sequence[int]) -> tuple[int, ...]:
@@ -184,8 +191,27 @@ def feature_names() -> list[str]:
     return names
 
 
-def _cue_strings(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-    return snap.attr("class"), snap.attr("id")
+def cue_flags(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positive, negative, strong negative) class/id cue per element: one pass per distinct lower-cased value."""
+    out = [np.zeros(snap.n, dtype=bool) for _ in range(3)]
+    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE)
+    memo: dict[str, tuple[bool, bool, bool]] = {}
+    for name in ("class", "id"):
+        values = snap.attrs.get(name)
+        if not values:
+            continue
+        flags = []
+        for v in values.values():
+            f = memo.get(v)
+            if f is None:
+                low = v.lower()
+                f = memo[v] = (bool(pats[0].search(low)), bool(pats[1].search(low)), bool(pats[2].search(low)))
+            flags.append(f)
+        idx = np.fromiter(values.keys(), dtype=np.int64, count=len(values))
+        fa = np.asarray(flags, dtype=bool).reshape(-1, 3)
+        for k in range(3):
+            out[k][idx[fa[:, k]]] = True
+    return out[0], out[1], out[2]
 
 
 def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arrays: PageArrays) -> np.ndarray:
@@ -243,20 +269,13 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
     X[:, names.index("tag_set")] = lens > 1
     X[:, names.index("tag_other")] = ~np.isin(tags, _TAGS) & (lens == 1)
     # Class/id cues: on the candidate's nodes, and negative cues on an ancestor between it and <body>.
-    cls, ids = _cue_strings(snap)
-    pos = names.index("pos_cue")
-    neg = names.index("neg_cue")
-    nega = names.index("neg_ancestor")
-    for j, c in enumerate(cands):
-        s = " ".join(f"{cls[i]} {ids[i]}" for i in c)
-        X[j, pos] = bool(POSITIVE.search(s))
-        X[j, neg] = bool(NEGATIVE.search(s))
-        a = int(snap.parent[c[0]])
-        while a > body:
-            if (cls[a] or ids[a]) and NEGATIVE.search(f"{cls[a]} {ids[a]}"):
-                X[j, nega] = 1.0
-                break
-            a = int(snap.parent[a])
+    pos_el, neg_el = A.pos_cue, A.neg_cue
+    X[:, names.index("pos_cue")] = np.logical_or.reduceat(pos_el[flat], starts)
+    X[:, names.index("neg_cue")] = np.logical_or.reduceat(neg_el[flat], starts)
+    below = neg_el & (depth > depth[body])
+    in_neg = _inside(snap, np.nonzero(below)[0])
+    par = snap.parent[first]
+    X[:, names.index("neg_ancestor")] = np.where(par >= 0, in_neg[np.maximum(par, 0)], False)
     # Agreement with every algorithm: exact match, text precision/recall of the candidate against its answer.
     keyset = {c: j for j, c in enumerate(cands)}
     precs, recs, answered = [], [], []

@@ -121,8 +121,8 @@ def fit(X: np.ndarray, y: np.ndarray, feature_names: list[str], rounds: int = 30
             if gain[k] > best[0]:
                 best = (float(gain[k]), j, k, float(lwr[k] / lw[k]), float(rwr[k] / rw[k]))
         gain, j, k, lv, rv = best
-        if j < 0:
-            break
+        if j < 0 or gain <= 1e-9 * tw:
+            break  # residuals are (numerically) explained: further stumps would only fit noise
         t = float(ths[j][k])
         # codes <= k  <=>  x <= ths[k] (searchsorted left: code = #thresholds strictly below x).
         model.feature.append(j)

@@ -1,0 +1,228 @@
+"""Ensemble (issue #11): candidates, features, trimming, text joining, scorer and training helpers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from centrum.algorithms import _ensemble_features as F
+from centrum.algorithms import _ensemble_model as M
+from centrum.algorithms import _ensemble_train as T
+from centrum.algorithms import ensemble as Ens
+from centrum.evaluation.metrics import Gold
+from centrum.result import Candidate, Result
+from centrum.testing import E, build
+from centrum.testing import T as Tx
+
+LOREM = "The committee published its findings after a year of hearings across the region. "
+
+
+def page():
+    return build(E("html", (0, 0, 1600, 3000), [
+        E("body", (0, 0, 1600, 3000), [
+            E("nav", (0, 0, 1600, 100), [E("a", (0, 0, 100, 20), [Tx("Home")]),
+                                         E("a", (100, 0, 100, 20), [Tx("World")]),
+                                         E("a", (200, 0, 100, 20), [Tx("Sport")])], name="nav"),
+            E("article", (300, 150, 900, 2000), [
+                E("h1", (300, 150, 900, 60), [Tx("Findings")], name="h1"),
+                E("p", (300, 220, 900, 200), [Tx(LOREM * 4), E("a", (300, 400, 80, 20), [Tx("source")])],
+                  name="p1"),
+                E("figure", (300, 430, 900, 300), [E("img", (300, 430, 900, 280)),
+                                                    E("figcaption", (300, 710, 900, 20), [Tx("A bridge.")])],
+                  name="fig"),
+                E("p", (300, 740, 900, 200), [Tx(LOREM * 4)], name="p2"),
+                E("ul", (300, 950, 900, 90), [E("li", (300, 950 + 30 * k, 900, 30), [
+                    E("a", (300, 950 + 30 * k, 600, 30), [Tx(f"Related story number {k}")])]) for k in range(3)],
+                  name="links"),
+                E("div", (300, 1050, 900, 100), [Tx("Share this on social media")], cls="share-tools",
+                  name="share"),
+            ], name="article"),
+            E("aside", (1250, 150, 300, 800), [Tx("Most read today " * 3)], name="aside"),
+        ], name="body"),
+    ]), viewport=(1600, 1000))
+
+
+def results_for(b, **answers):
+    out = {a: Result(a, []) for a in F.BASE_ALGORITHMS}
+    for a, nodes in answers.items():
+        out[a] = Result(a, [b.ids[x] for x in nodes], [Candidate([b.ids[x] for x in nodes], 1.0)])
+    return out
+
+
+def test_candidates_hold_answers_ancestors_and_heavy_children():
+    b = page()
+    s = b.snapshot
+    prop = F.proposals(s, results_for(b, semantic=["article"], r4=["p1", "p2"]), per_algorithm=5)
+    arrays = F.page_arrays(s)
+    cands = F.gather(s, prop, arrays, cap=150)
+    ids = b.ids
+    assert cands[0] == (ids["article"],)  # answers first, in algorithm order
+    assert (ids["p1"], ids["p2"]) in cands  # a set of siblings stays a candidate
+    assert (ids["body"],) in cands  # ancestors up to <body>
+    assert (0,) not in cands  # ... and not above it
+    assert (ids["p1"],) in cands and (ids["p2"],) in cands  # children holding >= 1/4 of the article text
+    assert len(F.gather(s, prop, arrays, cap=2)) == 2
+
+
+def test_features_follow_the_definitions():
+    b = page()
+    s = b.snapshot
+    ids = b.ids
+    prop = F.proposals(s, results_for(b, semantic=["article"], gce=["p1"]), per_algorithm=5)
+    arrays = F.page_arrays(s)
+    cands = [(ids["article"],), (ids["nav"],), (ids["p1"],), (ids["share"],)]
+    X = F.features(s, cands, prop, arrays)
+    col = {n: i for i, n in enumerate(F.feature_names())}
+    assert X.shape == (4, len(col))
+    assert X[1, col["link_char_density"]] == pytest.approx(1.0)  # nav: only link text
+    p1_chars = len(LOREM * 4) + len("source")
+    assert X[2, col["link_char_density"]] == pytest.approx(len("source") / p1_chars, rel=1e-3)
+    assert X[0, col["semantic_exact"]] == 1 and X[0, col["votes_exact"]] == 1
+    # p1 lies inside the semantic answer: precision 1, recall = its share of the article's characters.
+    art = arrays.chars[ids["article"]]
+    assert X[2, col["semantic_precision"]] == pytest.approx(1.0)
+    assert X[2, col["semantic_recall"]] == pytest.approx(p1_chars / art, rel=1e-3)
+    # the article contains gce's answer p1 entirely: recall 1, precision = p1's share.
+    assert X[0, col["gce_recall"]] == pytest.approx(1.0)
+    assert X[0, col["gce_precision"]] == pytest.approx(p1_chars / art, rel=1e-3)
+    assert X[0, col["zoning_answered"]] == 0 and X[0, col["semantic_answered"]] == 1
+    assert X[3, col["neg_cue"]] == 1 and X[0, col["neg_cue"]] == 0
+    assert X[0, col["tag_article"]] == 1 and X[1, col["tag_article"]] == 0
+    assert X[0, col["chars_share"]] < 1 and X[0, col["left_vw"]] == pytest.approx(300 / 1600)
+
+
+def test_trim_drops_boilerplate_and_link_groups_but_keeps_media_and_inline_links():
+    b = page()
+    s = b.snapshot
+    ids = b.ids
+    arrays = F.page_arrays(s)
+    nodes, text, n = Ens.output(s, (ids["article"],), arrays, Ens.Config())
+    assert "Related story" not in text  # link group (3 links, all link text)
+    assert "Share this" not in text  # strong negative class cue
+    assert "source" in text and "A bridge." in text and "Findings" in text
+    assert n == 2
+    assert ids["fig"] in nodes and ids["p1"] in nodes and ids["links"] not in nodes
+    # Without trimming the whole article is the answer.
+    nodes2, text2, n2 = Ens.output(s, (ids["article"],), arrays, Ens.Config(trim=False))
+    assert nodes2 == [ids["article"]] and n2 == 0 and "Related story" in text2
+
+
+def test_trim_never_removes_most_of_the_answer():
+    b = page()
+    s = b.snapshot
+    arrays = F.page_arrays(s)
+    # The nav is all links: trimming it from itself would empty the answer; the root is never trimmed and a
+    # share cap of 0 forbids any removal.
+    _, text, n = Ens.output(s, (b.ids["article"],), arrays, Ens.Config(max_trim_share=0.0))
+    assert n == 0 and "Related story" in text
+
+
+def test_text_of_mask_matches_snapshot_text_of():
+    s = page().snapshot
+    assert Ens.text_of_mask(s, np.ones(s.m, dtype=bool)) == s.text_of([0])
+    assert Ens.text_of_mask(s, np.zeros(s.m, dtype=bool)) == ""
+
+
+def _toy(seed: int, n: int = 600):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    y = (X[:, 1] > np.median(X[:, 1])).astype(float) * 0.8 + 0.1  # the median is a split point
+    return X, y
+
+
+def test_stumps_learn_a_threshold_and_contributions_add_up():
+    X, y = _toy(1)
+    m = M.fit(X, y, ["a", "b", "c"], rounds=60, learning_rate=0.3, seed=3)
+    pred = m.predict(X)
+    assert pred[X[:, 1] > 0.55].mean() > 0.8 and pred[X[:, 1] < 0.45].mean() < 0.2
+    assert set(m.feature) == {1}  # only the informative feature is used
+    np.testing.assert_allclose(m.base + m.contributions(X).sum(axis=1), pred)
+
+
+def test_training_is_deterministic_and_round_trips(tmp_path):
+    X, y = _toy(2)
+    a = M.fit(X, y, ["a", "b", "c"], rounds=40, seed=7)
+    b = M.fit(X, y, ["a", "b", "c"], rounds=40, seed=7)
+    c = M.fit(X, y, ["a", "b", "c"], rounds=40, seed=8)
+    a.save(tmp_path / "a.json")
+    b.save(tmp_path / "b.json")
+    c.save(tmp_path / "c.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() != (tmp_path / "c.json").read_bytes()
+    back = M.Stumps.load(tmp_path / "a.json", ["a", "b", "c"])
+    np.testing.assert_array_equal(back.predict(X), a.predict(X))
+    with pytest.raises(ValueError, match="other features"):
+        M.Stumps.load(tmp_path / "a.json", ["a", "b", "x"])
+
+
+def test_shipped_weights_match_the_feature_code():
+    m = Ens.load_model()
+    assert m.feature_names == F.feature_names() and len(m.feature) > 0
+    assert json.loads(json.dumps(m.to_json()))["format"] == M.FORMAT
+
+
+def _records():
+    """Synthetic pages of two data sets: the best candidate is the one with feature semantic_exact set."""
+    names = F.feature_names()
+    j = names.index("semantic_exact")
+    recs = []
+    rng = np.random.default_rng(0)
+    for ds in ("a", "b"):
+        for p in range(30):
+            X = rng.random((6, len(names)))
+            X[:, j] = 0
+            best = p % 6
+            X[best, j] = 1
+            y = np.full(6, 0.2)
+            y[best] = 0.9
+            counts = [(0.2, 0.4, 0.4)] * 6
+            counts[best] = (0.9, 0.05, 0.05)
+            recs.append(T.PageRecord(ds, f"{ds}{p}", "text", X, y, counts, 100, (0.0, 0.0, 1.0)))
+    return recs
+
+
+def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
+    recs = _records()
+    opts = T.FitOptions(rounds=30, min_leaf=5, seed=1)
+    m1, m2 = T.fit(recs, opts), T.fit(recs, opts)
+    m1.save(tmp_path / "1.json")
+    m2.save(tmp_path / "2.json")
+    assert (tmp_path / "1.json").read_bytes() == (tmp_path / "2.json").read_bytes()
+    picks, models = T.lodo(recs, opts)
+    assert set(models) == {"a", "b"} and models["a"].meta["datasets"] == ["b"]
+    assert all(picks[f"{r.dataset}/{r.id}"] == int(r.y.argmax()) for r in recs)
+    tab = T.table(recs, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"], "none": lambda r: -1}, [])
+    assert tab["a"]["ens"] > 0.9 and tab["a"]["none"] == 0.0
+
+
+def test_light_score_and_aggregates():
+    f1, c = T.light_score(Gold(text="one two three four five"), "one two three four five")
+    assert f1 == 1.0 and c == (1.0, 0.0, 0.0)
+    f1, c = T.light_score(Gold(text="one two three four five"), "")
+    assert f1 == 0.0
+    f1, c = T.light_score(Gold(with_=("alpha beta",), without=("gamma",)), "x alpha  beta y gamma")
+    assert c == (1.0, 1.0, 0.0, 0.0) and f1 == pytest.approx(2 / 3)
+    assert T.aggregate_f1("snippets", [(1, 1, 0, 0), (1, 0, 0, 1)]) == pytest.approx(4 / 5)
+
+
+def test_run_on_a_built_page_reports_candidates_with_contributions():
+    b = page()
+    r = Ens.run(b.snapshot)
+    assert r.algorithm == "ensemble" and r.nodes and r.text
+    assert r.candidates and all(c.features for c in r.candidates)
+    top = r.candidates[0]
+    assert top.score == pytest.approx(Ens.load_model().base + sum(top.features.values()))
+    assert r.timing_ms["ensemble"] > 0 and "base_gce" in r.timing_ms
+
+
+def test_combine_with_a_model_that_trusts_semantic_chooses_the_article():
+    b = page()
+    s = b.snapshot
+    names = F.feature_names()
+    model = M.Stumps(names, 0.0, [names.index("semantic_exact")], [0.5], [0.0], [1.0])
+    res = results_for(b, semantic=["article"], gce=["aside"], zoning=["body"])
+    r = Ens.combine(s, res, Ens.Config(), model=model)
+    assert r.debug["chosen"] == [b.ids["article"]]
+    assert "Most read" not in r.text and "Related story" not in r.text and "Findings" in r.text
