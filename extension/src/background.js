@@ -19,7 +19,7 @@ let hostInfo = null; // {default, needsSource: {name: bool}} from the host, aske
 
 async function settings() {
   // Options the debugger panel (later issue) writes; defaults keep the host's own default algorithm.
-  const stored = await api.storage.local.get({ algorithm: "", params: null, timeoutMs: 120000 });
+  const stored = await api.storage.local.get({ algorithm: "", params: null, timeoutMs: 120000, maxRequestBytes: 0 });
   return stored;
 }
 
@@ -53,7 +53,7 @@ async function start(tabId) {
     const snapshot = await inPage(tabId, (o) => globalThis.centrumCollect(o), { source: Boolean(info.needsSource[algorithm]) });
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
-    const result = await host.request("extract", request, opts.timeoutMs);
+    const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
     return await view(tabId, "highlight", {
       algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
       timing_ms: result.timing_ms,
@@ -66,6 +66,19 @@ async function start(tabId) {
   }
 }
 
+async function currentStage(tabId) {
+  // Right after the browser starts, the first press can run before the click's activeTab grant is in effect
+  // (seen in Chromium 156 with a cold service worker): retry briefly before giving up.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await inPage(tabId, () => (globalThis.centrumView ? globalThis.centrumView.stage : "none"));
+    } catch (e) {
+      if (attempt >= 4) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+    }
+  }
+}
+
 /* One press of the button on `tab`. Returns what the page-side view reports (used by the end-to-end tests). */
 async function press(tab) {
   const tabId = tab.id;
@@ -74,7 +87,7 @@ async function press(tab) {
   try {
     let stage;
     try {
-      stage = await inPage(tabId, () => (globalThis.centrumView ? globalThis.centrumView.stage : "none"));
+      stage = await currentStage(tabId);
     } catch (e) {
       // about:, the web store, PDF viewers...: the browser does not let extensions script them.
       console.warn("Centrum cannot run on this page:", e.message);

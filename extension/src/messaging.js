@@ -123,15 +123,17 @@
       this.order = this.order.filter((x) => x !== id);
     }
 
-    request(type, fields = {}, timeoutMs = 120000) {
+    // maxBytes: a user setting may lower the browser's limit (never raise it).
+    request(type, fields = {}, timeoutMs = 120000, maxBytes = MAX_REQUEST_BYTES) {
+      const limit = Math.min(maxBytes || MAX_REQUEST_BYTES, MAX_REQUEST_BYTES);
       const id = `r${++this.seq}`;
       const message = { v: 1, id, type, ...fields };
       const text = JSON.stringify(message);
-      const bytes = utf8Length(text, MAX_REQUEST_BYTES);
-      if (bytes > MAX_REQUEST_BYTES) {
+      const bytes = utf8Length(text, limit);
+      if (bytes > limit) {
         return Promise.reject(new CentrumError("E_REQUEST_TOO_LARGE",
           `This page is too large to analyse (${(bytes / 1048576).toFixed(1)} MiB; the limit is ` +
-          `${MAX_REQUEST_BYTES / 1048576} MiB).`));
+          `${(limit / 1048576).toFixed(1)} MiB).`));
       }
       return new Promise((resolve, reject) => {
         let port;

@@ -157,9 +157,13 @@ def launch(p: Playwright, user_data_dir: Path, home: Path) -> Iterator[Session]:
             def watch(worker: Any) -> None:
                 worker.on("console", lambda m: session.logs.append(f"{m.type}: {m.text}"))
 
+            # Wait for the extension's service worker: an action triggered while it is still starting up can reach
+            # it without the activeTab grant (seen on the very first press after launch).
+            if not any(EXTENSION_ID in w.url for w in context.service_workers):
+                context.wait_for_event("serviceworker", predicate=lambda w: EXTENSION_ID in w.url, timeout=30_000)
             for worker in context.service_workers:
                 watch(worker)
-            context.on("serviceworker", watch)
+            context.on("serviceworker", watch)  # a restarted worker
             yield session
         finally:
             browser.close()
@@ -342,6 +346,20 @@ def test_timeout_then_reconnect_and_host_exit_then_reconnect(chromium: Session, 
     chromium.press(page)
     wait_stage(chromium, page, "highlight")
     assert len(host_pids(chromium)) == started + 2
+
+
+def test_request_over_the_limit_is_refused_in_the_extension(chromium: Session, server: str) -> None:
+    # The browser's own cap is 64 MiB; a lower user limit exercises the same refusal with a small page.
+    chromium.set_storage({"maxRequestBytes": 2000})
+    try:
+        page = chromium.open(f"{server}/article.html")
+        log_before = (chromium.home / "host.log").read_text().count("extract")
+        chromium.press(page)
+        shown = wait_toast(page, "E_REQUEST_TOO_LARGE")
+        assert "too large to analyse" in shown["text"] and shown["role"] == "alert"
+        assert (chromium.home / "host.log").read_text().count("extract") == log_before  # never sent
+    finally:
+        chromium.set_storage({"maxRequestBytes": 0})
 
 
 def test_no_main_content_message(chromium: Session, server: str) -> None:
