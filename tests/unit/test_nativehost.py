@@ -255,3 +255,35 @@ def test_cold_start_to_first_ping(tmp_path: Path) -> None:
     h.close()
     print(f"host cold start to first ping: {elapsed * 1000:.0f} ms")
     assert elapsed < 5.0  # generous on a loaded 2-core machine; typical is a few hundred ms
+
+
+def test_centrum_host_command(tmp_path: Path) -> None:
+    """`centrum host` is the same loop (what a hand-written launcher may call)."""
+    env = {**os.environ, "CENTRUM_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "centrum.cli", "host", "chrome-extension://x/"],
+                          input=encode_message({"v": 1, "id": "c", "type": "ping"}), capture_output=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(json.loads(proc.stdout[4:])["data"])["result"]["protocol"] == 1
+
+
+def test_debug_dropped_over_the_response_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from centrum import nativehost
+
+    built = article_page()
+    request = {"v": 1, "id": 1, "type": "extract", "algorithm": "semantic", "debug": True, "snapshot": built.raw}
+    full = nativehost.handle_extract(request)
+    assert "bfs_order" in full["debug"]
+    monkeypatch.setattr(nativehost, "RESPONSE_CAP_BYTES", len(nativehost.dumps(full)) - 1)
+    trimmed = nativehost.handle_extract(request)
+    assert trimmed["debug"] == {"trimmed": True, "bytes": len(nativehost.dumps(full["debug"]))}
+    assert trimmed["nodes"] == full["nodes"]
+
+
+def test_non_finite_numbers_become_null() -> None:
+    import numpy as np
+
+    from centrum.nativehost import dumps
+
+    text = dumps({"a": float("nan"), "b": [np.float64("inf"), np.int64(3)], "c": np.array([1.5, np.nan])})
+    assert json.loads(text) == {"a": None, "b": [None, 3], "c": [1.5, None]}
