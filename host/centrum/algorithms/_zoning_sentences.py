@@ -27,30 +27,36 @@ import numpy as np
 from ..textmetrics import count_words, count_words_many
 
 # Latin-style terminators end a sentence only before whitespace / end (so "3.5", "e.g.x" and URLs do not split);
-# closing quotes and brackets may follow the mark.
+# full-width and other-script terminators need no following space (CJK runs on without spaces). Closing quotes and
+# brackets may follow the mark. The pattern opens with one character class so that the regex engine can skip
+# ahead to candidate characters (the two-alternative form was 10x slower on a 50k-element page).
 _CLOSERS = "\"'”’»)\\]}」』】〕》〉）"
-_SPACED_END = rf"[.!?…‽‼⁇⁈⁉]+[{_CLOSERS}]*(?=\s|$)"
-# Full-width and other-script terminators need no following space (CJK runs on without spaces).
-_UNSPACED_END = rf"[。！？｡؟۔।॥።။។᙮]+[{_CLOSERS}]*"
+_SPACED = ".!?…‽‼⁇⁈⁉"
+_UNSPACED = "。！？｡؟۔।॥።။។᙮"
+_TERM = re.compile(
+    rf"[{_SPACED}{_UNSPACED}](?:(?<=[{_SPACED}])[{_SPACED}]*[{_CLOSERS}]*(?=\s|$)"
+    rf"|(?<=[{_UNSPACED}])[{_UNSPACED}]*[{_CLOSERS}]*)\s*"
+)
 # Thai, Lao, Khmer and Myanmar write no sentence mark: a space between two of their letters is the break.
 _SEA = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"
-_SEA_BREAK = rf"(?<=[{_SEA}])\s+(?=[{_SEA}])"
-_SPLIT = re.compile(rf"(?:{_SPACED_END}|{_UNSPACED_END})\s*|{_SEA_BREAK}", re.UNICODE)
+_SEA_BREAK = re.compile(rf"([{_SEA}])\s+(?=[{_SEA}])")
+_HAS_SEA = re.compile(rf"[{_SEA}]")
+_SENT, _SEG = "\x01", "\x02"
+
+
+def _mark(text: str, keep: bool) -> str:
+    """``text`` with a ``_SENT`` mark after every sentence end; ``keep=False`` drops the terminator and its spaces
+    (they hold no token), which avoids the per-match template expansion on long texts."""
+    out = _TERM.sub(rf"\g<0>{_SENT}" if keep else _SENT, text)
+    if _HAS_SEA.search(out):
+        out = _SEA_BREAK.sub(rf"\1{_SENT}", out)
+    return out
 
 
 def sentences(text: str) -> list[str]:
     """Split ``text`` into sentences (terminator kept with its sentence); a trailing fragment is a sentence too."""
-    out: list[str] = []
-    start = 0
-    for m in _SPLIT.finditer(text):
-        piece = text[start : m.end()].strip()
-        if piece:
-            out.append(piece)
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
+    marked = _mark(text.replace(_SENT, " "), keep=True)
+    return [p for p in (piece.strip() for piece in marked.split(_SENT)) if p]
 
 
 def count_script_sentences(text: str, min_words: int) -> int:
@@ -59,7 +65,6 @@ def count_script_sentences(text: str, min_words: int) -> int:
 
 
 # Control characters used as markers in the vectorized pass (removed from the page text first).
-_SENT, _SEG = "\x01", "\x02"
 _CTRL = str.maketrans({"\x00": " ", _SENT: " ", _SEG: " "})
 _MARKS = re.compile("[\x01\x02]")
 
@@ -82,7 +87,7 @@ def segment_stats(parts: list[str], ends: np.ndarray, min_words: int) -> tuple[n
     seq[0::2] = parts
     seq[1::2] = np.where(ends, _SEG, " ").tolist()
     big = "".join(seq)
-    marked = _SPLIT.sub(_SENT, big)
+    marked = _mark(big, keep=False)
     pieces = _MARKS.split(marked)  # piece k is closed by mark k; the piece after the last mark is empty
     marks = np.frombuffer("".join(_MARKS.findall(marked)).encode("utf-32-le"), dtype=np.uint32)
     is_seg = marks == ord(_SEG)
