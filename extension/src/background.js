@@ -26,10 +26,7 @@ async function settings() {
 async function getHostInfo(timeoutMs) {
   if (hostInfo) return hostInfo;
   const ping = await host.request("ping", {}, timeoutMs);
-  const listing = await host.request("algorithms", {}, timeoutMs);
-  const needsSource = {};
-  for (const a of listing) needsSource[a.name] = Boolean(a.needs_source);
-  hostInfo = { default: ping.default, algorithms: ping.algorithms, needsSource };
+  hostInfo = { default: ping.default, algorithms: ping.algorithms, needsSource: ping.needs_source || {} };
   return hostInfo;
 }
 

@@ -76,10 +76,16 @@ def setup_logging() -> None:
 
 
 def handle_ping(request: dict[str, Any]) -> dict[str, Any]:
+    """Cheap on purpose (it is the first thing a freshly spawned host answers): algorithm modules are located, not
+    imported; one that fails to import later answers E_UNAVAILABLE. ``needs_source`` tells the extension whether
+    to collect the page source for an algorithm without a second request."""
+    import importlib.util
+
     from . import algorithms
 
-    return {"host": __version__, "protocol": PROTOCOL, "algorithms": algorithms.available(),
-            "default": algorithms.DEFAULT_ALGORITHM}
+    names = [name for name, spec in algorithms.REGISTRY.items() if importlib.util.find_spec(spec.module) is not None]
+    return {"host": __version__, "protocol": PROTOCOL, "algorithms": names, "default": algorithms.DEFAULT_ALGORITHM,
+            "needs_source": {name: algorithms.REGISTRY[name].needs_source for name in names}}
 
 
 def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:

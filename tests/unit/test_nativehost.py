@@ -109,6 +109,7 @@ def test_ping_then_clean_exit(host: HostProcess, tmp_path: Path) -> None:
     assert reply["status"] == "ok" and reply["type"] == "ping" and reply["id"] == "p1"
     assert reply["result"]["protocol"] == 1 and "semantic" in reply["result"]["algorithms"]
     assert reply["result"]["default"] in reply["result"]["algorithms"]
+    assert reply["result"]["needs_source"]["semantic"] is False
     assert host.close() == 0
     assert "started" in (tmp_path / "host.log").read_text()
 
