@@ -153,6 +153,15 @@ def test_zones_join_a_column_within_tolerance_of_the_running_averages():
     assert [c["zones"] for c in r.debug["columns"] if c["parent"] >= 0 and c["zones"] > 1] == [3]
 
 
+def test_a_slow_drift_does_not_chain_into_one_column():
+    # Each zone is within 10% of the one before (|90 - 180| = 90 <= 91), but not of the running averages
+    # (avg left 45, tol 95.5): the third zone starts a new column.
+    b = build(page(blocks((0, 1000), (90, 1000), (180, 1000))))
+    r = run(b, collapse=False)
+    leaf_cols = [c for c in r.debug["columns"] if c["children"] == [] and c["parent"] >= 0]
+    assert [c["zones"] for c in leaf_cols] == [2, 1]
+
+
 def test_a_zone_outside_tolerance_starts_a_new_column():
     b = build(page(blocks((0, 1000), (90, 1000), (200, 1000))))
     r = run(b, collapse=False)
