@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
             "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
             "interrupted": interrupted, "algorithms_run": runnable_algos, "peers_run": runnable_peers,
-            "command": "centrum " + " ".join(shlex.quote(a) for a in sys.argv[1:])}
+            "command": _command_line(args.datasets)}
     out = Path(args.out)
     summary = write_all(out, pages, extractors, info)
     if args.update_readme:
@@ -182,3 +182,14 @@ def _save_texts(root: Path, page: dict) -> None:
 
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _command_line(datasets: list[str]) -> str:
+    """The command as typed, with a shell-expanded ``dir/*`` folded back (it lists every data set and the README)."""
+    argv = sys.argv[1:]
+    parents = {str(Path(d).parent) for d in datasets}
+    if len(datasets) > 1 and len(parents) == 1:
+        first = argv.index(datasets[0]) if datasets[0] in argv else -1
+        if first >= 0 and argv[first : first + len(datasets)] == datasets:
+            argv = [*argv[:first], f"{parents.pop()}/*", *argv[first + len(datasets) :]]
+    return "centrum " + " ".join(a if a.endswith("/*") else shlex.quote(a) for a in argv)

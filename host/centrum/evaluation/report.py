@@ -289,11 +289,10 @@ def write_all(out: Path, pages: Sequence[dict[str, Any]], extractors: Sequence[s
         if scored:
             v, e = max(scored)
             best[label] = {"name": e, "mean_f1": v}
-    info = {**info, "best": best}
+    info["best"] = best  # in place: the caller's README block names it too
     write_csv(out / "results.csv", pages)
     write_failures(out / "failures.csv", summary)
-    plots = write_plots(out, summary, pages, extractors)
-    info = {**info, "plots": plots}
+    info["plots"] = write_plots(out, summary, pages, extractors)
     write_markdown(out / "report.md", summary, extractors, info)
     doc = {"info": info, "extractors": list(extractors),
            "summary": {k: v for k, v in summary.items() if k != "failures"},
