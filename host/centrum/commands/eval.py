@@ -110,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
                        cache_dir=args.cache, extras=extras, save_texts=args.save_texts,
                        log_path=str(Path(args.out) / "workers.log"))
     items = [item for ds in datasets for item in ds.pages]
+    if not items:
+        print("centrum eval: no pages selected (check --limit)", file=sys.stderr)
+        return 2
     extractors = [*runnable_algos, *runnable_peers]
     if not extractors:
         print("centrum eval: nothing to run (no available algorithm or peer selected)", file=sys.stderr)
