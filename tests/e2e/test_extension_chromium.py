@@ -362,6 +362,20 @@ def test_request_over_the_limit_is_refused_in_the_extension(chromium: Session, s
         chromium.set_storage({"maxRequestBytes": 0})
 
 
+def test_source_algorithm_gets_the_page_source(chromium: Session, server: str) -> None:
+    # DANAg reads the collector's `source` serialization (ping says needs_source): the extension must collect it.
+    chromium.set_storage({"algorithm": "danag"})
+    try:
+        page = chromium.open(f"{server}/article.html")
+        chromium.press(page)
+        wait_stage(chromium, page, "highlight")
+        inside = page.evaluate("""() => [...document.querySelectorAll('[data-centrum-main]')]
+            .map(e => document.getElementById('story').contains(e))""")
+        assert inside and all(inside)
+    finally:
+        chromium.set_storage({"algorithm": ""})
+
+
 def test_no_main_content_message(chromium: Session, server: str) -> None:
     page = chromium.open(f"{server}/plain.html")
     chromium.press(page)
