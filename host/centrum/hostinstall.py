@@ -244,6 +244,19 @@ def _remove(path: Path, created_dirs: list[str], removed: list[Path]) -> None:
         removed.append(Path(d))
 
 
+# Chromium derivatives on Windows have been seen to read Chrome's key instead of their own (Vivaldi does; reports
+# for Brave differ): for Brave, register under both.
+WINDOWS_EXTRA_KEYS = {"brave": WINDOWS_KEYS["chrome"]}
+
+
 def windows_commands(installed: list[Installed]) -> list[str]:
     """``reg add`` lines that register the manifests on Windows (what Chrome/Firefox read there)."""
-    return [f'reg add "{i.registry_key}" /ve /t REG_SZ /d "{i.manifest}" /f' for i in installed if i.registry_key]
+    out = []
+    for i in installed:
+        if not i.registry_key:
+            continue
+        keys = [i.registry_key]
+        if i.browser in WINDOWS_EXTRA_KEYS:
+            keys.append(f"{WINDOWS_EXTRA_KEYS[i.browser]}\\{HOST_NAME}")
+        out += [f'reg add "{k}" /ve /t REG_SZ /d "{i.manifest}" /f' for k in keys]
+    return out

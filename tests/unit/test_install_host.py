@@ -140,6 +140,11 @@ def test_macos_and_windows_locations(tmp_path: Path) -> None:
     assert hostinstall.windows_commands(installed) == [
         'reg add "HKCU\\Software\\Microsoft\\Edge\\NativeMessagingHosts\\org.centrum.host" /ve /t REG_SZ '
         '/d "C:/x/org.centrum.host.json" /f']
+    brave = hostinstall.Installed("brave", Path("C:/b.json"), Path("C:/l.bat"),
+                                  hostinstall.WINDOWS_KEYS["brave"] + "\\" + HOST_NAME)
+    assert [c.split('"')[1] for c in hostinstall.windows_commands([brave])] == [
+        "HKCU\\Software\\BraveSoftware\\Brave-Browser\\NativeMessagingHosts\\org.centrum.host",
+        "HKCU\\Software\\Google\\Chrome\\NativeMessagingHosts\\org.centrum.host"]
 
 
 def test_windows_path_is_json_escaped() -> None:
