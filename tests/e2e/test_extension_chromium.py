@@ -9,6 +9,7 @@ the host manifest where that Chromium reads it) and Playwright attaches over CDP
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -386,7 +387,8 @@ def test_no_main_content_message(chromium: Session, server: str) -> None:
 def test_host_missing_is_shown(playwright: Playwright, tmp_path: Path, server: str) -> None:
     user_data_dir, home = tmp_path / "profile", tmp_path / "home"
     user_data_dir.mkdir()
-    for session in launch(playwright, user_data_dir, home):  # no install-host: the manifest is absent
+    # No install-host: the manifest is absent.
+    with contextlib.contextmanager(launch)(playwright, user_data_dir, home) as session:
         page = session.open(f"{server}/article.html")
         session.press(page)
         shown = wait_toast(page, "E_HOST_MISSING")

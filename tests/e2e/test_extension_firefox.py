@@ -12,6 +12,7 @@ calls. Everything else (background, messaging, collect.js, view.js, the host) is
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
 import json
 import os
@@ -215,17 +216,21 @@ def make_test_extension(base: Path) -> Path:
 
 @pytest.fixture
 def firefox(tmp_path: Path) -> Iterator[tuple[Bidi, Path, str]]:
+    yield from run_firefox(tmp_path, install=True)
+
+
+def run_firefox(tmp_path: Path, install: bool) -> Iterator[tuple[Bidi, Path, str]]:
     home, profile, centrum_home = tmp_path / "home", tmp_path / "profile", tmp_path / "centrum"
     home.mkdir()
     profile.mkdir()
     env = {**os.environ, "HOME": str(home), "CENTRUM_HOME": str(centrum_home), "MOZ_CRASHREPORTER_DISABLE": "1"}
-    # Host manifest in $HOME/.mozilla/native-messaging-hosts/ with allowed_extensions = the gecko id.
-    out = subprocess.run([sys.executable,
-                          "-m", "centrum.cli", "install-host", "--browser", "firefox"], env=env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    manifest = json.loads((home / ".mozilla/native-messaging-hosts" / f"{HOST_NAME}.json").read_text())
-    assert manifest["allowed_extensions"] == [GECKO_ID]
+    if install:
+        # Host manifest in $HOME/.mozilla/native-messaging-hosts/ with allowed_extensions = the gecko id.
+        out = subprocess.run([sys.executable, "-m", "centrum.cli", "install-host", "--browser", "firefox"], env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        manifest = json.loads((home / ".mozilla/native-messaging-hosts" / f"{HOST_NAME}.json").read_text())
+        assert manifest["allowed_extensions"] == [GECKO_ID]
     extension = make_test_extension(tmp_path)
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -326,6 +331,17 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
                                  "?.querySelector('.toast[role=alert]'); return t && t.getBoundingClientRect().width"
                                  " > 0 ? t.textContent : null; })()", "the error message")
     assert "E_UNKNOWN_ALGORITHM" in shown and "no-such-algorithm" in shown
+
+
+def test_firefox_host_missing(tmp_path: Path) -> None:
+    with contextlib.contextmanager(run_firefox)(tmp_path, install=False) as (bidi, _, url):
+        context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+        bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+        time.sleep(0.5)
+        bidi.evaluate(context, PRESS)
+        shown = _wait(bidi, context, "document.querySelector('centrum-ui')?.shadowRoot"
+                                     "?.querySelector('.toast[role=alert]')?.textContent ?? null", "the message")
+        assert "E_HOST_MISSING" in shown and "centrum install-host" in shown
 
 
 # One manifest for both browsers needs "background.service_worker" for Chromium; Firefox ignores it and says so.
