@@ -68,6 +68,11 @@ def test_scores_follow_the_pages(first_run: tuple[Path, Path, subprocess.Complet
     assert float(whole["r"]) == 1.0 and float(whole["p"]) < 0.95
     if ("styled-article", "readability_js") in table:
         assert float(table[("styled-article", "readability_js")]["f1"]) > 0.8
+    # Node-level gold (meta node_paths, the <article>) found again in the render: semantic picks exactly it,
+    # the whole-page text has no nodes to compare.
+    assert float(table[("styled-article", "semantic")]["node_f1"]) == 1.0
+    assert table[("styled-article", "wholepage")]["node_f1"] == ""
+    assert table[("unstyled-divs", "semantic")]["node_f1"] == ""  # no node gold on that page
     # Japanese is scored by character: thousands of characters would be "one word" otherwise.
     assert int(table[("ja-article", "semantic")]["gold_tokens"]) > 100
 
@@ -76,7 +81,7 @@ def test_report_files(first_run: tuple[Path, Path, subprocess.CompletedProcess[s
     out, _, proc = first_run
     report = (out / "report.md").read_text(encoding="utf-8")
     for heading in ("## All pages", "## Styled renders", "## Unstyled renders", "## Time per page (ms)",
-                    "## Failures (scored 0)", "### Per language", "ja (1)"):
+                    "## Failures (scored 0)", "### Per language", "ja (1)", "### DOM-node F1 (all)"):
         assert heading in report
     # Registered algorithms that cannot load are reported, not silently skipped.
     for name in set(algorithms.REGISTRY) - set(algorithms.available()):

@@ -245,3 +245,24 @@ def test_summary_splits_and_counts_failures() -> None:
     assert s["failures"]["counts"] == {"x": {"d": 1}}
     assert s["pages"]["styled"] == {"d": 1} and s["pages"]["unstyled"] == {"d": 2}
     assert "| x | 1.000 ± 0.000 | 1.000 |" in metric_table(s, "styled", ["x"], "f1")
+
+
+def test_dom_node_f1_on_a_built_snapshot() -> None:
+    from centrum.evaluation.metrics import node_prf
+    from centrum.testing import E, T, build
+
+    page = E("html", (0, 0, 1000, 1000), [
+        E("body", (0, 0, 1000, 1000), [
+            E("nav", (0, 0, 1000, 50), [E("a", (0, 0, 50, 20), [T("Home")])]),
+            E("article", (0, 50, 1000, 800), [E("p", (0, 50, 1000, 100), [T("One.")], name="p1"),
+                                               E("p", (0, 150, 1000, 100), [T("Two.")])], name="article"),
+            E("footer", (0, 900, 1000, 100), [T("Contact")]),
+        ], name="body"),
+    ])
+    built = build(page)
+    end, ids = built.snapshot.subtree_end, built.ids
+    # Gold <article> covers 3 elements; <body> covers 7 (body, nav, a, article, p, p, footer).
+    assert node_prf(end, [ids["article"]], [ids["body"]]) == pytest.approx((3 / 7, 1.0, 0.6))
+    assert node_prf(end, [ids["article"]], [ids["p1"]]) == pytest.approx((1.0, 1 / 3, 0.5))
+    assert node_prf(end, [ids["article"]], [ids["article"]]) == (1.0, 1.0, 1.0)
+    assert node_prf(end, [ids["article"]], []) == (0.0, 0.0, 0.0)

@@ -12,7 +12,10 @@
   20,000-token texts take milliseconds. Each side is capped at :data:`MAX_LCS_TOKENS` tokens (longer texts are
   truncated and the page is flagged ``lcs_capped``).
 * **Text blocks** (:func:`block_matching`): token-weighted precision/recall of whole lines found contiguously in
-  the other side, for text gold (the shared sets have no node-level gold, so DOM-node F1 is not computed).
+  the other side, for text gold.
+* **DOM nodes** (:func:`node_prf`): for pages whose meta carries ``node_paths`` (``centrum labels export``), the gold
+  elements are found again in the render by path and compared, as element sets covered by the selected subtrees,
+  with an algorithm's nodes (peers answer with text only). The shared sets carry no node-level gold.
 * **Snippets** — trafilatura's ``tests/eval_common.py``: each whitespace-normalised ``with`` snippet found as a
   substring of the whitespace-normalised extraction is a TP (missing: FN), each ``without`` snippet found is an FP
   (absent: TN); over a data set the counts are summed (micro) before P, R, accuracy and F1.
@@ -191,6 +194,30 @@ def block_matching(gold: str, pred: str, tokenize: Callable[[str], list[str]]) -
     return side(p, g), side(g, p)
 
 
+# ---- DOM nodes ---------------------------------------------------------------------------------------------------
+def subtree_cover(subtree_end: np.ndarray, nodes: Sequence[int]) -> np.ndarray:
+    """Mask of the elements inside the subtrees of ``nodes`` (pre-order ranges, one prefix sum)."""
+    n = subtree_end.shape[0]
+    mark = np.zeros(n + 1, dtype=np.int64)
+    sel = np.asarray([v for v in nodes if 0 <= v < n], dtype=np.int64)
+    np.add.at(mark, sel, 1)
+    np.add.at(mark, subtree_end[sel], -1)
+    return np.cumsum(mark)[:n] > 0
+
+
+def node_prf(subtree_end: np.ndarray, gold_nodes: Sequence[int], pred_nodes: Sequence[int]) -> tuple[float, float,
+                                                                                                      float]:
+    """DOM-node precision/recall/F1 of the element sets covered by two selections in the same snapshot (the
+    convention of ``centrum labels agreement``); an empty prediction scores 0, both empty score 1."""
+    g, p = subtree_cover(subtree_end, gold_nodes), subtree_cover(subtree_end, pred_nodes)
+    ng, np_, inter = int(g.sum()), int(p.sum()), int((g & p).sum())
+    if ng == 0 and np_ == 0:
+        return 1.0, 1.0, 1.0
+    prec = inter / np_ if np_ else 0.0
+    rec = inter / ng if ng else 0.0
+    return prec, rec, f_beta(prec, rec, 1.0)
+
+
 # ---- trafilatura snippets -------------------------------------------------------------------------------------------
 _WS = re.compile(r"\s+")
 
@@ -310,4 +337,8 @@ def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     out.update(aeb_aggregate([(r["aeb_tp"], r["aeb_fp"], r["aeb_fn"]) for r in rows]))
     for k in ("lcs_p", "lcs_r", "lcs_f1", "lcs_f05", "block_p", "block_r", "block_f1"):
         out[k] = float(np.mean([r[k] for r in rows]))
+    nodes = [r["node_f1"] for r in rows if r.get("node_f1") is not None]
+    if nodes:  # only pages with node-level gold (annotator labels) and extractors that answer with nodes
+        out["node_f1"] = float(np.mean(nodes))
+        out["node_pages"] = float(len(nodes))
     return out

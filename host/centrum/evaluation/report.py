@@ -23,7 +23,7 @@ from .metrics import aggregate
 SPLITS = ("all", "styled", "unstyled")
 CSV_FIELDS = ["dataset", "id", "language", "render_class", "bytes", "elements", "render_ms", "extractor", "failure",
               "error", "ms", "kind", "p", "r", "f1", "acc", "lcs_p", "lcs_r", "lcs_f1", "lcs_f05", "block_p", "block_r",
-              "block_f1", "aeb_tp", "aeb_fp",
+              "block_f1", "node_p", "node_r", "node_f1", "aeb_tp", "aeb_fp",
               "aeb_fn", "sn_tp", "sn_fp", "sn_fn", "sn_tn", "gold_tokens", "pred_tokens", "lcs_capped"]
 
 
@@ -151,7 +151,10 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
         parts += [f"## {title}", ""]
         for key, label in (("f1", "F1"), ("precision", "Precision"), ("recall", "Recall"),
                            ("mean_f1", "Mean per-page F1 (failures = 0)"), ("lcs_f1", "LCS F1"),
-                           ("lcs_f05", "LCS F0.5"), ("block_f1", "Text-block F1")):
+                           ("lcs_f05", "LCS F0.5"), ("block_f1", "Text-block F1"), ("node_f1", "DOM-node F1")):
+            if key == "node_f1" and not any("node_f1" in v for d in summary["datasets"][split].values()
+                                            for v in d.values()):
+                continue  # no page with node-level gold in this run
             parts += [f"### {label} ({split})", "", metric_table(summary, split, extractors, key), ""]
         parts += [f"### Per language: mean per-page F1 ({split})", "",
                   language_table(summary, split, extractors), ""]

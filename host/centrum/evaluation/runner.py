@@ -23,7 +23,7 @@ from typing import Any
 from . import peers as peer_mod
 from .cache import SnapshotCache, snapshot_key
 from .datasets import PageItem
-from .metrics import score_page
+from .metrics import node_prf, score_page
 from .tokenize import get as get_tokenizer
 
 
@@ -98,6 +98,22 @@ class _Worker:
             pass  # a full or read-only cache only costs a re-render next time
         return entry, "", False
 
+    @staticmethod
+    def _gold_nodes(item: PageItem, snap: Any, page: dict[str, Any]) -> list[int] | None:
+        """Node-level gold of a labelled page (meta ``node_paths`` from ``centrum labels export``) in this render;
+        None without such gold. A path that no longer resolves makes the page's node gold unusable (noted)."""
+        paths = item.meta.get("node_paths")
+        if snap is None or not isinstance(paths, list) or not paths:
+            return None
+        from ..labels import resolve_path
+
+        nodes = [resolve_path(snap, str(p)) for p in paths]
+        if any(v is None for v in nodes):
+            page["node_gold"] = f"{sum(v is None for v in nodes)} of {len(nodes)} gold node paths not found"
+            return None
+        page["node_gold"] = "ok"
+        return [int(v) for v in nodes if v is not None]
+
     def process(self, item: PageItem) -> dict[str, Any]:
         from .. import algorithms
         from ..snapshot import parse_snapshot
@@ -131,6 +147,7 @@ class _Worker:
                     page["render_error"] = f"snapshot rejected: {e}"
                 page["parse_ms"] = (time.perf_counter() - t0) * 1000
         page["render_class"] = render_class(page["stylesheets"]) if snap is not None else "unrendered"
+        gold_nodes = self._gold_nodes(item, snap, page)
 
         for name in self.opts.algorithms:
             if snap is None:
@@ -144,7 +161,8 @@ class _Worker:
                 text = result.text if result.text is not None else (snap.text_of(result.nodes) if result.nodes
                                                                        else "")
                 err = "" if text.strip() else f"empty result: {result.message or 'no nodes'}"
-                outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else ""}
+                outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else "",
+                                 "nodes": [int(v) for v in result.nodes]}
             except Exception as e:  # noqa: BLE001 - scored 0 and listed
                 outputs[name] = {"text": None, "ms": (time.perf_counter() - t0) * 1000,
                                  "error": f"{type(e).__name__}: {e}"[:300], "kind": "error",
@@ -188,6 +206,9 @@ class _Worker:
         rows = []
         for name, out in outputs.items():
             score = score_page(item.gold, out["text"], self.tokenize)
+            if gold_nodes is not None and snap is not None and name in self.opts.algorithms:
+                score["node_p"], score["node_r"], score["node_f1"] = node_prf(snap.subtree_end, gold_nodes,
+                                                                              out.get("nodes") or [])
             rows.append({"extractor": name, "ms": out["ms"], "error": out["error"], "failure": out["kind"],
                          **score})
             if self.opts.save_texts:
