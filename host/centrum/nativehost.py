@@ -301,7 +301,12 @@ class Host:
             log.error("internal error on %s %s:\n%s", msg_id, rtype, traceback.format_exc())
             self.send(msg_id, rtype, error=HostError("E_INTERNAL", f"{type(e).__name__}: {e}"))
             return
-        self.send(msg_id, rtype, result)
+        try:
+            self.send(msg_id, rtype, result)
+        except (ValueError, TypeError, RecursionError) as e:  # a result JSON cannot express (e.g. a cycle)
+            log.error("cannot encode the answer to %s %s:\n%s", msg_id, rtype, traceback.format_exc())
+            self.send(msg_id, rtype, error=HostError("E_INTERNAL", f"answer not encodable: {type(e).__name__}: {e}"))
+            return
         log.info("%s %s ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000, len(body))
 
 

@@ -288,3 +288,23 @@ def test_non_finite_numbers_become_null() -> None:
 
     text = dumps({"a": float("nan"), "b": [np.float64("inf"), np.int64(3)], "c": np.array([1.5, np.nan])})
     assert json.loads(text) == {"a": None, "b": [None, 3], "c": [1.5, None]}
+
+
+def test_unencodable_answer_is_an_internal_error_and_the_host_goes_on() -> None:
+    import io
+
+    from centrum.framing import read_message
+    from centrum.nativehost import Host
+
+    cyclic: dict[str, object] = {}
+    cyclic["self"] = cyclic
+    stdin = io.BytesIO(encode_message({"v": 1, "id": 1, "type": "cycle"}) + encode_message({"v": 1, "id": 2,
+                                                                                            "type": "ok"}))
+    stdout = io.BytesIO()
+    host = Host(stdin, stdout, {"cycle": lambda r: cyclic, "ok": lambda r: "fine"})
+    assert host.serve() == 0
+    stdout.seek(0)
+    first = json.loads(read_message(stdout)["data"])
+    second = json.loads(read_message(stdout)["data"])
+    assert first["error"]["code"] == "E_INTERNAL" and "encodable" in first["error"]["message"]
+    assert second["result"] == "fine"
