@@ -95,8 +95,10 @@
   const r1 = (v) => Math.round(v * 10) / 10;
   const escText = (s) => (/[&<>\u00a0]/.test(s)
     ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s);
-  const escAttr = (s) => (/[&"\u00a0]/.test(s)
-    ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/"/g, "&quot;") : s);
+  // Attribute values: & nbsp " and, as current browsers serialize them (HTML 2025), < and >.
+  const escAttr = (s) => (/[&"<>\u00a0]/.test(s)
+    ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;") : s);
 
   function interner() {
     const map = new Map();
@@ -196,7 +198,6 @@
       lvSrc[sp] = s; sp++;
     };
 
-    if (wantSource && document.doctype) src.push(`<!DOCTYPE ${document.doctype.name}>`);
     push(firstChildGet.call(document), -1, null, false, 0, wantSource);
 
     while (sp > 0) {
@@ -239,6 +240,10 @@
       }
       if (type === 8) {  // comment
         if (withSrc) src.push(`<!--${dataGet.call(node)}-->`);
+        continue;
+      }
+      if (type === 10) {  // doctype, where the document has it (a comment may come first)
+        if (withSrc) src.push(`<!DOCTYPE ${node.name}>`);
         continue;
       }
       if (type !== 1) continue;

@@ -7,6 +7,7 @@ DOM itself (pre-order, parents, node id -> element), never from a previous run o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,26 @@ def test_source_serialization(renderer: Renderer, fixture_server: str) -> None:
     found = {int(el.get("data-cx")): el.tag for el in doc.iter() if isinstance(el.tag, str) and el.get("data-cx")}
     assert sorted(found) == list(range(s.n))
     assert all(found[i] == s.tags[i] for i in range(s.n))
+
+
+# The browser's own serialization of the document, for comparison with the collector's.
+NATIVE_SERIALIZATION = """() => { const parts = [];
+    for (let n = document.firstChild; n; n = n.nextSibling) {
+        if (n.nodeType === 10) parts.push('<!DOCTYPE ' + n.name + '>');
+        else if (n.nodeType === 8) parts.push('<!--' + n.data + '-->');
+        else if (n.nodeType === 1) parts.push(n.outerHTML);
+    }
+    return parts.join(''); }"""
+
+
+@pytest.mark.parametrize("path", ["pages/boxes.html", "pages/hidden.html", "pages/rtl.html", "pages/cjk.html",
+                                  "sample/article.html"])
+def test_source_equals_the_browsers_serialization(renderer: Renderer, fixture_server: str, path: str) -> None:
+    # Without shadow roots and frames, the collector's source minus its data-cx ids is exactly outerHTML:
+    # escaping, raw text, void elements, comments, templates, noscript.
+    out = renderer.render(fixture_server + path, source=True, extra={"native": NATIVE_SERIALIZATION})
+    ours = re.sub(r' data-cx="\d+"', "", out.raw["source"])
+    assert ours == out.extra["native"]
 
 
 def test_snapshot_without_source(renderer: Renderer, fixture_server: str) -> None:
