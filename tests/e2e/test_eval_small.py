@@ -133,3 +133,20 @@ def test_a_page_that_hangs_the_browser_is_a_failure_and_the_run_goes_on(tmp_path
     # The worker (and its browser) was replaced: the next page is rendered and scored normally.
     assert table[("b-ok", "semantic")]["failure"] == ""
     assert float(table[("b-ok", "semantic")]["f1"]) > 0.9
+
+
+def test_resume_keeps_finished_pages(first_run: tuple[Path, Path, subprocess.CompletedProcess[str]],
+                                     tmp_path: Path) -> None:
+    out, cache, _ = first_run
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    journal = (copy / "pages.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(journal) == 3
+    # Keep two finished pages and half of the third line, as a run killed mid-write leaves it.
+    (copy / "pages.jsonl").write_text("\n".join(journal[:2]) + "\n" + journal[2][: len(journal[2]) // 2])
+    proc = centrum_eval(copy, cache, "--resume")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 pages taken from" in proc.stderr
+    assert len((copy / "pages.jsonl").read_text(encoding="utf-8").splitlines()) == 3
+    assert json.loads((copy / "results.json").read_text(encoding="utf-8"))["summary"]["render"]["pages"] == 3
+    assert rows(copy).keys() == rows(out).keys()

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "killed and the page is recorded as failed (default: max(180, 6 x --timeout))")
     parser.add_argument("--save-texts", action="store_true",
                         help="write every extraction to OUT/texts/<data set>/<id>/<extractor>.txt")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the pages already in OUT/pages.jsonl (same extractors and tokenizer) and run the "
+                             "rest: continues a stopped run")
     parser.add_argument("--no-cache", action="store_true", help="render again even when a snapshot is cached")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
@@ -127,13 +130,22 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     t0 = time.perf_counter()
     results: list[dict | None] = [None] * len(items)
+    journal = Path(args.out) / "pages.jsonl"
+    resumed = _resume(journal, items, extractors, args.tokenizer) if args.resume else {}
+    for index, page in resumed.items():
+        results[index] = page
+    todo = [i for i in range(len(items)) if i not in resumed]
     failed_pages = 0
     interrupted = False
-    # Pages are also appended to pages.jsonl as they finish, so a long run that is stopped keeps its results.
-    with tqdm(total=len(items), unit="page", desc="eval", dynamic_ncols=True) as bar, \
-            (Path(args.out) / "pages.jsonl").open("w", encoding="utf-8") as log:
+    # Pages are also appended to pages.jsonl as they finish, so a long run that is stopped keeps its results
+    # (and --resume continues it).
+    with tqdm(total=len(items), initial=len(resumed), unit="page", desc="eval", dynamic_ncols=True) as bar, \
+            journal.open("a" if resumed else "w", encoding="utf-8") as log:
         try:
-            for index, page in run_pages(items, opts, jobs=args.jobs):
+            for sub, page in run_pages([items[i] for i in todo], opts, jobs=args.jobs):
+                index = todo[sub]
+                page["tokenizer"] = args.tokenizer
+                page["extractors"] = extractors
                 if args.save_texts:
                     _save_texts(Path(args.out) / "texts", page)
                 results[index] = page
@@ -145,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             interrupted = True  # the workers are stopped by run_pages; report what is done
     wall = time.perf_counter() - t0
+    if resumed:
+        print(f"centrum eval: {len(resumed)} pages taken from {journal} (--resume); wall time covers the rest",
+              file=sys.stderr)
     pages = [p for p in results if p is not None]
     info = {"datasets": [ds.name for ds in datasets], "dataset_dirs": [str(ds.root) for ds in datasets],
             "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
@@ -196,3 +211,23 @@ def _command_line(datasets: list[str]) -> str:
         if first >= 0 and argv[first : first + len(datasets)] == datasets:
             argv = [*argv[:first], f"{parents.pop()}/*", *argv[first + len(datasets) :]]
     return "centrum " + " ".join(a if a.endswith("/*") else shlex.quote(a) for a in argv)
+
+
+def _resume(journal: Path, items: list, extractors: list[str], tokenizer: str) -> dict[int, dict]:
+    """Pages of a previous run's journal that match this run (same page, extractors and tokenizer), by item index.
+    A truncated last line (the run was killed mid-write) is ignored; that page simply runs again."""
+    if not journal.exists():
+        return {}
+    where = {(item.dataset, item.id): i for i, item in enumerate(items)}
+    out: dict[int, dict] = {}
+    for line in journal.read_text(encoding="utf-8").splitlines():
+        try:
+            page = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        index = where.get((page.get("dataset"), page.get("id")))
+        if index is not None and page.get("extractors") == extractors and page.get("tokenizer") == tokenizer:
+            out[index] = page
+    # Rewrite the journal with exactly the kept pages, so that appending continues a consistent file.
+    journal.write_text("".join(json.dumps(p, default=str) + "\n" for p in out.values()), encoding="utf-8")
+    return out
