@@ -15,9 +15,11 @@ on its main thread (pytest-playwright) or runs an asyncio loop.
 
 from __future__ import annotations
 
+import codecs
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 T = TypeVar("T")
 
@@ -106,6 +108,38 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
     if not path.is_file():
         raise RenderError(f"no such file: {s}")
     return path.resolve().as_uri(), True
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{2,40})""", re.I)
+
+
+def sniff_charset(data: bytes) -> str:
+    """The charset a browser should use for a local file: BOM, then the page's own declaration (as a browser
+    honours it), then UTF-8 when the bytes are valid UTF-8, else windows-1252 (the HTML standard's fallback)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return "utf-8"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    m = _META_CHARSET.search(data[:8192])
+    if m:
+        name = m.group(1).decode("ascii", "replace").lower()
+        try:
+            codecs.lookup(name)
+            return name
+        except LookupError:
+            pass
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "windows-1252"
+
+
+def _read_local(file_url: str) -> bytes | None:
+    try:
+        return Path(unquote(urlparse(file_url).path)).read_bytes()
+    except OSError:
+        return None
 
 
 class Renderer:
@@ -212,9 +246,23 @@ class Renderer:
             if local:
                 # A saved page renders offline: only file:// (and inline data:) requests may go out.
                 def route(r: Any) -> None:
-                    req_url = r.request.url
-                    if req_url.startswith(("file:", "data:", "blob:")):
+                    req = r.request
+                    req_url = req.url
+                    if req_url.startswith("file:") and req.resource_type == "document":
+                        # Serve the file ourselves with a charset header: without one Chromium reads an undeclared
+                        # UTF-8 file as windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
+                        body = _read_local(req_url)
+                        if body is None:
+                            r.continue_()
+                        else:
+                            r.fulfill(status=200, body=body, content_type=f"text/html; charset={sniff_charset(body)}")
+                    elif req_url.startswith(("file:", "data:", "blob:")):
                         r.continue_()
+                    elif req.is_navigation_request() and req.frame == req.frame.page.main_frame:
+                        # A saved page that sends itself elsewhere (script redirect, meta refresh) would land on
+                        # Chromium's offline error page; 204 No Content cancels the navigation and keeps the page.
+                        blocked[0] += 1
+                        r.fulfill(status=204, body="")
                     else:
                         blocked[0] += 1
                         r.abort("blockedbyclient")
