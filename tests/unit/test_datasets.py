@@ -110,3 +110,10 @@ def test_tinyset_fixture_loads() -> None:
     ds = load_dataset(Path(__file__).resolve().parents[1] / "fixtures" / "tinyset")
     assert {p.id: p.language for p in ds.pages} == {"ja-article": "ja", "styled-article": "en",
                                                     "unstyled-divs": "en"}
+
+
+def test_gold_that_was_utf16_reencoded_as_utf8_is_repaired(tmp_path):
+    from centrum.evaluation.datasets import _read_gold
+
+    (tmp_path / "x.txt").write_text("\ufeffPaulo Coelho's Blog".encode("utf-16-le").decode("latin-1"), encoding="utf-8")
+    assert _read_gold(tmp_path, "x").text == "Paulo Coelho's Blog"

@@ -68,11 +68,22 @@ def _read_meta(path: Path) -> dict[str, dict[str, Any]]:
     return meta
 
 
+def _repair_utf16(text: str) -> str:
+    """Undo a UTF-16 file that was re-encoded byte by byte as UTF-8 (seen: dragnet gold 27 starts "ÿþP\\x00a\\x00"):
+    NUL every other character is never real gold text."""
+    if text.count("\x00") * 3 < len(text):
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-16-le").lstrip("\ufeffÿþ")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text.replace("\x00", "")
+
+
 def _read_gold(gold_dir: Path, pid: str) -> Gold:
     txt, js = gold_dir / f"{pid}.txt", gold_dir / f"{pid}.json"
     if txt.exists():
         try:
-            return Gold(text=txt.read_text(encoding="utf-8"))
+            return Gold(text=_repair_utf16(txt.read_text(encoding="utf-8")))
         except UnicodeDecodeError as e:
             raise DatasetError(f"{txt}: gold is not UTF-8 ({e.reason} at byte {e.start})") from None
     if js.exists():
