@@ -74,7 +74,8 @@ def _repair_utf16(text: str) -> str:
     if text.count("\x00") * 3 < len(text):
         return text
     try:
-        return text.encode("latin-1").decode("utf-16-le").lstrip("\ufeffÿþ")
+        data = text.encode("latin-1")
+        return data[: len(data) // 2 * 2].decode("utf-16-le").lstrip("\ufeff")
     except (UnicodeEncodeError, UnicodeDecodeError):
         return text.replace("\x00", "")
 
