@@ -279,7 +279,10 @@
       effOpacity.push(eff);
 
       let fl = f.flag;
-      if (isRendered && w > 0 && h > 0 && vis === "visible" && eff > 0 && x + w > 0 && y + h > 0) fl |= VISIBLE;
+      // Off-document boxes (left: -10000px) and 1x1 "visually hidden" boxes (screen-reader-only text) show nothing.
+      if (isRendered && w > 0 && h > 0 && (w > 1 || h > 1) && vis === "visible" && eff > 0 && x + w > 0 && y + h > 0) {
+        fl |= VISIBLE;
+      }
       if (pos === "fixed") fl |= FIXED;
       else if (pos === "sticky") fl |= STICKY;
       if (IMAGE_TAGS.has(tname)) fl |= IMAGE;

@@ -165,7 +165,8 @@ def test_snapshot_without_source(renderer: Renderer, fixture_server: str) -> Non
 def test_visibility_rules(renderer: Renderer, fixture_server: str) -> None:
     _, s = render(renderer, fixture_server, "hidden.html")
     expected = {"shown": True, "none": False, "nonekid": False, "attr": False, "invis": False, "inviskid": False,
-                "revis": True, "transparent": False, "transkid": False, "off": False, "empty": False}
+                "revis": True, "transparent": False, "transkid": False, "off": False, "empty": False,
+                "sronly": False, "rule": True}
     got = {k: bool(s.visible[by_id(s, k)]) for k in expected}
     assert got == expected
     assert s.visibility[by_id(s, "invis")] == "hidden" and s.visibility[by_id(s, "revis")] == "visible"
