@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     if not result.nodes and not result.text:
         _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
         return 3
-    text = result.text if result.text is not None and not result.nodes else snapshot.text_of(result.nodes)
+    # An algorithm that states its own text (zoning: exactly its zones' text) knows better than whole subtrees.
+    text = result.text if result.text else snapshot.text_of(result.nodes)
     return _print(args, result, text, snapshot)
 
 
