@@ -287,6 +287,12 @@ def _wait(bidi: Bidi, context: str, expression: str, what: str, timeout_s: float
 
 
 STAGE = "document.documentElement.getAttribute('data-centrum-stage')"
+
+
+def set_algorithm(bidi: Bidi, context: str, name: str) -> None:
+    bidi.evaluate(context, f"window.postMessage({{centrumTestStorage: {{algorithm: {json.dumps(name)}}}}}, '*')")
+    _wait(bidi, context, "document.documentElement.getAttribute('data-test-storage') === 'set'", "storage")
+    bidi.evaluate(context, "document.documentElement.removeAttribute('data-test-storage')")
 PRESS = "window.postMessage('centrum-test-press', '*')"
 
 
@@ -294,9 +300,11 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
     bidi, centrum_home, url = firefox
     context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
     bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
-    before = bidi.evaluate(context, "document.documentElement.outerHTML")
-    # The shim is a content script: wait until Firefox has injected it (document_idle), then press.
+    # The shim is a content script: wait until Firefox has injected it (document_idle). The expected element
+    # follows from the semantic baseline, whatever the host's default algorithm becomes.
     time.sleep(0.5)
+    set_algorithm(bidi, context, "semantic")
+    before = bidi.evaluate(context, "document.documentElement.outerHTML")
     bidi.evaluate(context, PRESS)
     _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
     marked = bidi.evaluate(context, "[...document.querySelectorAll('[data-centrum-main]')].map(e => e.id)")
@@ -323,9 +331,7 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
     assert bidi.evaluate(context, "[window.__pwned ?? null, window.__runs]") == [None, 1]
 
     # A host error is shown on the page.
-    bidi.evaluate(context, "window.postMessage({centrumTestStorage: {algorithm: 'no-such-algorithm'}}, '*')")
-    _wait(bidi, context, "document.documentElement.getAttribute('data-test-storage') === 'set'", "storage")
-    bidi.evaluate(context, "document.documentElement.removeAttribute('data-test-storage')")
+    set_algorithm(bidi, context, "no-such-algorithm")
     bidi.evaluate(context, PRESS)
     shown = _wait(bidi, context, "(() => { const t = document.querySelector('centrum-ui')?.shadowRoot"
                                  "?.querySelector('.toast[role=alert]'); return t && t.getBoundingClientRect().width"
