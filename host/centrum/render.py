@@ -189,7 +189,8 @@ class Renderer:
         from playwright.sync_api import sync_playwright
 
         exe = self.chromium or find_chromium()
-        self._pw = sync_playwright().start()
+        if self._pw is None:
+            self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(
                 executable_path=exe, headless=True, args=CHROMIUM_ARGS + FILE_ARGS, timeout=60_000
@@ -211,9 +212,13 @@ class Renderer:
             self._pool = None
 
     def _close(self) -> None:
+        from playwright.sync_api import Error as PlaywrightError
+
         try:
             if self._browser is not None:
                 self._browser.close()
+        except PlaywrightError:
+            pass  # already gone
         finally:
             self._browser = None
             if self._pw is not None:
@@ -237,8 +242,14 @@ class Renderer:
 
         t0 = time.perf_counter()
         w, h = self.window
-        context = self._browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1,
-                                            java_script_enabled=True, service_workers="block")
+        options = {"viewport": {"width": w, "height": h}, "device_scale_factor": 1, "service_workers": "block"}
+        try:
+            context = self._browser.new_context(**options)
+        except PlaywrightError:
+            # Chromium died (out of memory, killed): a long run (eval renders ~1400 pages) goes on with a new one.
+            self._browser = None
+            self._start()
+            context = self._browser.new_context(**options)
         sheets = {"loaded": 0, "failed": 0}
         blocked = [0]
         warnings: list[str] = []

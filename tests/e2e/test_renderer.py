@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.server
+import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -120,3 +122,14 @@ def test_undeclared_utf8_file_renders_as_utf8_and_self_redirect_is_cancelled(tmp
     assert "Kosovo’s café 日本" in snap.texts
     assert out.raw["page"]["url"].startswith("file:")
     assert out.blocked >= 1
+
+
+def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
+    # A long eval run must survive Chromium dying (out of memory, killed): the next render relaunches it.
+    with Renderer(timeout_s=10) as r:
+        assert parse_snapshot(r.render(fixture_server + "pages/rtl.html").raw).page.lang == "ar"
+        info = r._call(lambda: r._browser.new_browser_cdp_session().send("SystemInfo.getProcessInfo"))
+        (pid,) = [p["id"] for p in info["processInfo"] if p["type"] == "browser"]
+        os.kill(pid, signal.SIGKILL)  # the Chromium this test started, by its id
+        time.sleep(0.5)
+        assert parse_snapshot(r.render(fixture_server + "pages/cjk.html").raw).page.lang == "ja"
