@@ -4,6 +4,8 @@
  * headless renderer (host/centrum/render.py) evaluates it in the page. Evaluating it defines
  * globalThis.centrumCollect(options) -> snapshot object, and every call sets globalThis.centrumNodes (element by
  * node id). The page is never written to: node ids live only in centrumNodes and in the optional `source` string.
+ * Options: {source: bool (default false), offline: bool (the renderer blocked every request leaving a local page,
+ * so a cross-origin stylesheet cannot have loaded)}.
  *
  * Speed (issue #10: < 100 ms for 10k elements): one iterative walk, one getComputedStyle per element reading five
  * properties, one reused Range for text rectangles, enum strings interned into small tables, numbers rounded to
@@ -11,11 +13,11 @@
  */
 (() => {
   "use strict";
-  const VERSION = "1.0.0";
+  const VERSION = "1.1.0";
 
   // Pristine references, taken before any later page script can replace them. In the extension's isolated world
   // and in the renderer's isolated world the page cannot touch these at all; in the main world we at least detect
-  // an override (see checkNative) and say so in page.warnings.
+  // an override (see overridden()) and say so in page.warnings.
   const EP = Element.prototype;
   const NP = Node.prototype;
   const desc = (proto, name) => Object.getOwnPropertyDescriptor(proto, name);
