@@ -34,7 +34,6 @@
   const localNameGet = desc(EP, "localName").get;
   const firstChildGet = desc(NP, "firstChild").get;
   const nextSiblingGet = desc(NP, "nextSibling").get;
-  const firstElementChildGet = desc(EP, "firstElementChild").get;
   const nodeTypeGet = desc(NP, "nodeType").get;
   const dataGet = desc(CharacterData.prototype, "data").get;
   const contentDocumentGet = desc(HTMLIFrameElement.prototype, "contentDocument").get;
@@ -95,6 +94,11 @@
   const MAX_ATTR = 1024;
 
   const r1 = (v) => Math.round(v * 10) / 10;
+  // No child nodes, or one whitespace-only text node.
+  const isEmpty = (node) => {
+    const c = firstChildGet.call(node);
+    return c === null || (nextSiblingGet.call(c) === null && nodeTypeGet.call(c) === 3 && !/\S/.test(dataGet.call(c)));
+  };
   const escText = (s) => (/[&<>\u00a0]/.test(s)
     ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s);
   // Attribute values: & nbsp " and, as current browsers serialize them (HTML 2025), < and >.
@@ -288,9 +292,9 @@
       if (pos === "fixed") fl |= FIXED;
       else if (pos === "sticky") fl |= STICKY;
       if (IMAGE_TAGS.has(tname)) fl |= IMAGE;
-      // A leaf painted with a CSS background image (icon, hero image) is an image too; only leaves, so the extra
-      // property read stays rare.
-      else if ((fl & VISIBLE) && firstElementChildGet.call(node) === null) {
+      // An empty element painted with a CSS background image (icon, hero banner) is an image too. Only empty ones:
+      // a link with an icon and a label is text, and the extra property read stays rare.
+      else if ((fl & VISIBLE) && isEmpty(node)) {
         const bg = cs.backgroundImage;
         if (bg !== "none" && bg.indexOf("url(") >= 0) fl |= IMAGE;
       }

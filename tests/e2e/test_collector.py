@@ -76,9 +76,12 @@ def test_flags_and_styles(renderer: Renderer, fixture_server: str) -> None:
     assert s.flags[banner] & FIXED and s.position[banner] == "fixed"
     assert s.flags[stick] & STICKY and not s.flags[stick] & FIXED
     links = np.nonzero(s.is_link)[0]
-    assert [s.tags[i] for i in links] == ["a"]
+    assert [s.attr("id")[i] for i in links] == ["", "iconlink"]
     assert s.parent[links[0]] == by_id(s, "abs")
     assert s.is_image[by_id(s, "pic")] and s.box[by_id(s, "pic")][2:].tolist() == [4, 4]
+    # An empty box painted with a background image is an image; a link with an icon and a label is not.
+    assert s.is_image[by_id(s, "icon")] and not s.is_image[by_id(s, "iconlink")]
+    assert s.is_link[by_id(s, "iconlink")]
     assert s.font_size[by_id(s, "big")] == 32 and s.font_size[by_id(s, "abs")] == 16
     assert s.opacity[by_id(s, "half")] == 0.5 and s.opacity[by_id(s, "halfkid")] == 1
     assert s.visible[by_id(s, "halfkid")]
