@@ -247,30 +247,70 @@ class Snapshot:
     def text_len(self) -> np.ndarray:
         return np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.m)
 
+    @cached_property
+    def block_container(self) -> np.ndarray:
+        """Nearest block-level ancestor (itself included) of each element; -1 above the root. Pointer doubling."""
+        is_block = np.fromiter((_is_block(d) for d in self.display), dtype=bool, count=self.n)
+        step = np.where(is_block, np.arange(self.n), self.parent)
+        while True:
+            ok = step >= 0
+            nxt = step.copy()
+            nxt[ok] = step[step[ok]]
+            if np.array_equal(nxt, step):
+                return step
+            step = nxt
+
+    @cached_property
+    def _breaks_before(self) -> np.ndarray:
+        """Prefix count of elements that start a new line (block-level or ``<br>``), indexed by pre-order."""
+        starts = np.fromiter((_is_block(d) for d in self.display), dtype=bool, count=self.n) | (self.tags == "br")
+        c = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(starts, out=c[1:])
+        return c
+
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
-        """Visible text under the given elements in document order, blocks separated by ``separator``."""
-        if self.m == 0:
+        """Rendered text under the given elements in document order.
+
+        Text nodes without rectangles (hidden) are left out. Lines break where a block element or ``<br>`` starts
+        or ends between two text nodes; within a line, neighbours are joined with a space unless they touch on the
+        rendered line (``<b>Hel</b>lo``), since the collector drops whitespace-only text nodes.
+        """
+        if self.m == 0 or len(nodes) == 0:
             return ""
         mask = np.zeros(self.n + 1, dtype=np.int64)
         for i in sorted({int(x) for x in nodes}):
             mask[i] += 1
             mask[int(self.subtree_end[i])] -= 1
         inside = np.cumsum(mask)[: self.n] > 0
-        keep = np.nonzero(inside[self.text_owner])[0]
+        has_rect = np.diff(self.text_rect_offsets) > 0
+        keep = np.nonzero(inside[self.text_owner] & has_rect)[0]
+        keep = np.array([t for t in keep.tolist() if self.texts[t].strip()], dtype=np.int64)
+        if keep.size == 0:
+            return ""
+        container = self.block_container[self.text_owner[keep]]
+        seq = self.text_seq[keep]
+        line_break = np.zeros(keep.size, dtype=bool)
+        line_break[1:] = (container[1:] != container[:-1]) | (
+            self._breaks_before[seq[1:]] > self._breaks_before[seq[:-1]])
+        # Touching on the same rendered line: last rectangle of the previous node, first of the next.
+        last = self.text_rects[self.text_rect_offsets[keep + 1] - 1]
+        first = self.text_rects[self.text_rect_offsets[keep]]
+        same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
+        gap_ltr = np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2]))
+        gap_rtl = np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0])
+        touch = np.zeros(keep.size, dtype=bool)
+        touch[1:] = same_line & (np.minimum(gap_ltr, gap_rtl) <= 1.0)
         parts: list[str] = []
-        last_owner = -2
-        for t in keep:
+        for k, t in enumerate(keep.tolist()):
             s = self.texts[t]
-            if not s.strip():
-                continue
-            owner = int(self.text_owner[t])
-            if parts and owner != last_owner and _is_block(self.display[owner]):
-                parts.append(separator)
-            elif parts:
-                parts.append(" ")
-            parts.append(" ".join(s.split()))
-            last_owner = owner
-        return "".join(parts).strip()
+            if k:
+                if line_break[k]:
+                    parts.append(separator)
+                elif not (touch[k] and not s[:1].isspace() and not parts[-1][-1:].isspace()):
+                    parts.append(" ")
+            parts.append(s)
+        lines = ("".join(parts)).split(separator) if separator else ["".join(parts)]
+        return separator.join(" ".join(line.split()) for line in lines if line.strip())
 
 
 def _is_block(display: str) -> bool:

@@ -90,3 +90,22 @@ def test_deep_nesting_is_linearithmic():
     assert s.depth[-1] == n - 1
     assert s.subtree_end[0] == n and s.subtree_end[n - 1] == n
     np.testing.assert_array_equal(s.subtree_sum(np.ones(n)), n - np.arange(n))
+
+
+def test_text_of_breaks_lines_at_blocks_only_and_glues_touching_inline_text():
+    b = build(E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [
+        E("div", (0, 0, 1000, 100), [
+            T("By", [(0, 0, 20, 20)]),
+            E("a", (25, 0, 90, 20), [T("Maren Holt", [(25, 0, 90, 20)])]),
+            T("· 20 November", [(120, 0, 100, 20)]),
+        ], name="byline"),
+        E("p", (0, 100, 1000, 20), [
+            E("b", (0, 100, 30, 20), [T("Hel", [(0, 100, 30, 20)])]),
+            T("lo world", [(30, 100, 80, 20)]),
+        ]),
+        E("div", (0, 0, 0, 0), [T("hidden")], display="none"),
+        E("p", (0, 140, 1000, 20), [T("Last  line", [(0, 140, 80, 20)])]),
+    ])]))
+    s = b.snapshot
+    assert s.text_of([0]) == "By Maren Holt · 20 November\nHello world\nLast line"
+    assert s.text_of([]) == ""
