@@ -334,8 +334,12 @@ def _num_array(value: Any, name: str, dtype: type, length: int | None = None) ->
     if length is not None and len(value) != length:
         raise SnapshotError(name, f"expected {length} entries, got {len(value)}")
     try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+        # Let numpy infer the type first: asking for float64 directly would accept "12" and true as numbers.
+        inferred = np.asarray(value)
+        if value and inferred.dtype.kind not in "iuf":
+            raise TypeError
+        arr = inferred.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
         for k, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise SnapshotError(f"{name}[{k}]", f"expected a number, got {type(v).__name__}") from None

@@ -97,19 +97,13 @@ BROKEN = {
 }
 
 
-# The parser (numpy conversion) currently accepts numeric strings and booleans in number columns; the schema is
-# the stricter of the two there (reported to the parser's owner).
-PARSER_LENIENT = {"parent a string", "flags a bool"}
-
-
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_broken_snapshots_are_refused_by_schema_and_parser(name: str) -> None:
     raw = sample()
     BROKEN[name](raw)
     assert not VALIDATOR.is_valid(raw), f"schema accepted: {name}"
-    if name not in PARSER_LENIENT:
-        with pytest.raises(SnapshotError):
-            parse_snapshot(raw)
+    with pytest.raises(SnapshotError):
+        parse_snapshot(raw)
 
 
 def test_cross_field_rules_are_the_parsers_job() -> None:
