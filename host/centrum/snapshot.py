@@ -336,7 +336,8 @@ def _num_array(value: Any, name: str, dtype: type, length: int | None = None) ->
     try:
         # Let numpy infer the type first: asking for float64 directly would accept "12" and true as numbers.
         inferred = np.asarray(value)
-        if value and inferred.dtype.kind not in "iuf":
+        # set(map(type)) runs at C speed; it catches a bool that numpy would silently widen among ints.
+        if value and (inferred.dtype.kind not in "iuf" or bool in set(map(type, value))):
             raise TypeError
         arr = inferred.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
