@@ -39,15 +39,36 @@ function view(tabId, action, arg = null) {
   return inPage(tabId, (a, x) => globalThis.centrumView[a](x), action, arg);
 }
 
+async function inject(tabId, css = true) {
+  if (css) await api.scripting.insertCSS({ target: { tabId }, files: ["src/ui.css"] });
+  await api.scripting.executeScript({ target: { tabId }, files: ["src/collect.js", "src/clean.js", "src/view.js"] });
+}
+
+// The last snapshot of each tab, kept so that the debugger re-runs an algorithm with new parameters on exactly what
+// it analysed before (no new collection). Lost if the browser stops the background; then the page is re-collected.
+const snapshots = new Map();
+api.tabs.onRemoved.addListener((tabId) => snapshots.delete(tabId));
+
+async function collect(tabId, source) {
+  const snapshot = await inPage(tabId, (o) => globalThis.centrumCollect(o), { source });
+  snapshots.set(tabId, snapshot);
+  return snapshot;
+}
+
+function errorOf(e) {
+  const error = { code: e.code || "E_INTERNAL", message: e.message || String(e) };
+  if (e.field) error.field = e.field;
+  return error;
+}
+
 async function start(tabId) {
-  await api.scripting.insertCSS({ target: { tabId }, files: ["src/ui.css"] });
-  await api.scripting.executeScript({ target: { tabId }, files: ["src/collect.js", "src/view.js"] });
+  await inject(tabId);
   await view(tabId, "busy");
   try {
     const opts = await settings();
     const info = await getHostInfo(opts.timeoutMs);
     const algorithm = opts.algorithm || info.default;
-    const snapshot = await inPage(tabId, (o) => globalThis.centrumCollect(o), { source: Boolean(info.needsSource[algorithm]) });
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]));
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
@@ -56,10 +77,114 @@ async function start(tabId) {
       timing_ms: result.timing_ms,
     });
   } catch (e) {
-    const error = { code: e.code || "E_INTERNAL", message: e.message || String(e) };
-    if (e.field) error.field = e.field;
+    const error = errorOf(e);
     console.warn("Centrum:", error.code, error.message);
     return await view(tabId, "error", error);
+  }
+}
+
+function hostMs(result) {
+  // Parse once plus every algorithm's own time ("all" runs them one after the other on one parsed snapshot).
+  const results = result && typeof result.algorithm === "string" ? [result] : Object.values(result || {});
+  let total = 0;
+  let parse = 0;
+  for (const r of results) {
+    const t = (r && r.timing_ms) || {};
+    parse = Math.max(parse, Number(t.parse) || 0);
+    total += Number(t.algorithm) || 0;
+  }
+  return total + parse;
+}
+
+/* Send an extract request and time it: the host's own time, and the rest of the round trip (serializing, native
+   messaging both ways, chunk reassembly) as the transfer time. */
+async function timedExtract(request, opts) {
+  const t0 = performance.now();
+  const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
+  const roundTrip = performance.now() - t0;
+  const hostTime = hostMs(result);
+  return { result, timing: { host_ms: hostTime, transfer_ms: Math.max(0, roundTrip - hostTime), round_trip_ms: roundTrip } };
+}
+
+let algorithmList = null;
+
+async function openDebugger(tabId) {
+  const opts = await settings();
+  const info = await getHostInfo(opts.timeoutMs);
+  // Every algorithm runs, some read the page source: collect it once, with the source.
+  const snapshot = await collect(tabId, true);
+  const { result, timing } = await timedExtract({ algorithm: "all", snapshot, debug: true }, opts);
+  if (!algorithmList) algorithmList = await host.request("algorithms", {}, opts.timeoutMs);
+  timing.collect_ms = snapshot.page && snapshot.page.timing ? snapshot.page.timing.collect_ms : null;
+  return await view(tabId, "debugger", {
+    results: result, algorithms: algorithmList, timing, selected: opts.algorithm || info.default,
+  });
+}
+
+async function rerun(tabId, algorithm, params) {
+  const opts = await settings();
+  let snapshot = snapshots.get(tabId);
+  let recollected = false;
+  if (!snapshot) {
+    snapshot = await collect(tabId, true);
+    recollected = true;
+  }
+  const { result, timing } = await timedExtract({ algorithm, params, snapshot, debug: true }, opts);
+  timing.collect_ms = recollected ? snapshot.page.timing.collect_ms : 0;
+  timing.recollected = recollected;
+  return { result, timing };
+}
+
+async function openAnnotator(tabId) {
+  // The label stores the serialized page too: collect with the source.
+  await collect(tabId, true);
+  const { annotatorName } = await api.storage.local.get({ annotatorName: "" });
+  return await view(tabId, "annotate", { annotator: annotatorName });
+}
+
+async function saveLabel(tab, annotator, nodes) {
+  const opts = await settings();
+  const snapshot = snapshots.get(tab.id);
+  if (!snapshot) throw new CentrumError("E_STORAGE", "the page snapshot was lost: press the button and annotate again");
+  const label = { url: snapshot.page && snapshot.page.url ? snapshot.page.url : tab.url, annotator, nodes, snapshot };
+  return await host.request("label.save", { label }, opts.timeoutMs, opts.maxRequestBytes);
+}
+
+const READER_SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
+
+async function openReader(tabId) {
+  const prefs = await api.storage.local.get(READER_SETTINGS);
+  if (prefs.readerIn !== "tab") return await view(tabId, "reader", prefs);
+  // Its own tab: the clean content goes as data (never HTML) through storage to the extension's reader page, and
+  // the page itself is restored at once.
+  const data = await view(tabId, "readerData");
+  const key = `reader:${Date.now()}:${Math.random().toString(36).slice(2)}`;
+  await api.storage.local.set({ [key]: data });
+  await api.tabs.create({ url: api.runtime.getURL(`src/reader.html#${encodeURIComponent(key)}`) });
+  const out = await view(tabId, "restore");
+  await api.scripting.removeCSS({ target: { tabId }, files: ["src/ui.css"] });
+  return { ...out, openedTab: true };
+}
+
+/* A mode button on the page (debugger, annotator, reader) asks for its tab. */
+async function openMode(tabId, mode) {
+  if (busyTabs.has(tabId)) return { stage: "busy" };
+  busyTabs.add(tabId);
+  try {
+    if (mode === "reader") return await openReader(tabId);
+    await inject(tabId, false); // already there after a press; the panels need no page styles
+    try {
+      if (mode === "debugger") {
+        await view(tabId, "busy");
+        return await openDebugger(tabId);
+      }
+      if (mode === "annotate") return await openAnnotator(tabId);
+    } catch (e) {
+      return await view(tabId, "error", errorOf(e));
+    }
+    return { error: { code: "E_REQUEST", message: `unknown mode ${mode}` } };
+  } finally {
+    busyTabs.delete(tabId);
   }
 }
 
@@ -90,8 +215,8 @@ async function press(tab) {
       console.warn("Centrum cannot run on this page:", e.message);
       return { stage: "unavailable", error: { code: "E_PAGE", message: e.message } };
     }
-    if (stage === "highlight") return await view(tabId, "reader");
-    if (stage === "reader") {
+    if (stage === "highlight") return await openReader(tabId);
+    if (stage === "reader" || stage === "debugger" || stage === "annotate") {
       const out = await view(tabId, "restore");
       await api.scripting.removeCSS({ target: { tabId }, files: ["src/ui.css"] });
       return out;
@@ -113,10 +238,34 @@ api.action.onClicked.addListener((tab) => {
 
 // The extension's own content scripts may ask for a press of their tab (no page can: runtime messages only come
 // from the extension itself). Used by the Firefox end-to-end harness, where no toolbar can be clicked.
+api.commands.onCommand.addListener((command, tab) => {
+  // Keyboard shortcuts grant activeTab like the button does.
+  const mode = { "open-debugger": "debugger", "open-annotator": "annotate" }[command];
+  if (mode && tab) openMode(tab.id, mode).catch((e) => console.error("Centrum:", e));
+});
+
+// Only the extension's own scripts (its content scripts on the tab, its reader page) can send runtime messages: a
+// web page cannot. The page-side panels ask for a mode, a re-run or a label save of their own tab.
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  if (!message || message.type !== "centrum.press" || !sender.tab || sender.id !== api.runtime.id) return false;
-  press(sender.tab).then(sendResponse, (e) => sendResponse({ error: { code: "E_INTERNAL", message: String(e) } }));
-  return true;
+  if (!message || sender.id !== api.runtime.id) return false;
+  const reply = (promise) => {
+    promise.then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
+    return true;
+  };
+  if (!sender.tab) return false;
+  switch (message.type) {
+    case "centrum.press": // used by the Firefox end-to-end harness, where no toolbar can be clicked
+      return reply(press(sender.tab));
+    case "centrum.open":
+      return reply(openMode(sender.tab.id, String(message.mode)));
+    case "centrum.rerun":
+      return reply(rerun(sender.tab.id, String(message.algorithm), message.params || null));
+    case "centrum.label":
+      return reply(saveLabel(sender.tab, String(message.annotator || ""), Array.isArray(message.nodes) ? message.nodes : []));
+    default:
+      return false;
+  }
 });
 
 globalThis.centrumPress = press;
+globalThis.centrumOpen = openMode;
