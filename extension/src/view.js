@@ -53,6 +53,9 @@
     .panel .timing, .panel .status, .panel .hint { color: #555; font-size: 12px; margin: 4px 0; }
     .panel .status.error { color: #c92a2a; } .panel .status.ok { color: #2b8a3e; font-weight: bold; }
     .panel select, .panel input { font: 13px system-ui, sans-serif; width: 100%; box-sizing: border-box; }
+    .panel input[type=checkbox] { width: auto; }
+    .panel .defaults { font: 11px ui-monospace, monospace; color: #555; white-space: pre-wrap; max-height: 8em;
+      overflow: auto; background: #f6f6f6; padding: 4px; }
     .panel ol { padding-left: 22px; margin: 6px 0; }
     .panel li { cursor: default; padding: 1px 2px; border-radius: 2px; }
     .panel li:hover { background: #e7f1ff; }
@@ -227,7 +230,9 @@
       }
     } else if (name === "r4") {
       const rows = new Map(((d.ratios && d.ratios.rows) || []).map((r) => [r.node, r]));
-      for (const id of Array.isArray(d.cset) ? d.cset : []) {
+      // c-SET entries are node ids (body-children rule) or {node, words_tags, ...} (reduce/select path).
+      for (const entry of Array.isArray(d.cset) ? d.cset : []) {
+        const id = typeof entry === "number" ? entry : entry && entry.node;
         const row = rows.get(id);
         outlineNodes(lay, [id], "cset", `c-SET <${row ? row.tag : "?"}> distance ${row ? fmt(row.distance) : "?"}`);
       }
@@ -327,8 +332,9 @@
         name === "zoning" ? "zones, columns" : name === "r4" ? "c-SET with distances" : "none for this algorithm"})`),
       h("div", { class: "hint", text: `${(result.candidates || []).length} candidate(s); hover to outline` }),
       list,
-      h("div", { class: "hint", text: "parameters (JSON):" }),
+      h("div", { class: "hint", text: "parameters to override (JSON), defaults below (null = the preset's value):" }),
       params, rerun, status,
+      h("div", { class: "defaults", text: JSON.stringify((dbg.defaults || {})[name] || {}, null, 1) }),
     );
     // The chosen algorithm's answer is outlined; switching algorithm re-highlights.
     const answer = layer("answer");
@@ -543,8 +549,12 @@
       clearShadow();
       state.scroll = state.scroll || [window.scrollX, window.scrollY];
       const params = {};
-      for (const a of data.algorithms || []) params[a.name] = {};
-      state.debug = { ...data, params, overlay: true, status: null };
+      const defaults = {};
+      for (const a of data.algorithms || []) {
+        params[a.name] = {};
+        defaults[a.name] = a.params || {};
+      }
+      state.debug = { ...data, params, defaults, overlay: true, status: null };
       document.documentElement.setAttribute(STAGE, "debugger");
       state.stage = "debugger";
       const redraw = () => state.stage === "debugger" && renderDebugger();

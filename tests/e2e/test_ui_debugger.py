@@ -1,0 +1,182 @@
+"""Candidate debugger in Chromium, end to end (issue #9): from the highlight, the "Debugger" button runs every
+algorithm on one snapshot through the real host and lists each one's answer and candidates with scores; hovering a
+candidate outlines its elements on the page; switching algorithm re-highlights; GCE, zoning and R4 overlays are
+drawn from their debug payloads; parameters are edited and re-run on the same snapshot (no new collection);
+collection, transfer and host timings are shown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, Playwright
+from test_extension_chromium import Session
+from test_ui_reader import PAGES, serve, shot, ui_session, wait_stage
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    yield from serve(PAGES)
+
+
+@pytest.fixture(scope="module")
+def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-debugger"))
+
+
+PANEL = "centrum-ui .panel.debugger"
+
+
+def panel(page: Page) -> dict[str, Any]:
+    out: dict[str, Any] = page.evaluate("""() => {
+        const s = document.querySelector('centrum-ui').shadowRoot;
+        const p = s.querySelector('.panel.debugger');
+        const boxes = (layer, sel = '.box') => [...s.querySelectorAll(`.layer[data-layer="${layer}"] ${sel}`)].map(
+            (b) => ({node: b.dataset.node ?? null, kind: b.dataset.kind ?? null, cls: b.className, label: b.textContent,
+                     rect: [parseFloat(b.style.left), parseFloat(b.style.top), parseFloat(b.style.width),
+                            parseFloat(b.style.height)]}));
+        return {selected: p.querySelector('select.algo').value,
+                options: [...p.querySelectorAll('select.algo option')].map(o => o.value),
+                timing: p.querySelector('.timing').textContent, answer: p.querySelector('.answer').textContent,
+                candidates: [...p.querySelectorAll('ol.cands li')].map(li => li.textContent),
+                status: p.querySelector('.status').textContent,
+                answerBoxes: boxes('answer'), hover: boxes('hover'), overlay: boxes('overlay')};
+    }""")
+    return out
+
+
+def choose(page: Page, name: str) -> dict[str, Any]:
+    page.locator(f"{PANEL} select.algo").select_option(name)
+    return panel(page)
+
+
+def doc_rect(page: Page, selector: str) -> list[float]:
+    out: list[float] = page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }""", selector)
+    return out
+
+
+def open_debugger(ui: Session, page: Page) -> dict[str, Any]:
+    ui.press(page)
+    wait_stage(ui, page, "highlight")
+    page.locator("centrum-ui .toast button[data-mode='debugger']").click()
+    wait_stage(ui, page, "debugger", timeout_s=60)
+    return panel(page)
+
+
+def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: str) -> None:
+    page = ui.open(f"{server}/article.html")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    p = open_debugger(ui, page)
+    assert {"semantic", "gce", "zoning", "r4", "danag", "ensemble"} <= set(p["options"])
+    assert p["selected"] == "semantic"  # the algorithm of the settings
+    # Timings of collection, transfer and host, as numbers.
+    m = re.fullmatch(r"collect ([\d.]+) ms · transfer ([\d.]+) ms · host ([\d.]+) ms", p["timing"])
+    assert m, p["timing"]
+    assert float(m[1]) > 0 and float(m[3]) > 0
+
+    # The semantic answer (<article>) is outlined where the article is.
+    story = doc_rect(page, "#story")
+    assert [b["rect"] for b in p["answerBoxes"]] == [pytest.approx(story, abs=1)]
+
+    # Candidates of at least two algorithms, with scores.
+    with_candidates = []
+    for name in ("gce", "zoning", "r4"):
+        q = choose(page, name)
+        assert q["selected"] == name
+        if q["candidates"]:
+            with_candidates.append(name)
+            assert re.match(r"-?[\d.]+", q["candidates"][0]), q["candidates"][0]
+    assert len(with_candidates) >= 2, with_candidates
+
+    # Hovering a candidate outlines exactly its elements; leaving removes the outline.
+    q = choose(page, with_candidates[0])
+    page.locator(f"{PANEL} ol.cands li").first.hover()
+    hovered = panel(page)["hover"]
+    assert hovered and all(b["node"] is not None for b in hovered)
+    page.locator(f"{PANEL} h2").hover()
+    assert panel(page)["hover"] == []
+
+    # Switching algorithm re-highlights: R4's answer boxes are its own nodes, not semantic's article.
+    r4 = choose(page, "r4")
+    assert r4["answerBoxes"] and {b["node"] for b in r4["answerBoxes"]} != {b["node"] for b in p["answerBoxes"]}
+    cset = [b for b in r4["overlay"] if "cset" in b["cls"]]
+    assert cset and all(re.search(r"c-SET <\w+> distance [\d.]+", b["label"]) for b in cset)
+
+    gce = choose(page, "gce")
+    cells = [b for b in gce["overlay"] if b["kind"] == "cell"]
+    assert cells and any("excluded: " in b["label"] for b in cells)
+    assert {"C_w", "C_d"} <= {b["kind"] for b in gce["overlay"]}
+    shot(page, "debugger-gce.png")
+
+    zoning = choose(page, "zoning")
+    assert any(b["kind"] == "zone" and "score" in b["label"] for b in zoning["overlay"])
+    assert any(b["kind"] == "column" for b in zoning["overlay"])
+    shot(page, "debugger.png")
+
+    # Overlay off: nothing drawn but the answer.
+    page.locator(f"{PANEL} input.overlay-toggle").uncheck()
+    assert panel(page)["overlay"] == []
+    page.locator(f"{PANEL} input.overlay-toggle").check()
+
+    ui.press(page)  # the next press restores the page
+    wait_stage(ui, page, None)
+    assert page.evaluate("() => document.querySelector('centrum-ui')") is None
+
+
+def test_hovered_outline_matches_the_element(ui: Session, server: str) -> None:
+    page = ui.open(f"{server}/article.html")
+    open_debugger(ui, page)
+    # R4 lists its c-SET nodes one by one: each hovered box sits exactly on a live element of the article.
+    choose(page, "r4")
+    items = page.locator(f"{PANEL} ol.cands li")
+    assert items.count() >= 2
+    for i in range(items.count()):
+        items.nth(i).hover()
+        hovered = panel(page)["hover"]
+        assert hovered
+        for b in hovered:
+            live = page.evaluate("""(id) => {
+                // The collector numbers elements in DOM pre-order (document order for a page without shadow roots).
+                const all = [document.documentElement, ...document.documentElement.querySelectorAll('*')]
+                    .filter((e) => e.localName !== 'centrum-ui' && !e.closest('centrum-ui'));
+                const r = all[id].getBoundingClientRect();
+                return [r.left + scrollX, r.top + scrollY, r.width, r.height];
+            }""", int(b["node"]))
+            assert b["rect"] == pytest.approx([live[0], live[1], max(live[2], 1), max(live[3], 1)], abs=1)
+    ui.press(page)
+    wait_stage(ui, page, None)
+
+
+def test_parameters_rerun_on_the_same_snapshot(ui: Session, server: str) -> None:
+    page = ui.open(f"{server}/article.html")
+    open_debugger(ui, page)
+    p = choose(page, "semantic")
+    assert p["answer"].startswith("answer: 1 node(s) (article)")
+    extracts_before = (ui.home / "host.log").read_text().count(" extract ok ")
+
+    # The page changes after the analysis: the sidebar disappears. A re-run that collected again would not find it;
+    # the re-run on the kept snapshot does (its element is gone, so the panel names it by node id).
+    page.evaluate("() => document.getElementById('side').remove()")
+    page.locator(f"{PANEL} textarea.params").fill('{"tags": ["aside"]}')
+    page.locator(f"{PANEL} button.rerun").click()
+    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
+        .querySelector('.panel.debugger .status').textContent.startsWith('re-ran')""", timeout=30_000)
+    q = panel(page)
+    assert q["status"] == "re-ran semantic on the same snapshot"
+    assert re.fullmatch(r"answer: 1 node\(s\) \(\d+\)", q["answer"]), q["answer"]
+    assert "re-collected" not in q["timing"] and q["timing"].startswith("collect 0.000 ms")
+    assert (ui.home / "host.log").read_text().count(" extract ok ") == extracts_before + 1
+
+    # A bad parameter: the host's E_PARAMS is shown in the panel, the panel keeps working.
+    page.locator(f"{PANEL} textarea.params").fill('{"no_such_param": 1}')
+    page.locator(f"{PANEL} button.rerun").click()
+    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
+        .querySelector('.panel.debugger .status').textContent.startsWith('E_PARAMS')""", timeout=30_000)
+    page.locator(f"{PANEL} textarea.params").fill("{not json")
+    page.locator(f"{PANEL} button.rerun").click()
+    assert panel(page)["status"].startswith("parameters are not valid JSON")
+    ui.press(page)
+    wait_stage(ui, page, None)
