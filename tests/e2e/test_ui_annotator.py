@@ -1,0 +1,162 @@
+"""Annotator mode in Chromium, end to end (issue #9): the annotator clicks a word inside the main content, grows and
+shrinks the selection up and down the DOM with keys and buttons, may select several disjoint nodes, confirms; the
+label goes through the real native host into its SQLite database (a temporary CENTRUM_HOME), and ``centrum labels
+export`` writes a data set that ``centrum eval`` accepts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from centrum.labels import load_label
+from playwright.sync_api import Page, Playwright
+from test_extension_chromium import Session
+from test_ui_reader import PAGES, serve, shot, storage, ui_session, wait_stage
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    yield from serve(PAGES)
+
+
+@pytest.fixture(scope="module")
+def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-annotator"))
+
+
+PANEL = "centrum-ui .panel.annot"
+
+
+def annot(page: Page) -> dict[str, Any]:
+    out: dict[str, Any] = page.evaluate("""() => {
+        const s = document.querySelector('centrum-ui').shadowRoot;
+        const p = s.querySelector('.panel.annot');
+        const boxes = (sel) => [...s.querySelectorAll(`.layer[data-layer="annot"] .box.${sel}`)].map(
+            (b) => [parseFloat(b.style.left), parseFloat(b.style.top), parseFloat(b.style.width),
+                    parseFloat(b.style.height)]);
+        return {status: p.querySelector('.status').textContent, status_class: p.querySelector('.status').className,
+                picked: [...p.querySelectorAll('ol.picked li')].map(li => li.textContent),
+                current: boxes('current'), pickedBoxes: boxes('picked')};
+    }""")
+    return out
+
+
+def rect(page: Page, selector: str) -> list[float]:
+    out: list[float] = page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }""", selector)
+    return out
+
+
+def click_word(page: Page, selector: str) -> None:
+    # A click on the first word of the element's text (not on a link inside it).
+    page.locator(selector).click(position={"x": 12, "y": 8})
+
+
+def centrum(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "centrum.cli", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CENTRUM_HOME": str(home)})
+
+
+def test_annotation_by_clicks_and_keys_is_stored_exported_and_evaluated(ui: Session, server: str,
+                                                                        tmp_path: Path) -> None:
+    page = ui.open(f"{server}/article.html")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    before = page.evaluate("() => document.documentElement.outerHTML")
+    ui.press(page)
+    wait_stage(ui, page, "highlight")
+    page.locator("centrum-ui .toast button[data-mode='annotate']").click()
+    wait_stage(ui, page, "annotate")
+
+    # A click on a word of the first paragraph selects that paragraph (the link's page is not opened).
+    click_word(page, "#p1")
+    a = annot(page)
+    assert a["status"].startswith("selected <p#p1>")
+    assert a["current"] == [pytest.approx(rect(page, "#p1"), abs=1)]
+    assert page.url == f"{server}/article.html"
+
+    # Up grows to the article, down shrinks back, "+" grows again (keys), then Enter adds it.
+    page.keyboard.press("ArrowUp")
+    assert annot(page)["status"].startswith("selected <article#story>")
+    page.keyboard.press("ArrowDown")
+    assert annot(page)["status"].startswith("selected <p#p1>")
+    page.keyboard.press("+")
+    assert annot(page)["current"] == [pytest.approx(rect(page, "#story"), abs=1)]
+    page.keyboard.press("Enter")
+    a = annot(page)
+    assert a["picked"] == [a["picked"][0]] and a["picked"][0].startswith("<article#story>")
+    assert a["pickedBoxes"] == [pytest.approx(rect(page, "#story"), abs=1)] and a["current"] == []
+
+    # A node inside the selection cannot be added twice; a disjoint node can (buttons this time), and removed.
+    click_word(page, "#p2")
+    page.locator(f"{PANEL} button.add").click()
+    assert annot(page)["status"] == "already inside the selection"
+    click_word(page, "#side")
+    page.locator(f"{PANEL} button.add").click()
+    assert len(annot(page)["picked"]) == 2
+    shot(page, "annotator.png")
+    page.locator(f"{PANEL} button.undo").click()
+    assert len(annot(page)["picked"]) == 1
+
+    # Grow/shrink buttons work like the keys.
+    click_word(page, "#p2")
+    page.locator(f"{PANEL} button.grow").click()
+    assert annot(page)["status"].startswith("selected <article#story>")
+    page.locator(f"{PANEL} button.shrink").click()
+    assert annot(page)["status"].startswith("selected <p#p2>")
+    click_word(page, "#p2")  # back to a plain paragraph inside the selection, not added
+
+    # Saving needs a name; then the host stores the label and the panel shows its id.
+    page.keyboard.press("s")
+    assert annot(page)["status"] == "enter the annotator name"
+    page.locator(f"{PANEL} input.annotator").fill("alice")
+    page.locator(f"{PANEL} button.save").click()
+    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
+        .querySelector('.panel.annot .status').textContent.startsWith('Saved label #')""", timeout=30_000)
+    a = annot(page)
+    assert a["status"] == "Saved label #1 (1 node(s))" and "ok" in a["status_class"]
+    assert storage(ui)["annotatorName"] == "alice"  # remembered for the next label
+
+    # In the database: URL, annotator, the selected node (the article's node id), its text, the page source.
+    db = ui.home / "labels.sqlite3"
+    with sqlite3.connect(db) as con:
+        con.row_factory = sqlite3.Row
+        rows = [dict(r) for r in con.execute("SELECT * FROM labels")]
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["url"] == f"{server}/article.html" and row["annotator"] == "alice"
+    article_id = page.evaluate("""() => [document.documentElement, ...document.documentElement.querySelectorAll('*')]
+        .filter((e) => !e.closest('centrum-ui')).indexOf(document.getElementById('story'))""")
+    assert json.loads(row["nodes"]) == [article_id]
+    text = row["text"]
+    assert "eleven and fourteen metres" in text and "Most read" not in text
+    assert 'id="story"' in load_label(db, row["id"])["source"]  # the serialized page
+
+    # The next press restores the page exactly (no listener left: a click on the link navigates again).
+    ui.press(page)
+    wait_stage(ui, page, None)
+    assert page.evaluate("() => document.documentElement.outerHTML") == before
+
+    # Export -> a data set -> centrum eval accepts it, and the semantic baseline matches alice's article.
+    out = tmp_path / "labelled"
+    exported = centrum("labels", "export", str(out), "--db", str(db), home=ui.home)
+    assert exported.returncode == 0, exported.stderr
+    meta = [json.loads(line) for line in (out / "meta.jsonl").read_text().splitlines()]
+    assert len(meta) == 1 and meta[0]["url"] == f"{server}/article.html"
+    gold = (out / "gold" / f"{meta[0]['id']}.txt").read_text()
+    assert "counting the stakes" in gold
+    report = tmp_path / "report"
+    ev = centrum("eval", str(out), "--peers", "none", "--algorithms", "semantic", "--out", str(report),
+                 "--cache", str(tmp_path / "cache"), home=ui.home)
+    assert ev.returncode == 0, ev.stderr[-3000:]
+    with (report / "results.csv").open(encoding="utf-8") as f:
+        results = list(csv.DictReader(f))
+    assert len(results) == 1 and float(results[0]["f1"]) > 0.95, results
