@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from centrum.labels import load_label
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session
 from test_ui_reader import PAGES, serve, shot, storage, ui_session, wait_stage
+
+from centrum.labels import load_label
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +62,6 @@ def click_word(page: Page, selector: str) -> None:
 
 
 def centrum(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    import os
-
     return subprocess.run([sys.executable, "-m", "centrum.cli", *args], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "CENTRUM_HOME": str(home)})
 
