@@ -26,7 +26,7 @@
     "video", "dialog", "head", "title", "slot", "portal", "applet", "param", "centrum-ui",
   ]);
   const ATTRS = new Set(["href", "src", "alt", "lang", "dir", "title", "colspan", "rowspan", "datetime", "start",
-    "width", "height"]);
+    "width", "height", "open"]);
   const SAFE_LINK = /^(https?:|mailto:)/i;
   const SAFE_IMAGE = /^(https?:|data:image\/(png|jpe?g|gif|webp|avif);)/i;
   const MAX_NODES = 200000; // a runaway page cannot make the reader build forever
@@ -56,6 +56,8 @@
       }
     } else if (tag === "time" && src.getAttribute("datetime")) {
       a.datetime = src.getAttribute("datetime");
+    } else if (tag === "details" && src.open) {
+      a.open = ""; // shown as the page showed it
     } else if (tag === "ol" && src.getAttribute("start")) {
       const start = parseInt(src.getAttribute("start"), 10);
       if (Number.isFinite(start)) a.start = String(start);
