@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session
 from test_ui_reader import PAGES, serve, shot, storage, ui_session, wait_stage
 
-from centrum.labels import load_label
+from centrum.labels import list_labels, load_label
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +161,75 @@ def test_annotation_by_clicks_and_keys_is_stored_exported_and_evaluated(ui: Sess
     with (report / "results.csv").open(encoding="utf-8") as f:
         results = list(csv.DictReader(f))
     assert len(results) == 1 and float(results[0]["f1"]) > 0.95, results
+
+
+def test_firefox_reader_settings_debugger_and_annotator(tmp_path: Path) -> None:
+    """The three modes in Firefox ESR over WebDriver BiDi (test copy of the extension with the press shim of
+    test_extension_firefox.py). BiDi presses no toolbar and moves no mouse here: the panels' buttons are clicked and
+    hover/keys dispatched as DOM events in the page, which reach the content script's listeners the same way."""
+    from test_extension_firefox import PRESS, STAGE, _wait, run_firefox, set_algorithm
+
+    for bidi, centrum_home, url in run_firefox(tmp_path, install=True):
+        context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+        bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+        time.sleep(0.5)  # the shim content script is injected at document_idle
+        set_algorithm(bidi, context, "semantic")
+        shadow = "document.querySelector('centrum-ui').shadowRoot"
+
+        # Reader view settings persist across presses.
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+        bidi.evaluate(context, f"{shadow}.querySelector('.bar [data-action=larger]').click()")
+        bidi.evaluate(context, f"{shadow}.querySelector('.bar [data-action=theme]').click()")
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+        look = bidi.evaluate(context, f"(() => {{ const r = {shadow}.querySelector('.reader'); return "
+                                      "[r.classList.contains('dark'), getComputedStyle(r.querySelector('article'))"
+                                      ".fontSize]; })()")
+        assert look == [True, "22px"]
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
+
+        # Debugger: candidates of several algorithms; a hovered candidate is outlined.
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+        bidi.evaluate(context, f"{shadow}.querySelector('button[data-mode=debugger]').click()")
+        _wait(bidi, context, f"{STAGE} === 'debugger'", "the debugger", timeout_s=90)
+        counts = {}
+        for name in ("semantic", "gce", "zoning", "r4"):
+            counts[name] = bidi.evaluate(context, f"""(() => {{ const s = {shadow}.querySelector('select.algo');
+                s.value = '{name}'; s.dispatchEvent(new Event('change'));
+                return {shadow}.querySelectorAll('ol.cands li').length; }})()""")
+        assert sum(1 for c in counts.values() if c) >= 2, counts
+        hovered = bidi.evaluate(context, f"""(() => {{ {shadow}.querySelector('ol.cands li')
+            .dispatchEvent(new MouseEvent('mouseenter'));
+            return {shadow}.querySelectorAll('.layer[data-layer=hover] .box').length; }})()""")
+        assert hovered >= 1
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
+
+        # Annotator: click in the <h1>, grow to <main> with a key, save under a name.
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+        bidi.evaluate(context, f"{shadow}.querySelector('button[data-mode=annotate]').click()")
+        _wait(bidi, context, f"{STAGE} === 'annotate'", "the annotator")
+        bidi.evaluate(context, "document.querySelector('#content h1').click()")
+        bidi.evaluate(context, "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowUp', bubbles: true}))")
+        status = bidi.evaluate(context, f"{shadow}.querySelector('.panel.annot .status').textContent")
+        assert status.startswith("selected <main#content>"), status
+        bidi.evaluate(context, f"{shadow}.querySelector('input.annotator').value = 'bob'")
+        bidi.evaluate(context, f"{shadow}.querySelector('button.save').click()")
+        saved = _wait(bidi, context, f"(() => {{ const t = {shadow}.querySelector('.panel.annot .status')"
+                                     ".textContent; return t.startsWith('Saved') || t.startsWith('not') ? t : null;"
+                                     " })()", "the saved label")
+        assert saved == "Saved label #1 (1 node(s))"
+        rows = list_labels(centrum_home / "labels.sqlite3")
+        assert [(r["annotator"], r["url"]) for r in rows] == [("bob", url)]
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
