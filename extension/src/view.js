@@ -110,12 +110,13 @@
     const close = h("button", { class: "x", title: "close", text: "\u00d7", onclick: () => box.remove() });
     box.prepend(close);
     if (modes) {
-      // The other modes, asked of the background (which holds the activeTab grant and the host port).
+      // The other modes, asked of the background (which holds the activeTab grant and the host port). With nothing
+      // found there is nothing to read, but the debugger and the annotator are still useful.
       const open = (mode) => () => api.runtime.sendMessage({ type: "centrum.open", mode });
+      const labels = { reader: "Reader view", debugger: "Debugger", annotate: "Annotate" };
+      const list = Array.isArray(modes) ? modes : Object.keys(labels);
       box.appendChild(h("span", { class: "modes" },
-        h("button", { "data-mode": "reader", text: "Reader view", onclick: open("reader") }),
-        h("button", { "data-mode": "debugger", text: "Debugger", onclick: open("debugger") }),
-        h("button", { "data-mode": "annotate", text: "Annotate", onclick: open("annotate") })));
+        ...list.map((mode) => h("button", { "data-mode": mode, text: labels[mode], onclick: open(mode) }))));
     }
     return box;
   }
@@ -239,6 +240,12 @@
     }
   }
 
+  function featureText(c) {
+    // The candidate's features as a tooltip: why it scored what it did.
+    const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
+    return `nodes ${(c.nodes || []).slice(0, 20).join(", ")}${f.length ? `\n${f.join("\n")}` : ""}`;
+  }
+
   function renderDebugger() {
     const dbg = state.debug;
     const shadow = ui();
@@ -266,7 +273,7 @@
     const list = h("ol", { class: "cands" });
     const hover = layer("hover");
     (result.candidates || []).forEach((c, i) => {
-      const li = h("li", { "data-index": String(i) },
+      const li = h("li", { "data-index": String(i), title: featureText(c) },
         h("span", { class: "score", text: fmt(c.score) }), `${c.label || ""} [${(c.nodes || []).length} node(s)]`);
       li.addEventListener("mouseenter", () => {
         hover.replaceChildren();
@@ -511,7 +518,7 @@
       if (!nodes.length && !result.text) {
         state.stage = "message";
         toast(`Centrum found no main content on this page${result.message ? `: ${result.message}` : "."}`, "error",
-          true);
+          ["debugger", "annotate"]);
         return { stage: state.stage, nodes: 0, message: result.message || "" };
       }
       state.scroll = [window.scrollX, window.scrollY];

@@ -94,6 +94,7 @@ def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: st
     # Hovering a candidate outlines exactly its elements; leaving removes the outline.
     q = choose(page, with_candidates[0])
     page.locator(f"{PANEL} ol.cands li").first.hover()
+    assert " = " in (page.locator(f"{PANEL} ol.cands li").first.get_attribute("title") or "")  # its features
     hovered = panel(page)["hover"]
     assert hovered and all(b["node"] is not None for b in hovered)
     page.locator(f"{PANEL} h2").hover()
@@ -180,3 +181,23 @@ def test_parameters_rerun_on_the_same_snapshot(ui: Session, server: str) -> None
     assert panel(page)["status"].startswith("parameters are not valid JSON")
     ui.press(page)
     wait_stage(ui, page, None)
+
+
+def test_debugger_from_nothing_found(ui: Session, server: str) -> None:
+    # The semantic baseline finds nothing on a page without <main>/<article>: no reader to offer, but the debugger
+    # (what did the others find?) and the annotator are.
+    page = ui.open(f"{server}/plain.html")
+    ui.press(page)
+    page.wait_for_function("() => document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.toast.error "
+                           ".modes')", timeout=30_000)
+    modes = page.evaluate("() => [...document.querySelector('centrum-ui').shadowRoot"
+                          ".querySelectorAll('.toast .modes button')].map(b => b.dataset.mode)")
+    assert modes == ["debugger", "annotate"]
+    page.locator("centrum-ui .toast button[data-mode='debugger']").click()
+    wait_stage(ui, page, "debugger", timeout_s=60)
+    p = panel(page)
+    assert p["answer"].startswith("no answer: ") and "<main>" in p["answer"]
+    assert any(choose(page, name)["answerBoxes"] for name in ("zoning", "r4", "gce"))
+    ui.press(page)
+    wait_stage(ui, page, None)
+    assert page.evaluate("() => document.querySelector('centrum-ui')") is None

@@ -63,6 +63,9 @@ PAGES: dict[str, tuple[str, str]] = {
     "/rtl.html": ("text/html; charset=utf-8", RTL),
     "/cjk.html": ("text/html; charset=utf-8", CJK),
     "/glacier.svg": ("image/svg+xml", GLACIER_SVG),
+    "/plain.html": ("text/html; charset=utf-8", "<!doctype html><html lang=\"en\"><head><title>Plain</title></head>"
+                    "<body><div id=\"content\"><p>A page without main or article elements, only a div with a "
+                    "paragraph of text in it.</p></div></body></html>"),
 }
 
 
