@@ -11,6 +11,7 @@ same pages in the same pass, so the LODO table compares like with like. Page rec
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -82,6 +83,7 @@ class PageRecord:
     extractors: dict[str, tuple[float, tuple[float, ...]]] = field(default_factory=dict)  # algorithms and peers
 
 
+@functools.cache
 def _code_version() -> str:
     h = hashlib.sha256()
     for mod in (F, E, __import__("centrum.algorithms.gce", fromlist=["x"]),
@@ -220,7 +222,7 @@ def extract_all(items: Sequence[PageItem], opts: ExtractOptions, jobs: int = 1) 
 # ---- fitting -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FitOptions:
-    rounds: int = 300
+    rounds: int = 600  # LODO mean F1 on 321 dev pages: 100 -> 0.865, 300 -> 0.871, 600 -> 0.877
     learning_rate: float = 0.1
     bins: int = 32
     subsample: float = 0.8

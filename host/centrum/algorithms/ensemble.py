@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -137,14 +136,10 @@ def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg:
     return drop
 
 
-_WS_RUN = re.compile(r"\s+")
-_BREAK = re.compile(r" ?\x02[\x02 ]*")
-
-
 def text_of_mask(snap: Snapshot, keep: np.ndarray, separator: str = "\n") -> str:
     """Text of the text nodes with ``keep`` set, joined like :meth:`Snapshot.text_of` (a block break where the
-    owner changes to a block element, else a space; whitespace collapsed), with two regex passes over the joined
-    text instead of per-node Python work."""
+    owner changes to a block element, else a space; whitespace collapsed), with C-level split/join passes over
+    the joined text instead of per-node Python work."""
     idx = np.nonzero(keep)[0]
     texts = snap.texts
     idx = idx[np.fromiter((not texts[t].isspace() and bool(texts[t]) for t in idx), dtype=bool, count=idx.size)]
@@ -158,8 +153,9 @@ def text_of_mask(snap: Snapshot, keep: np.ndarray, separator: str = "\n") -> str
     parts = [texts[t] for t in idx.tolist()]
     for k in np.nonzero(brk)[0].tolist():
         parts[k] = "\x02" + parts[k]  # \x02: a block break marker that no whitespace collapse touches
-    joined = _WS_RUN.sub(" ", " ".join(parts))
-    return _BREAK.sub(separator, joined).strip()
+    # str.split() collapses whitespace in C; \x02 is not whitespace, so each break survives as " \x02".
+    joined = " ".join(" ".join(parts).split())
+    return joined.replace(" \x02", "\x02").replace("\x02 ", "\x02").replace("\x02", separator).strip()
 
 
 def output(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg: Config) -> tuple[list[int], str, int]:
