@@ -137,25 +137,46 @@ def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg:
 
 
 def text_of_mask(snap: Snapshot, keep: np.ndarray, separator: str = "\n") -> str:
-    """Text of the text nodes with ``keep`` set, joined like :meth:`Snapshot.text_of` (a block break where the
-    owner changes to a block element, else a space; whitespace collapsed), with C-level split/join passes over
-    the joined text instead of per-node Python work."""
-    idx = np.nonzero(keep)[0]
+    """Text of the text nodes with ``keep`` set, by the rules of :meth:`Snapshot.text_of` (hidden text left out;
+    a line break where the block container changes or a block/``<br>`` lies between; inline neighbours joined with
+    a space unless they touch on the rendered line), for a mask instead of whole subtrees: trimming removes parts
+    of the chosen node. Separators are computed vectorized; the join is C-level split/join."""
+    if snap.m == 0:
+        return ""
+    has_rect = np.diff(snap.text_rect_offsets) > 0
+    idx = np.nonzero(keep & has_rect)[0]
     texts = snap.texts
-    idx = idx[np.fromiter((not texts[t].isspace() and bool(texts[t]) for t in idx), dtype=bool, count=idx.size)]
+    idx = idx[np.fromiter((not texts[t].isspace() and bool(texts[t]) for t in idx.tolist()), dtype=bool,
+                          count=idx.size)]
     if idx.size == 0:
         return ""
-    owner = snap.text_owner[idx]
-    disp = snap.display[owner]
-    block = ~(np.char.startswith(disp.astype(str), "inline") | np.isin(disp, ("contents", "ruby", "none")))
+    container = snap.block_container[snap.text_owner[idx]]
+    seq = snap.text_seq[idx]
     brk = np.zeros(idx.size, dtype=bool)
-    brk[1:] = (owner[1:] != owner[:-1]) & block[1:]
+    breaks = snap._breaks_before  # noqa: SLF001 - the same line-start prefix count text_of uses
+    brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
+    last = snap.text_rects[snap.text_rect_offsets[idx + 1] - 1]
+    first = snap.text_rects[snap.text_rect_offsets[idx]]
+    same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
+    gap = np.minimum(np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2])),
+                     np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0]))
+    glue = np.zeros(idx.size, dtype=bool)
+    glue[1:] = same_line & (gap <= 1.0)
     parts = [texts[t] for t in idx.tolist()]
     for k in np.nonzero(brk)[0].tolist():
-        parts[k] = "\x02" + parts[k]  # \x02: a block break marker that no whitespace collapse touches
-    # str.split() collapses whitespace in C; \x02 is not whitespace, so each break survives as " \x02".
-    joined = " ".join(" ".join(parts).split())
-    return joined.replace(" \x02", "\x02").replace("\x02 ", "\x02").replace("\x02", separator).strip()
+        parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
+    # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
+    glued = [k for k in np.nonzero(glue & ~brk)[0].tolist()
+             if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace()]
+    sep = [" "] * idx.size
+    for k in glued:
+        sep[k] = ""
+    sep[0] = ""
+    joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
+    # As text_of: newlines inside the texts themselves also end lines (it splits the joined text on the separator).
+    joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
+    lines = joined.split(separator) if separator else [joined]
+    return separator.join(" ".join(line.split()) for line in lines if line.strip())
 
 
 def output(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg: Config) -> tuple[list[int], str, int]:
@@ -166,7 +187,7 @@ def output(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg: Co
     removed = F._inside(snap, dropped)
     if snap.m == 0:
         return list(nodes), "", 0
-    keep_t = inside[snap.text_owner] & ~removed[snap.text_owner] & arrays.rendered
+    keep_t = inside[snap.text_owner] & ~removed[snap.text_owner]
     text = text_of_mask(snap, keep_t)
     if dropped.size == 0:
         return list(nodes), text, 0
