@@ -66,6 +66,7 @@ class Rendered:
     errors: dict[str, str] = field(default_factory=dict)  # ``extra`` name -> error message
     warnings: list[str] = field(default_factory=list)  # renderer-side notes (load timeout, blocked requests)
     blocked: int = 0  # requests aborted because they left a local page's origin
+    redirects: int = 0  # navigations of a local page away from itself (cancelled)
 
 
 def find_chromium() -> str | None:
@@ -237,6 +238,18 @@ class Renderer:
             return self._call(self._render, url, local, source, extra or {})
 
     def _render(self, url: str, local: bool, source: bool, extra: dict[str, str]) -> Rendered:
+        out = self._render_once(url, local, source, extra, javascript=True)
+        if local and out.redirects:
+            # The saved page tried to leave or reload itself. Starting a navigation stops the parser, so what was
+            # collected may be a fraction of the page: render it again without its scripts, as it was saved.
+            again = self._render_once(url, local, source, extra, javascript=False)
+            again.warnings.insert(0, f"the page tried to navigate {out.redirects} time(s); rendered again with "
+                                     "JavaScript disabled")
+            return again
+        return out
+
+    def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],
+                     javascript: bool) -> Rendered:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -252,6 +265,7 @@ class Renderer:
             context = self._browser.new_context(**options)
         sheets = {"loaded": 0, "failed": 0}
         blocked = [0]
+        navigations = [0]
         warnings: list[str] = []
         try:
             if local:
@@ -259,6 +273,15 @@ class Renderer:
                 def route(r: Any) -> None:
                     req = r.request
                     req_url = req.url
+                    if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
+                        navigations[0] += 1
+                        if navigations[0] > 1:
+                            # A saved page that sends itself elsewhere or reloads itself (script redirect, meta
+                            # refresh, `location = document.URL.replace("http:", "https:")`) would land on Chromium's
+                            # offline error page or loop; 204 No Content cancels the navigation and keeps the page.
+                            blocked[0] += 1
+                            r.fulfill(status=204, body="")
+                            return
                     if req_url.startswith("file:") and req.resource_type == "document":
                         # Serve the file ourselves with a charset header: without one Chromium reads an undeclared
                         # UTF-8 file as windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
@@ -266,14 +289,14 @@ class Renderer:
                         if body is None:
                             r.continue_()
                         else:
-                            r.fulfill(status=200, body=body, content_type=f"text/html; charset={sniff_charset(body)}")
+                            headers = {"content-type": f"text/html; charset={sniff_charset(body)}"}
+                            if not javascript:
+                                # The page's own scripts stay off through CSP; our isolated-world evaluation is not
+                                # subject to the page's CSP (a context with JavaScript disabled hangs evaluation).
+                                headers["content-security-policy"] = "script-src 'none'"
+                            r.fulfill(status=200, body=body, headers=headers)
                     elif req_url.startswith(("file:", "data:", "blob:")):
                         r.continue_()
-                    elif req.is_navigation_request() and req.frame == req.frame.page.main_frame:
-                        # A saved page that sends itself elsewhere (script redirect, meta refresh) would land on
-                        # Chromium's offline error page; 204 No Content cancels the navigation and keeps the page.
-                        blocked[0] += 1
-                        r.fulfill(status=204, body="")
                     else:
                         blocked[0] += 1
                         r.abort("blockedbyclient")
@@ -352,6 +375,7 @@ class Renderer:
         if blocked[0]:
             warnings.append(f"blocked {blocked[0]} request(s) leaving the local page")
         return Rendered(raw=raw, url=url, stylesheets=sheets, timing=timing, extra=values, errors=errors,
+                        redirects=max(navigations[0] - 1, 0),
                         warnings=warnings, blocked=blocked[0])
 
     def _collect(self, context: Any, page: Any, source: bool, offline: bool) -> str:

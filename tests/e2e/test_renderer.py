@@ -121,7 +121,24 @@ def test_undeclared_utf8_file_renders_as_utf8_and_self_redirect_is_cancelled(tmp
     snap = parse_snapshot(out.raw)
     assert "Kosovo’s café 日本" in snap.texts
     assert out.raw["page"]["url"].startswith("file:")
-    assert out.blocked >= 1
+    assert any("JavaScript disabled" in w for w in out.warnings)
+
+
+def test_page_that_reloads_itself_early_is_collected_whole(tmp_path):
+    from centrum.render import Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # Seen in the data sets: `location = document.URL.replace(/^http:/i, "https:")` in <head> reloads a saved file
+    # forever, and a redirect to a relative path lands on the offline error page; both stop the parser early.
+    page = tmp_path / "reload.html"
+    page.write_text("<html><head><script>location = document.URL.replace(/^http:/i, 'https:');</script></head>"
+                    "<body><p>First paragraph.</p><p>Second paragraph.</p>"
+                    "<script>location.replace('/news/story?id=1');</script><p>Third paragraph.</p></body></html>")
+    with Renderer(timeout_s=10) as r:
+        out = r.render(page)
+    snap = parse_snapshot(out.raw)
+    assert [t for t in snap.texts if "paragraph" in t] == ["First paragraph.", "Second paragraph.", "Third paragraph."]
+    assert out.redirects == 0 and any("tried to navigate" in w for w in out.warnings)
 
 
 def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
