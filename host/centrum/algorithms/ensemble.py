@@ -239,4 +239,5 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
            "messages": {a: r.message for a, r in results.items() if r.message},
            "chosen": list(best), "predicted_f1": float(score[order[0]]), "candidates": len(pm.candidates),
            "trimmed_subtrees": trimmed, "base": model.base}
-    return Result("ensemble", nodes, cands, dbg, text=text, timing_ms=timing)
+    message = "" if nodes else f"the best candidate {list(best)} kept no content after trimming"
+    return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing)
