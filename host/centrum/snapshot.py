@@ -355,6 +355,10 @@ def _num_array(value: Any, name: str, dtype: type, length: int | None = None) ->
         if (arr != np.round(arr)).any():
             k = int(np.argmax(arr != np.round(arr)))
             raise SnapshotError(f"{name}[{k}]", f"expected an integer, got {value[k]!r}")
+        huge = np.abs(arr) > 2**53  # beyond exact float integers; casting would wrap silently
+        if huge.any():
+            k = int(np.argmax(huge))
+            raise SnapshotError(f"{name}[{k}]", f"integer out of range: {value[k]!r}")
         return arr.astype(np.int64)
     return arr
 

@@ -109,3 +109,11 @@ def test_text_of_breaks_lines_at_blocks_only_and_glues_touching_inline_text():
     s = b.snapshot
     assert s.text_of([0]) == "By Maren Holt · 20 November\nHello world\nLast line"
     assert s.text_of([]) == ""
+
+
+def test_huge_integers_are_refused_not_wrapped():
+    raw = build(page()).raw
+    raw["elements"]["flags"][2] = 1e300
+    with pytest.raises(SnapshotError) as err:
+        parse_snapshot(raw)
+    assert err.value.field == "elements.flags[2]"
