@@ -115,12 +115,20 @@ _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0
 
 
 def sniff_charset(data: bytes) -> str:
-    """The charset a browser should use for a local file: BOM, then the page's own declaration (as a browser
-    honours it), then UTF-8 when the bytes are valid UTF-8, else windows-1252 (the HTML standard's fallback)."""
+    """The charset to serve a local file with: BOM; then UTF-8 when the bytes are valid UTF-8 and not plain ASCII
+    (saved pages are often re-encoded to UTF-8 while their <meta> still names the old charset, and legacy text is
+    practically never valid multi-byte UTF-8 by accident: 85 of the 1423 dev pages); then the page's own
+    declaration; else windows-1252 (the HTML standard's fallback)."""
     if data.startswith(b"\xef\xbb\xbf"):
         return "utf-8"
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "utf-16"
+    try:
+        data.decode("utf-8")
+        if not data.isascii():
+            return "utf-8"
+    except UnicodeDecodeError:
+        pass
     m = _META_CHARSET.search(data[:8192])
     if m:
         name = m.group(1).decode("ascii", "replace").lower()
