@@ -46,9 +46,9 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 }
 
 # The default of `centrum extract` and the extension: the single algorithm with the best mean token F1 over the
-# shared dev sets (`centrum eval ../shared/datasets/*`, 1423 pages, 2026-11-22): r4 0.844, addanag 0.838,
-# danag 0.834, zoning 0.739, gce 0.665, semantic 0.387. The ensemble scores higher (leave-one-data-set-out mean
-# 0.889, above every single algorithm on every set) but not yet above the best peer on every set, which issue #11
+# shared dev sets (`centrum eval ../shared/datasets/*`, 1423 pages, 2026-11-22): r4 0.846, addanag 0.840,
+# danag 0.835, zoning 0.741, gce 0.667, semantic 0.387. The ensemble scores higher (leave-one-data-set-out mean
+# 0.893, above every single algorithm on every set) but not yet above the best peer on every set, which issue #11
 # requires before it becomes the default; it is also ~10x slower (it runs every algorithm).
 DEFAULT_ALGORITHM = "r4"
 
