@@ -248,10 +248,16 @@ class Snapshot:
         return np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.m)
 
     @cached_property
+    def is_block(self) -> np.ndarray:
+        """Block-level display per element, decided once per distinct display value (a handful per page)."""
+        values, inverse = np.unique(self.display, return_inverse=True)
+        return np.array([_is_block(str(v)) for v in values], dtype=bool)[inverse.reshape(-1)] if self.n else (
+            np.zeros(0, dtype=bool))
+
+    @cached_property
     def block_container(self) -> np.ndarray:
         """Nearest block-level ancestor (itself included) of each element; -1 above the root. Pointer doubling."""
-        is_block = np.fromiter((_is_block(d) for d in self.display), dtype=bool, count=self.n)
-        step = np.where(is_block, np.arange(self.n), self.parent)
+        step = np.where(self.is_block, np.arange(self.n), self.parent)
         while True:
             ok = step >= 0
             nxt = step.copy()
@@ -263,7 +269,7 @@ class Snapshot:
     @cached_property
     def _breaks_before(self) -> np.ndarray:
         """Prefix count of elements that start a new line (block-level or ``<br>``), indexed by pre-order."""
-        starts = np.fromiter((_is_block(d) for d in self.display), dtype=bool, count=self.n) | (self.tags == "br")
+        starts = self.is_block | (self.tags == "br")
         c = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(starts, out=c[1:])
         return c

@@ -7,6 +7,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +47,21 @@ def renderer() -> Iterator[object]:
 
     with Renderer(window=(1280, 800), timeout_s=15) as r:
         yield r
+
+
+# ---- the extension UI tests (test_ui_*.py) -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The module's ``PAGES`` (default: the reader test pages) served on 127.0.0.1; a module may override it."""
+    import test_ui_reader
+
+    yield from test_ui_reader.serve(getattr(request.module, "PAGES", test_ui_reader.PAGES))
+
+
+@pytest.fixture(scope="module")
+def ui(playwright: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """One Chromium with the extension and its native host per test module."""
+    import test_ui_reader
+
+    base = tmp_path_factory.mktemp(request.module.__name__.replace("test_", ""))
+    yield from test_ui_reader.ui_session(playwright, base)

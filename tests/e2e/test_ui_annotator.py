@@ -12,27 +12,15 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Playwright
+from playwright.sync_api import Page
 from test_extension_chromium import Session
-from test_ui_reader import PAGES, serve, shot, storage, ui_session, wait_stage
+from test_ui_reader import shot, storage, wait_stage
 
 from centrum.labels import list_labels, load_label
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    yield from serve(PAGES)
-
-
-@pytest.fixture(scope="module")
-def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-annotator"))
-
 
 PANEL = "centrum-ui .panel.annot"
 

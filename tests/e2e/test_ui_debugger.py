@@ -7,24 +7,12 @@ collection, transfer and host timings are shown."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Playwright
+from playwright.sync_api import Page
 from test_extension_chromium import Session
-from test_ui_reader import PAGES, serve, shot, ui_session, wait_stage
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    yield from serve(PAGES)
-
-
-@pytest.fixture(scope="module")
-def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-debugger"))
-
+from test_ui_reader import shot, wait_stage
 
 PANEL = "centrum-ui .panel.debugger"
 

@@ -6,13 +6,11 @@ none of these, and no page code may run because of it (counters the handlers wou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import Page, Playwright
+from playwright.sync_api import Page
 from test_extension_chromium import Session
-from test_ui_reader import GLACIER_SVG, serve, shot, storage, ui_session, wait_stage
+from test_ui_reader import GLACIER_SVG, shot, storage, wait_stage
 
 HOSTILE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Totally normal news</title>
 <style>.reader, centrum-ui, html > centrum-ui:last-child { display: none !important; opacity: 0 !important }
@@ -67,14 +65,6 @@ FORBIDDEN = ("<script", "<iframe", "<object", "<embed", "<svg", "<math", "<form"
 OUTER = """() => document.documentElement.outerHTML.replace(/(<input[^>]*?) style=""/, '$1')"""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    yield from serve(PAGES)
-
-
-@pytest.fixture(scope="module")
-def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-hostile"))
 
 
 def runs(page: Page) -> tuple[int, list[str]]:

@@ -126,14 +126,6 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / name))
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    yield from serve(PAGES)
-
-
-@pytest.fixture(scope="module")
-def ui(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    yield from ui_session(playwright, tmp_path_factory.mktemp("ui-reader"))
 
 
 READER = """() => {
