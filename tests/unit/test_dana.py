@@ -303,6 +303,28 @@ def test_decode_html_bom_meta_and_fallback():
     assert dana.decode_html(b"<p>bad \xff byte</p>") == "<p>bad \ufffd byte</p>"
 
 
+def test_source_bytes_transcodes_only_what_decode_html_would_read_differently():
+    utf8 = "<p>Привет, мир</p>".encode()
+    assert dana.source_bytes(utf8) is utf8  # valid UTF-8 is not decoded and re-encoded
+    assert dana.source_bytes(b"<p>ascii</p>") == b"<p>ascii</p>"
+    assert dana.source_bytes(codecs.BOM_UTF16_LE + "<p>мир</p>".encode("utf-16-le")) == "<p>мир</p>".encode()
+    cp = b'<meta charset="windows-1251"><p>' + "мир".encode("cp1251") + b"</p>"
+    assert dana.source_bytes(cp) == dana.decode_html(cp).encode()
+    declared_latin_but_utf8 = '<meta charset="iso-8859-1">café'.encode()
+    assert dana.source_bytes(declared_latin_but_utf8) == declared_latin_but_utf8
+    # Undeclared invalid bytes stay bytes (decode_html would read them as UTF-8 with U+FFFD: same text out).
+    bad = b"<p>bad \xff byte</p>"
+    assert dana.source_bytes(bad) == bad
+    assert dana.run_source(bad).text == dana.run_source(dana.decode_html(bad)).text == "bad \ufffd byte"
+
+
+def test_html_text_breaks_at_blocks_collapses_spaces_and_decodes_entities_last():
+    frag = "<div>Один  <b>два</b>\n три</div><p>&lt;x&gt; &amp;&nbsp;y</p><br><span> </span><li>last</li>"
+    assert dana.html_text(frag) == "Один два три\n<x> &\u00a0y\nlast"
+    assert dana.html_text(frag.encode()) == dana.html_text(frag)
+    assert dana.html_text("a\x00b") == "ab"  # a NUL in the source never splits a line
+
+
 def test_trim_edges_drops_lines_selected_only_through_the_smoothing_window():
     # Source lines (line_length=0): heavy markup, light markup, 4 text lines, light markup, heavy markup.
     # Light markup line 1: T - S = -10; smoothed = -60 - 10 + (text line: 80 - 7) = 3 > 0, so the run starts there;
