@@ -40,6 +40,8 @@
     .box.column { border: 2px dashed rgba(156,54,181,.8); }
     .box.cset { outline: 2px solid #2f9e44; }
     .box.seed { outline: 2px solid #f08c00; }
+    .box.block { outline: 1px dashed #2f9e44; }
+    .box.block.out { outline: 1px dashed #c92a2a; background: rgba(201,42,42,.10); }
     .box.point { width: 10px; height: 10px; margin: -5px 0 0 -5px; border-radius: 50%; background: #c92a2a; }
     .box.point > span { left: 12px; top: -4px; }
     .box.current { outline: 3px dashed #1971c2; background: rgba(25,113,194,.10); }
@@ -236,6 +238,13 @@
         const id = typeof entry === "number" ? entry : entry && entry.node;
         const row = rows.get(id);
         outlineNodes(lay, [id], "cset", `c-SET <${row ? row.tag : "?"}> distance ${row ? fmt(row.distance) : "?"}`);
+      }
+    } else if (name === "ensemble") {
+      // The block filter's trace: every block of the chosen candidate, kept or dropped, with its score.
+      for (const b of Array.isArray(d.blocks) ? d.blocks : []) {
+        if (typeof b.node !== "number") continue;
+        outlineNodes(lay, [b.node], b.kept ? "block" : "block out",
+          `block ${b.kept ? "kept" : "dropped"} (score ${fmt(b.score)}): ${String(b.text || "")}`);
       }
     }
   }

@@ -105,6 +105,13 @@ def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: st
     assert any(b["kind"] == "column" for b in zoning["overlay"])
     shot(page, "debugger.png")
 
+    # The ensemble's block filter: every block of its chosen candidate outlined, kept or dropped, with its score.
+    ens = choose(page, "ensemble")
+    blocks = [b for b in ens["overlay"] if "block" in b["cls"]]
+    assert blocks and all(re.match(r"block (kept|dropped) \(score -?[\d.]+\): ", b["label"]) for b in blocks)
+    assert any("kept" in b["label"] for b in blocks)
+    assert all(("out" in b["cls"].split()) == ("dropped" in b["label"]) for b in blocks)
+
     # Overlay off: nothing drawn but the answer.
     page.locator(f"{PANEL} input.overlay-toggle").uncheck()
     assert panel(page)["overlay"] == []

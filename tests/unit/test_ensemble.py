@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from centrum.algorithms import _ensemble_blocks as B
 from centrum.algorithms import _ensemble_features as F
 from centrum.algorithms import _ensemble_model as M
 from centrum.algorithms import _ensemble_train as T
@@ -93,30 +94,112 @@ def test_features_follow_the_definitions():
     assert X[0, col["chars_share"]] < 1 and X[0, col["left_vw"]] == pytest.approx(300 / 1600)
 
 
-def test_trim_drops_boilerplate_and_link_groups_but_keeps_media_and_inline_links():
+def _model_for(b, results=None):
+    s = b.snapshot
+    return Ens.prepare(s, results or results_for(b, semantic=["article"]), Ens.Config())
+
+
+def test_rule_trim_drops_boilerplate_and_link_groups_but_keeps_media_and_inline_links():
     b = page()
     s = b.snapshot
     ids = b.ids
-    arrays = F.page_arrays(s)
-    nodes, text, n = Ens.output(s, (ids["article"],), arrays, Ens.Config())
-    assert "Related story" not in text  # link group (3 links, all link text)
-    assert "Share this" not in text  # strong negative class cue
-    assert "source" in text and "A bridge." in text and "Findings" in text
-    assert n == 2
-    assert ids["fig"] in nodes and ids["p1"] in nodes and ids["links"] not in nodes
-    # Without trimming the whole article is the answer.
-    nodes2, text2, n2 = Ens.output(s, (ids["article"],), arrays, Ens.Config(trim=False))
-    assert nodes2 == [ids["article"]] and n2 == 0 and "Related story" in text2
+    pm = _model_for(b)
+    out = Ens.output(s, (ids["article"],), pm, Ens.Config(filter="rules"))
+    assert "Related story" not in out.text  # link group (3 links, all link text)
+    assert "Share this" not in out.text  # strong negative class cue
+    assert "source" in out.text and "A bridge." in out.text and "Findings" in out.text
+    assert out.dropped == 2
+    assert ids["fig"] in out.nodes and ids["p1"] in out.nodes and ids["links"] not in out.nodes
+    # Without a filter the whole article is the answer.
+    out2 = Ens.output(s, (ids["article"],), pm, Ens.Config(filter="none"))
+    assert out2.nodes == [ids["article"]] and out2.dropped == 0 and "Related story" in out2.text
 
 
-def test_trim_never_removes_most_of_the_answer():
+def test_rule_trim_never_removes_most_of_the_answer():
+    b = page()
+    # A share cap of 0 forbids any removal.
+    out = Ens.output(b.snapshot, (b.ids["article"],), _model_for(b), Ens.Config(filter="rules", max_trim_share=0.0))
+    assert out.dropped == 0 and "Related story" in out.text
+
+
+def test_blocks_are_the_lines_of_the_candidate_with_their_features():
     b = page()
     s = b.snapshot
-    arrays = F.page_arrays(s)
-    # The nav is all links: trimming it from itself would empty the answer; the root is never trimmed and a
-    # share cap of 0 forbids any removal.
-    _, text, n = Ens.output(s, (b.ids["article"],), arrays, Ens.Config(max_trim_share=0.0))
-    assert n == 0 and "Related story" in text
+    ids = b.ids
+    pm = _model_for(b, results_for(b, semantic=["article"], r4=["p1", "p2"]))
+    pb = B.page_blocks(s, (ids["article"],), pm.arrays, pm.proposals, with_texts=True)
+    names = B.feature_names()
+    col = {n: i for i, n in enumerate(names)}
+    # One block per block container in document order: h1, p1 (its inline link included), figcaption, p2, three
+    # li, the share div.
+    assert [s.tags[c] for c in pb.container] == ["h1", "p", "figcaption", "p", "li", "li", "li", "div"]
+    assert pb.texts[0] == "Findings" and pb.texts[1].endswith("source")
+    X = pb.X
+    assert X[4, col["link_density"]] == 1.0 and X[3, col["link_density"]] == 0.0
+    p1_chars = len(LOREM * 4) + len("source")
+    assert X[1, col["link_density"]] == pytest.approx(len("source") / p1_chars)
+    assert X[0, col["heading"]] == 1 and X[0, col["tag_h"]] == 1 and X[1, col["tag_p"]] == 1
+    assert X[7, col["strong_cue"]] == 1 and X[1, col["strong_cue"]] == 0  # share-tools, below the candidate
+    # R4 answered p1 + p2: those blocks are wholly inside its answer, the heading is not; gce did not answer.
+    assert X[1, col["in_r4"]] == 1.0 and X[3, col["in_r4"]] == 1.0 and X[0, col["in_r4"]] == 0.0
+    assert (X[:, col["in_gce"]] == -1.0).all() and (X[:, col["in_semantic"]] == 1.0).all()
+    assert X[0, col["rel_index"]] == 0.0 and X[-1, col["rel_index"]] == 1.0
+    assert X[1, col["ends_sentence"]] == 0 and X[3, col["ends_sentence"]] == 1  # "... source" vs "... region."
+    assert X[0, col["prev_link_density"]] == -1.0 and X[5, col["prev_link_density"]] == 1.0
+    assert X[:, col["chars_share"]].sum() == pytest.approx(1.0)
+
+
+def test_block_filter_drops_low_scoring_blocks_keeps_media_and_never_empties():
+    b = page()
+    s = b.snapshot
+    ids = b.ids
+    pm = _model_for(b)
+    names = B.feature_names()
+    # A filter that keeps blocks with link density <= 0.5 (score 1) and drops the others (score 0).
+    model = M.Stumps(names, 0.0, [names.index("link_density")], [0.5], [1.0], [0.0])
+    out = Ens.output(s, (ids["article"],), pm, Ens.Config(), block_model=model)
+    assert "Related story" not in out.text and "Findings" in out.text and "Share this" in out.text
+    assert out.dropped == 3
+    assert ids["links"] not in out.nodes and ids["fig"] in out.nodes  # the image's figure has no dropped text
+    assert [x["kept"] for x in out.blocks] == [True, True, True, True, False, False, False, True]
+    # A filter that drops everything is overruled: the candidate stays whole.
+    none = M.Stumps(names, 0.0)
+    out2 = Ens.output(s, (ids["article"],), pm, Ens.Config(), block_model=none)
+    assert out2.nodes == [ids["article"]] and "Related story" in out2.text
+
+
+def test_block_labels_follow_the_gold():
+    gold = Gold(text="the quick brown fox jumps over the lazy dog Home")
+    y = T.block_labels(gold, ["the quick brown fox jumps", "Share this story on the web", "Home", "", "fox cat"])
+    assert y[0] == 1.0 and y[1] == 0.0 and y[2] == 1.0 and np.isnan(y[3]) and y[4] == 0.5
+    snip = Gold(with_=("quick brown",), without=("Share this",))
+    y = T.block_labels(snip, ["a quick  brown fox", "Share this now", "unrelated"])
+    assert y[0] == 1.0 and y[1] == 0.0 and np.isnan(y[2])
+
+
+def test_listwise_fit_ranks_within_pages_whatever_their_level():
+    """Pages whose F1 levels differ (hard vs easy) but where feature 0 marks the best candidate: the listwise
+    objective learns feature 0; least squares is misled by feature 1, which tracks the page's level."""
+    rng = np.random.default_rng(4)
+    rows, ys, groups = [], [], []
+    for g in range(120):
+        level = 0.1 if g % 2 else 0.9
+        X = np.zeros((5, 2))
+        X[:, 1] = level + rng.random(5) * 0.01
+        best = g % 5
+        X[best, 0] = 1.0
+        y = np.full(5, level - 0.05)
+        y[best] = level
+        rows.append(X)
+        ys.append(y)
+        groups.append(np.full(5, g))
+    X, y, grp = np.concatenate(rows), np.concatenate(ys), np.concatenate(groups)
+    m = M.fit(X, y, ["a", "b"], rounds=40, learning_rate=0.3, min_leaf=5, groups=grp, tau=0.05)
+    l2 = M.fit(X, y, ["a", "b"], rounds=40, learning_rate=0.3, min_leaf=5)
+    assert m.meta["objective"] == "listwise" and l2.meta["objective"] == "l2"
+    assert m.feature[0] == 0 and l2.feature[0] == 1  # the ranking signal first vs the page level first
+    pred = m.predict(X).reshape(-1, 5)
+    assert (pred.argmax(axis=1) == np.arange(120) % 5).all()
 
 
 def test_text_of_mask_matches_snapshot_text_of():
@@ -161,6 +244,8 @@ def test_shipped_weights_match_the_feature_code():
     m = Ens.load_model()
     assert m.feature_names == F.feature_names() and len(m.feature) > 0
     assert json.loads(json.dumps(m.to_json()))["format"] == M.FORMAT
+    blocks = Ens.load_block_model()
+    assert blocks.feature_names == B.feature_names() and len(blocks.feature) > 0
 
 
 def _records():
@@ -190,7 +275,8 @@ def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
     m1.save(tmp_path / "1.json")
     m2.save(tmp_path / "2.json")
     assert (tmp_path / "1.json").read_bytes() == (tmp_path / "2.json").read_bytes()
-    picks, models = T.lodo(recs, opts)
+    picks, models, block_models = T.lodo(recs, opts)
+    assert set(block_models) == {"a", "b"}
     assert set(models) == {"a", "b"} and models["a"].meta["datasets"] == ["b"]
     assert all(picks[f"{r.dataset}/{r.id}"] == int(r.y.argmax()) for r in recs)
     tab = T.table(recs, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"], "none": lambda r: -1}, [])

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..result import Result
 from ..snapshot import IMAGE, Snapshot
-from ..textmetrics import count_words_many
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
 BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
@@ -72,11 +71,8 @@ def page_arrays(snap: Snapshot) -> PageArrays:
     area = snap.text_area
     rendered = area > 0
     tchars = np.where(rendered, snap.text_len, 0).astype(np.float64)
-    # Words only for rendered text (hidden templates can be large and never count).
-    words_t = np.zeros(snap.m, dtype=np.float64)
-    idx = np.nonzero(rendered)[0]
-    if idx.size:
-        words_t[idx] = count_words_many([snap.texts[i] for i in idx])
+    # Words only for rendered text (hidden templates can be large and never count); the snapshot's shared counts.
+    words_t = np.where(rendered, snap.text_words, 0).astype(np.float64) if snap.m else np.zeros(0)
     tl = in_link[snap.text_owner] if snap.m else np.zeros(0, dtype=bool)
 
     def agg(v: np.ndarray) -> np.ndarray:

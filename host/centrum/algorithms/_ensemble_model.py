@@ -1,6 +1,7 @@
 """Gradient-boosted stumps with numpy: the ensemble's small, inspectable scorer.
 
-The model predicts a candidate's token F1 (squared loss). Each round fits one stump ``x[f] <= t ? left : right`` to
+The model predicts a candidate's token F1 (squared loss), or ranks a page's candidates (listwise softmax loss).
+Each round fits one stump ``x[f] <= t ? left : right`` to
 the residuals, choosing among quantile thresholds with histogram sums (one ``bincount`` per feature, so a round
 costs O(rows x features)). Because every stump reads one feature, a prediction is the base value plus a sum of
 per-feature contributions, which is what the debugger shows. Rows are subsampled per round with a seeded
@@ -78,18 +79,40 @@ def _thresholds(x: np.ndarray, bins: int) -> np.ndarray:
     return np.unique(qs)
 
 
+def _group_softmax(v: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Softmax of ``v`` within each group (rows of one page)."""
+    top = np.full(n_groups, -np.inf)
+    np.maximum.at(top, groups, v)
+    e = np.exp(v - top[groups])
+    return e / np.bincount(groups, weights=e, minlength=n_groups)[groups]
+
+
 def fit(X: np.ndarray, y: np.ndarray, feature_names: list[str], rounds: int = 300, learning_rate: float = 0.1,
         bins: int = 32, subsample: float = 0.8, min_leaf: int = 20, seed: int = 0,
-        weights: np.ndarray | None = None) -> Stumps:
-    """Least-squares boosting of stumps; ``weights`` per row (e.g. 1 / candidates of its page)."""
+        weights: np.ndarray | None = None, groups: np.ndarray | None = None, tau: float = 0.0) -> Stumps:
+    """Boosting of stumps; ``weights`` per row (e.g. 1 / candidates of its page).
+
+    Without ``groups``: least squares on ``y``. With ``groups`` (page index per row) and ``tau`` > 0: listwise
+    ranking (ListNet): the page's softmax over predictions is pulled towards softmax(y / tau), with Newton leaf
+    values (sum of gradients / sum of p(1 - p)). Only the order within a page matters then, which is what choosing
+    one candidate per page needs: a regression spends its stumps on the level of F1 across pages.
+    """
     n, d = X.shape
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    base = float(np.average(y, weights=w)) if n else 0.0
+    listwise = groups is not None and tau > 0
+    base = 0.0 if listwise or n == 0 else float(np.average(y, weights=w))
     model = Stumps(list(feature_names), base, meta={"rounds": rounds, "learning_rate": learning_rate, "bins": bins,
-                                                    "subsample": subsample, "min_leaf": min_leaf, "seed": seed})
+                                                    "subsample": subsample, "min_leaf": min_leaf, "seed": seed,
+                                                    "objective": "listwise" if listwise else "l2",
+                                                    **({"tau": tau} if listwise else {})})
     if n == 0:
         return model
+    if listwise:
+        assert groups is not None
+        g_idx = np.asarray(groups, dtype=np.int64)
+        n_groups = int(g_idx.max()) + 1
+        target = _group_softmax(np.asarray(y, dtype=np.float64) / tau, g_idx, n_groups)
     # Bin every column once: codes[i, j] = number of thresholds of j below x[i, j].
     ths = [_thresholds(X[:, j], bins) for j in range(d)]
     codes = np.zeros((n, d), dtype=np.int64)
@@ -98,8 +121,15 @@ def fit(X: np.ndarray, y: np.ndarray, feature_names: list[str], rounds: int = 30
     pred = np.full(n, base)
     for _ in range(rounds):
         sel = rng.random(n) < subsample
-        r = (y - pred)[sel]
-        ww = w[sel]
+        if listwise:
+            p = _group_softmax(pred, g_idx, n_groups)
+            hess = np.maximum(p * (1 - p), 1e-6)
+            # Newton step through the least-squares machinery: weight w*h, target g/h.
+            r = ((target - p) / hess)[sel]
+            ww = (w * hess)[sel]
+        else:
+            r = (y - pred)[sel]
+            ww = w[sel]
         best = (0.0, -1, 0, 0.0, 0.0)  # gain, feature, bin, left, right
         tw, twr = ww.sum(), (ww * r).sum()
         for j in range(d):

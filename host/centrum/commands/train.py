@@ -1,4 +1,5 @@
-"""``centrum train DATASET_DIR... [--out FILE] [--seed N] [--cv]``: fit the ensemble's scorer on rendered data sets.
+"""``centrum train DATASET_DIR... [--out FILE] [--seed N] [--cv]``: fit the ensemble's candidate scorer and block
+filter on rendered data sets.
 
 Snapshots come from the ``centrum eval`` cache (run ``centrum eval`` on the data sets first; pages without a cached
 snapshot are skipped and counted) or from ``--snapshots DIR`` (``DIR/<dataset>/<id>.json`` raw snapshots). With
@@ -20,7 +21,9 @@ from tqdm import tqdm
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("ensemble-weights.json"),
-                        help="weights file to write (default: %(default)s)")
+                        help="candidate scorer weights to write (default: %(default)s)")
+    parser.add_argument("--blocks-out", type=Path, default=None,
+                        help="block filter weights to write (default: OUT with -blocks before .json)")
     parser.add_argument("--seed", type=int, default=0, help="row subsampling seed (default: %(default)s)")
     parser.add_argument("--cv", action="store_true", help="also run leave-one-data-set-out validation")
     parser.add_argument("--report", type=Path, default=None, help="write the tables as markdown here")
@@ -105,18 +108,35 @@ def run(args: argparse.Namespace) -> int:
     model = T.fit(records, fo)
     model.meta["pages_per_dataset"] = {ds.name: sum(1 for r in records if r.dataset == ds.name) for ds in datasets}
     model.save(args.out)
-    print(f"weights: {args.out} ({len(model.feature)} stumps, {model.meta.get('candidates', 0)} candidates)")
+    block_model = T.fit_blocks(records, fo)
+    blocks_out = args.blocks_out or args.out.with_name(args.out.stem + "-blocks.json")
+    block_model.save(blocks_out)
+    print(f"weights: {args.out} ({len(model.feature)} stumps, {model.meta.get('candidates', 0)} candidates), "
+          f"{blocks_out} ({len(block_model.feature)} stumps, {block_model.meta.get('blocks', 0)} blocks)")
     extractors = [e for e in ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag", *peers)]
-    choosers = {"ensemble (in-sample)": lambda r: T.choose(model, r),
-                "oracle": lambda r: int(r.y.argmax()) if r.y.size else -1}
+    oracle = {"oracle (rule trim)": lambda r: int(r.y.argmax()) if r.y.size else -1}
+
+    def final_outputs(picks: dict[str, int], block_models: dict[str, object], desc: str
+                      ) -> dict[str, tuple[float, ...]]:
+        requests = {f"{r.dataset}/{r.id}": [(picks[f"{r.dataset}/{r.id}"], block_models[r.dataset])] for r in records}
+        t1 = time.perf_counter()
+        got = T.score_outputs(items, requests, opts, args.jobs)  # type: ignore[arg-type]
+        print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
+        return {k: v[0] for k, v in got.items()}
+
+    in_picks = {f"{r.dataset}/{r.id}": T.choose(model, r) for r in records}
+    in_out = final_outputs(in_picks, {r.dataset: block_model for r in records}, "in-sample")
+    choosers = {"ensemble, rule trim": lambda r: in_picks[f"{r.dataset}/{r.id}"], **oracle}
     text = ["## Ensemble training (in-sample: the training pages themselves)", "",
-            markdown(T.table(records, choosers, extractors), [*choosers, *extractors])]
+            markdown(T.table(records, choosers, extractors, {"ensemble (in-sample)": in_out}),
+                     ["ensemble (in-sample)", *choosers, *extractors])]
     if args.cv:
-        picks, _ = T.lodo(records, fo)
-        cv_choosers = {"ensemble (LODO)": lambda r: picks[f"{r.dataset}/{r.id}"],
-                       "oracle": lambda r: int(r.y.argmax()) if r.y.size else -1}
-        text += ["", "## Leave-one-data-set-out (ensemble trained on the other data sets)", "",
-                 markdown(T.table(records, cv_choosers, extractors), [*cv_choosers, *extractors])]
+        picks, _, block_models = T.lodo(records, fo)
+        cv_out = final_outputs(picks, block_models, "LODO")  # type: ignore[arg-type]
+        cv_choosers = {"ensemble LODO, rule trim": lambda r: picks[f"{r.dataset}/{r.id}"], **oracle}
+        text += ["", "## Leave-one-data-set-out (both models trained on the other data sets)", "",
+                 markdown(T.table(records, cv_choosers, extractors, {"ensemble (LODO)": cv_out}),
+                          ["ensemble (LODO)", *cv_choosers, *extractors])]
     out = "\n".join(text) + "\n"
     print(out)
     if args.report:
