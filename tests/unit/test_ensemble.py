@@ -312,3 +312,11 @@ def test_combine_with_a_model_that_trusts_semantic_chooses_the_article():
     r = Ens.combine(s, res, Ens.Config(), model=model)
     assert r.debug["chosen"] == [b.ids["article"]]
     assert "Most read" not in r.text and "Related story" not in r.text and "Findings" in r.text
+
+
+def test_filter_parameter_is_checked_by_name():
+    from centrum.config import ConfigError, config_from_dict
+
+    assert config_from_dict(Ens.Config, {"filter": "rules"}).filter == "rules"
+    with pytest.raises(ConfigError, match="filter: expected one of"):
+        config_from_dict(Ens.Config, {"filter": "bogus"})

@@ -24,11 +24,12 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class Config:
     per_algorithm: int = 8
     # Post-processing inside the chosen node (issue #11 "trim link groups and boilerplate"): "model" (learned block
     # filter), "rules" (the rule trim below), "none".
-    filter: str = "model"
+    filter: Literal["model", "rules", "none"] = "model"
     # Block weights file; "" = the shipped centrum/weights/ensemble-v2-blocks.json.
     block_weights: str = ""
     # Keep a block when its predicted gold share is at least this (LODO mean over the 8 dev sets, baseline scorer:
@@ -72,23 +73,20 @@ class Config:
 
 
 @functools.cache
-def _shipped_model() -> Stumps:
-    ref = resources.files("centrum") / "weights" / WEIGHTS_NAME
-    return Stumps.from_json(__import__("json").loads(ref.read_text(encoding="utf-8")), F.feature_names())
+def _shipped(file_name: str, blocks: bool) -> Stumps:
+    ref = resources.files("centrum") / "weights" / file_name
+    names = B.feature_names() if blocks else F.feature_names()
+    return Stumps.from_json(json.loads(ref.read_text(encoding="utf-8")), names)
 
 
 def load_model(path: str = "") -> Stumps:
-    return _shipped_model() if not path else Stumps.load(Path(path), F.feature_names())
-
-
-@functools.cache
-def _shipped_block_model() -> Stumps:
-    ref = resources.files("centrum") / "weights" / BLOCK_WEIGHTS_NAME
-    return Stumps.from_json(__import__("json").loads(ref.read_text(encoding="utf-8")), B.feature_names())
+    """The candidate scorer: ``path`` (JSON from `centrum train`) or the shipped weights."""
+    return _shipped(WEIGHTS_NAME, False) if not path else Stumps.load(Path(path), F.feature_names())
 
 
 def load_block_model(path: str = "") -> Stumps:
-    return _shipped_block_model() if not path else Stumps.load(Path(path), B.feature_names())
+    """The block filter: ``path`` (the ``-blocks.json`` of `centrum train`) or the shipped weights."""
+    return _shipped(BLOCK_WEIGHTS_NAME, True) if not path else Stumps.load(Path(path), B.feature_names())
 
 
 def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
