@@ -32,6 +32,12 @@ from urllib.parse import unquote, urlparse
 T = TypeVar("T")
 
 # Flags known to work on this kind of machine (no GPU, no sandbox user namespaces, no network besides ours).
+# Bump when a change here can change a snapshot of the same page bytes (how a page is loaded, decoded, redirected,
+# or which scripts run): `centrum eval`'s cache key includes it from version 2 on, so stale renders are never
+# served. Version 1 is this renderer as of 2026-11-22 (charset sniffing, self-redirects cancelled and re-rendered
+# with scripts off); its keys are those of the caches made before the version existed, which stay valid.
+RENDERER_VERSION = 1
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

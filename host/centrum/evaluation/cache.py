@@ -1,8 +1,9 @@
 """On-disk cache of rendered snapshots: ``$CENTRUM_CACHE`` (default ``~/.cache/centrum``) ``/snapshots/<key>.json.gz``.
 
 The key is the sha256 of the page bytes, the collector (its ``VERSION`` and a hash of ``collect.js``, so an edited
-collector never serves stale snapshots even if its version string was not bumped), the window size and the names
-and versions of the in-page ``extra`` functions (Readability.js). An entry stores
+collector never serves stale snapshots even if its version string was not bumped), the renderer's
+``RENDERER_VERSION`` (bumped by hand when loading or decoding changes), the window size and the names and versions
+of the in-page ``extra`` functions (Readability.js). An entry stores
 ``{"raw", "stylesheets", "timing", "extra", "errors", "warnings"}``; writes go through a temporary file and
 ``os.replace`` so a killed worker never leaves half an entry behind, and an unreadable entry counts as a miss.
 """
@@ -38,10 +39,19 @@ def collector_version() -> str:
     return f"{m.group(1) if m else '?'}+{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
+def renderer_version() -> int:
+    from ..render import RENDERER_VERSION
+
+    return RENDERER_VERSION
+
+
 def snapshot_key(page: bytes, window: tuple[int, int], extras: dict[str, str] | None = None) -> str:
     h = hashlib.sha256()
     h.update(hashlib.sha256(page).digest())
     h.update(f"|collector={collector_version()}|window={window[0]}x{window[1]}|".encode())
+    version = renderer_version()
+    if version > 1:  # version 1 keys are the unversioned ones of the first caches (see render.RENDERER_VERSION)
+        h.update(f"renderer={version}|".encode())
     for name in sorted(extras or {}):
         h.update(f"extra={name}:{(extras or {})[name]}|".encode())
     return h.hexdigest()
