@@ -1,10 +1,12 @@
 """Training data, fitting and leave-one-data-set-out validation of the ensemble (used by ``centrum train``).
 
 Per page (in worker processes): parse the cached rendered snapshot, run the base algorithms, build the candidates
-and their feature matrix, and label every candidate with the page metric of the text the ensemble would output
-for it (token-shingle F1 as scrapinghub's AEB, or trafilatura's with/without snippet F1 for snippet gold). The
+and their feature matrix, and label every candidate with the page metric of its rule-trimmed text (token-shingle
+F1 as scrapinghub's AEB, or trafilatura's with/without snippet F1 for snippet gold); the blocks of the best
+candidate and of every algorithm's answer get their features and gold-share labels for the block filter. The
 per-candidate metric counts are kept too, so a data set's published aggregate (AEB macro P/R, snippet micro) of
-any choice of candidates is computed without re-reading pages. The base algorithms and the peers are scored on the
+any choice of candidates is computed without re-reading pages; the final (block-filtered) output of a chosen
+candidate is re-computed from the snapshot by :func:`score_outputs`. The base algorithms and the peers are scored on the
 same pages in the same pass, so the LODO table compares like with like. Page records are cached on disk under
 ``$CENTRUM_CACHE/ensemble/`` keyed by the snapshot and the sources of the feature code.
 """
