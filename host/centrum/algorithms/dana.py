@@ -390,11 +390,16 @@ def line_counts(c: np.ndarray, starts: np.ndarray, variant: str,
         z = np.zeros(0, dtype=np.int64)
         return z, z
     if variant == "dana":
+        if c.max() < 0x80:  # ASCII only: no non-ASCII character, every byte is ASCII
+            return np.zeros(starts.size, dtype=np.int64), np.diff(np.concatenate((starts, [c.size])))
         t1 = np.add.reduceat((c >= 0xC0).view(np.uint8), starts, dtype=np.int64)
         t2 = np.add.reduceat((c < 0x80).view(np.uint8), starts, dtype=np.int64)
         return t1, t2
-    chars = np.add.reduceat(((c & 0xC0) != 0x80).view(np.uint8), starts, dtype=np.int64)
     bounds = np.concatenate((starts, [c.size]))
+    if c.size and c.max() < 0x80:  # ASCII only (one SIMD pass): every byte is a character
+        chars = np.diff(bounds)
+    else:
+        chars = np.add.reduceat(((c & 0xC0) != 0x80).view(np.uint8), starts, dtype=np.int64)
     before = _bytes_before(*(intervals if intervals is not None else tag_intervals(c)), bounds)
     s = np.diff(before)
     return np.maximum(chars - s, 0), s
