@@ -249,6 +249,18 @@
     }
   }
 
+  function ensurePanel(cls, role) {
+    // The panel of one mode in the UI's shadow root, created on first use (later renders reuse it).
+    const shadow = ui();
+    let panel = shadow.querySelector(`.panel.${cls}`);
+    const created = !panel;
+    if (created) {
+      panel = h("div", { class: `panel ${cls}`, role });
+      shadow.appendChild(panel);
+    }
+    return { panel, created };
+  }
+
   function featureText(c) {
     // The candidate's features as a tooltip: why it scored what it did.
     const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
@@ -257,12 +269,7 @@
 
   function renderDebugger() {
     const dbg = state.debug;
-    const shadow = ui();
-    let panel = shadow.querySelector(".panel.debugger");
-    if (!panel) {
-      panel = h("div", { class: "panel debugger", role: "complementary" });
-      shadow.appendChild(panel);
-    }
+    const { panel } = ensurePanel("debugger", "complementary");
     const names = Object.keys(dbg.results);
     if (!names.includes(dbg.selected)) dbg.selected = names[0];
     const name = dbg.selected;
@@ -379,11 +386,8 @@
 
   function renderAnnot(statusText, kind = "") {
     const a = state.annot;
-    const shadow = ui();
-    let panel = shadow.querySelector(".panel.annot");
-    if (!panel) {
-      panel = h("div", { class: "panel annot", role: "dialog" });
-      shadow.appendChild(panel);
+    const { panel, created } = ensurePanel("annot", "dialog");
+    if (created) {
       a.name = h("input", { class: "annotator", placeholder: "annotator name", value: a.annotator || "" });
       a.status = h("div", { class: "status", role: "status" });
       a.list = h("ol", { class: "picked" });

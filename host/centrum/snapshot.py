@@ -274,13 +274,13 @@ class Snapshot:
         np.cumsum(starts, out=c[1:])
         return c
 
-    def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
-        """Rendered text under the given elements in document order.
+    @cached_property
+    def text_blank(self) -> np.ndarray:
+        """Per text node: empty or whitespace only (never part of an extracted text)."""
+        return np.fromiter((not t or t.isspace() for t in self.texts), dtype=bool, count=self.m)
 
-        Text nodes without rectangles (hidden) are left out. Lines break where a block element or ``<br>`` starts
-        or ends between two text nodes; within a line, neighbours are joined with a space unless they touch on the
-        rendered line (``<b>Hel</b>lo``), since the collector drops whitespace-only text nodes.
-        """
+    def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
+        """Rendered text under the given elements in document order (see :meth:`text_of_mask`)."""
         if self.m == 0 or len(nodes) == 0:
             return ""
         mask = np.zeros(self.n + 1, dtype=np.int64)
@@ -288,34 +288,49 @@ class Snapshot:
             mask[i] += 1
             mask[int(self.subtree_end[i])] -= 1
         inside = np.cumsum(mask)[: self.n] > 0
-        has_rect = np.diff(self.text_rect_offsets) > 0
-        keep = np.nonzero(inside[self.text_owner] & has_rect)[0]
-        keep = np.array([t for t in keep.tolist() if self.texts[t].strip()], dtype=np.int64)
-        if keep.size == 0:
+        return self.text_of_mask(inside[self.text_owner], separator)
+
+    def text_of_mask(self, keep: np.ndarray, separator: str = "\n") -> str:
+        """Rendered text of the text nodes with ``keep`` set, in document order.
+
+        Text nodes without rectangles (hidden) or blank are left out. Lines break where the block container changes
+        or a block element or ``<br>`` starts or ends between two text nodes; within a line, neighbours are joined
+        with a space unless they touch on the rendered line (``<b>Hel</b>lo``), since the collector drops
+        whitespace-only text nodes. Separators are computed vectorized; the join is C-level split/join.
+        """
+        if self.m == 0:
             return ""
-        container = self.block_container[self.text_owner[keep]]
-        seq = self.text_seq[keep]
-        line_break = np.zeros(keep.size, dtype=bool)
-        line_break[1:] = (container[1:] != container[:-1]) | (
-            self._breaks_before[seq[1:]] > self._breaks_before[seq[:-1]])
+        has_rect = np.diff(self.text_rect_offsets) > 0
+        idx = np.nonzero(keep & has_rect & ~self.text_blank)[0]
+        if idx.size == 0:
+            return ""
+        texts = self.texts
+        container = self.block_container[self.text_owner[idx]]
+        seq = self.text_seq[idx]
+        brk = np.zeros(idx.size, dtype=bool)
+        breaks = self._breaks_before
+        brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
         # Touching on the same rendered line: last rectangle of the previous node, first of the next.
-        last = self.text_rects[self.text_rect_offsets[keep + 1] - 1]
-        first = self.text_rects[self.text_rect_offsets[keep]]
+        last = self.text_rects[self.text_rect_offsets[idx + 1] - 1]
+        first = self.text_rects[self.text_rect_offsets[idx]]
         same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
-        gap_ltr = np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2]))
-        gap_rtl = np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0])
-        touch = np.zeros(keep.size, dtype=bool)
-        touch[1:] = same_line & (np.minimum(gap_ltr, gap_rtl) <= 1.0)
-        parts: list[str] = []
-        for k, t in enumerate(keep.tolist()):
-            s = self.texts[t]
-            if k:
-                if line_break[k]:
-                    parts.append(separator)
-                elif not (touch[k] and not s[:1].isspace() and not parts[-1][-1:].isspace()):
-                    parts.append(" ")
-            parts.append(s)
-        lines = ("".join(parts)).split(separator) if separator else ["".join(parts)]
+        gap = np.minimum(np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2])),
+                         np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0]))
+        glue = np.zeros(idx.size, dtype=bool)
+        glue[1:] = same_line & (gap <= 1.0)
+        parts = [texts[t] for t in idx.tolist()]
+        for k in np.nonzero(brk)[0].tolist():
+            parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
+        # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
+        sep = [" "] * idx.size
+        sep[0] = ""
+        for k in np.nonzero(glue & ~brk)[0].tolist():
+            if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace():
+                sep[k] = ""
+        joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
+        # Newlines inside the texts themselves also end lines.
+        joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
+        lines = joined.split(separator) if separator else [joined]
         return separator.join(" ".join(line.split()) for line in lines if line.strip())
 
 

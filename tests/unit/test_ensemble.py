@@ -204,8 +204,8 @@ def test_listwise_fit_ranks_within_pages_whatever_their_level():
 
 def test_text_of_mask_matches_snapshot_text_of():
     s = page().snapshot
-    assert Ens.text_of_mask(s, np.ones(s.m, dtype=bool)) == s.text_of([0])
-    assert Ens.text_of_mask(s, np.zeros(s.m, dtype=bool)) == ""
+    assert s.text_of_mask(np.ones(s.m, dtype=bool)) == s.text_of([0])
+    assert s.text_of_mask(np.zeros(s.m, dtype=bool)) == ""
 
 
 def _toy(seed: int, n: int = 600):

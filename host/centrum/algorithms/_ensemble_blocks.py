@@ -43,6 +43,7 @@ def feature_names() -> list[str]:
 class PageBlocks:
     text_nodes: np.ndarray  # rendered, non-blank text nodes inside the candidate, document order
     block_of: np.ndarray  # per entry of text_nodes: its block index
+    starts: np.ndarray  # (b,) index into text_nodes of each block's first text node
     container: np.ndarray  # (b,) block container element of each block
     texts: list[str]  # (b,) block text (text nodes joined by a space; for training labels)
     X: np.ndarray  # (b, len(feature_names()))
@@ -51,10 +52,7 @@ class PageBlocks:
 def _text_nodes(snap: Snapshot, inside: np.ndarray, rendered: np.ndarray) -> np.ndarray:
     if snap.m == 0:
         return np.zeros(0, dtype=np.int64)
-    idx = np.nonzero(inside[snap.text_owner] & rendered)[0]
-    texts = snap.texts
-    ok = np.fromiter((bool(texts[t]) and not texts[t].isspace() for t in idx.tolist()), dtype=bool, count=idx.size)
-    return idx[ok]
+    return np.nonzero(inside[snap.text_owner] & rendered & ~snap.text_blank)[0]
 
 
 def _per_block(pattern: re.Pattern[str], joined: str, seg_ends: np.ndarray, block_of: np.ndarray, b: int
@@ -75,7 +73,7 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     tn = _text_nodes(snap, inside, arrays.rendered)
     if tn.size == 0:
         z = np.zeros(0, dtype=np.int64)
-        return PageBlocks(tn, z, z, [], np.zeros((0, len(names))))
+        return PageBlocks(tn, z, z, z, [], np.zeros((0, len(names))))
     owner = snap.text_owner[tn]
     cont = snap.block_container[owner]
     new = np.ones(tn.size, dtype=bool)
@@ -161,4 +159,4 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     if ins:
         X[:, col["in_mean"]] = np.mean(ins, axis=0)
     X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
-    return PageBlocks(tn, block_of, container, block_texts, X)
+    return PageBlocks(tn, block_of, starts, container, block_texts, X)

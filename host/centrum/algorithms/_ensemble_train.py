@@ -13,6 +13,7 @@ same pages in the same pass, so the LODO table compares like with like. Page rec
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -364,14 +365,9 @@ def score_outputs(items: Sequence[PageItem], requests: dict[str, list[tuple[int,
     tasks = [(it, opts, requests[f"{it.dataset}/{it.id}"], cfg) for it in items
              if f"{it.dataset}/{it.id}" in requests]
     out: dict[str, list[tuple[float, ...]]] = {}
-    if jobs <= 1:
-        results: Iterator[list[tuple[float, ...]] | str] = map(_score_work, tasks)
+    with mp.get_context("spawn").Pool(jobs) if jobs > 1 else contextlib.nullcontext() as pool:
+        results = pool.imap(_score_work, tasks, chunksize=2) if pool is not None else map(_score_work, tasks)
         for (it, _, _, _), res in zip(tasks, results, strict=True):
-            if not isinstance(res, str):
-                out[f"{it.dataset}/{it.id}"] = res
-        return out
-    with mp.get_context("spawn").Pool(jobs) as pool:
-        for (it, _, _, _), res in zip(tasks, pool.imap(_score_work, tasks, chunksize=2), strict=True):
             if not isinstance(res, str):
                 out[f"{it.dataset}/{it.id}"] = res
     return out

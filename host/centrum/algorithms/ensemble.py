@@ -160,49 +160,6 @@ def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg:
     return drop
 
 
-def text_of_mask(snap: Snapshot, keep: np.ndarray, separator: str = "\n") -> str:
-    """Text of the text nodes with ``keep`` set, by the rules of :meth:`Snapshot.text_of` (hidden text left out;
-    a line break where the block container changes or a block/``<br>`` lies between; inline neighbours joined with
-    a space unless they touch on the rendered line), for a mask instead of whole subtrees: trimming removes parts
-    of the chosen node. Separators are computed vectorized; the join is C-level split/join."""
-    if snap.m == 0:
-        return ""
-    has_rect = np.diff(snap.text_rect_offsets) > 0
-    idx = np.nonzero(keep & has_rect)[0]
-    texts = snap.texts
-    idx = idx[np.fromiter((not texts[t].isspace() and bool(texts[t]) for t in idx.tolist()), dtype=bool,
-                          count=idx.size)]
-    if idx.size == 0:
-        return ""
-    container = snap.block_container[snap.text_owner[idx]]
-    seq = snap.text_seq[idx]
-    brk = np.zeros(idx.size, dtype=bool)
-    breaks = snap._breaks_before  # noqa: SLF001 - the same line-start prefix count text_of uses
-    brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
-    last = snap.text_rects[snap.text_rect_offsets[idx + 1] - 1]
-    first = snap.text_rects[snap.text_rect_offsets[idx]]
-    same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
-    gap = np.minimum(np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2])),
-                     np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0]))
-    glue = np.zeros(idx.size, dtype=bool)
-    glue[1:] = same_line & (gap <= 1.0)
-    parts = [texts[t] for t in idx.tolist()]
-    for k in np.nonzero(brk)[0].tolist():
-        parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
-    # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
-    glued = [k for k in np.nonzero(glue & ~brk)[0].tolist()
-             if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace()]
-    sep = [" "] * idx.size
-    for k in glued:
-        sep[k] = ""
-    sep[0] = ""
-    joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
-    # As text_of: newlines inside the texts themselves also end lines (it splits the joined text on the separator).
-    joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
-    lines = joined.split(separator) if separator else [joined]
-    return separator.join(" ".join(line.split()) for line in lines if line.strip())
-
-
 @dataclass
 class Output:
     nodes: list[int]  # maximal subtrees of the chosen candidate holding no dropped text
@@ -244,11 +201,10 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
     if cfg.filter == "model":
         dropped_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights))
         n_dropped = int((score < cfg.block_threshold).sum()) if dropped_t.any() else 0
-        starts = np.flatnonzero(np.diff(np.concatenate(([-1], pb.block_of))))
         for k in range(min(pb.container.size, MAX_DEBUG_BLOCKS)):
-            t = snap.texts[int(pb.text_nodes[starts[k]])]
+            first = int(pb.text_nodes[pb.starts[k]])
             blocks.append({"node": int(pb.container[k]), "score": round(float(score[k]), 4),
-                           "kept": bool(not dropped_t[pb.text_nodes[starts[k]]]), "text": " ".join(t.split())[:80]})
+                           "kept": bool(not dropped_t[first]), "text": " ".join(snap.texts[first].split())[:80]})
     elif cfg.filter == "rules":
         drop = trim_mask(snap, nodes, pm.arrays, cfg)
         removed = F._inside(snap, np.nonzero(drop)[0])
@@ -258,7 +214,7 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
         dropped_t = np.zeros(snap.m, dtype=bool)
         n_dropped = 0
     keep_t = inside[snap.text_owner] & ~dropped_t
-    text = text_of_mask(snap, keep_t)
+    text = snap.text_of_mask(keep_t)
     if not dropped_t.any():
         return Output(list(nodes), text, 0, blocks)
     return Output(_kept_nodes(snap, inside, dropped_t & inside[snap.text_owner]), text, n_dropped, blocks)
