@@ -27,7 +27,7 @@ def page():
                                          E("a", (100, 0, 100, 20), [Tx("World")]),
                                          E("a", (200, 0, 100, 20), [Tx("Sport")])], name="nav"),
             E("article", (300, 150, 900, 2000), [
-                E("h1", (300, 150, 900, 60), [Tx("Findings")], name="h1"),
+                E("h1", (300, 150, 900, 60), [Tx("Findings published")], name="h1", font_size=32),
                 E("p", (300, 220, 900, 200), [Tx(LOREM * 4), E("a", (300, 400, 80, 20), [Tx("source")])],
                   name="p1"),
                 E("figure", (300, 430, 900, 300), [E("img", (300, 430, 900, 280)),
@@ -94,6 +94,44 @@ def test_features_follow_the_definitions():
     assert X[0, col["chars_share"]] < 1 and X[0, col["left_vw"]] == pytest.approx(300 / 1600)
 
 
+def test_context_features_follow_the_definitions():
+    b = page()
+    s = b.snapshot
+    ids = b.ids
+    prop = F.proposals(s, results_for(b, semantic=["article"]), per_algorithm=5)
+    arrays = F.page_arrays(s)
+    names = ["article", "nav", "p1", "p2", "links", "share", "aside"]
+    X = F.features(s, [(ids[x],) for x in names], prop, arrays)
+    col = {n: i for i, n in enumerate(F.feature_names())}
+    row = {x: X[i] for i, x in enumerate(names)}
+    # Paragraph-like blocks: p1 and p2 only (the aside has 9 words, the link list is all links, no other marks).
+    p1 = arrays.chars[ids["p1"]]
+    p2 = arrays.chars[ids["p2"]]
+    assert arrays.para_chars[ids["body"]] == pytest.approx(p1 + p2)
+    assert row["article"][col["para_recall"]] == pytest.approx(1.0)
+    assert row["nav"][col["para_recall"]] == 0 and row["aside"][col["para_recall"]] == 0
+    assert row["p1"][col["para_recall"]] == pytest.approx(p1 / (p1 + p2))
+    assert row["p1"][col["para_precision"]] == pytest.approx(1.0)
+    # Document order: p1 comes before p2; the aside after both.
+    assert row["p1"][col["para_before"]] == 0 and row["p1"][col["para_after"]] == pytest.approx(p2 / (p1 + p2))
+    assert row["p2"][col["para_before"]] == pytest.approx(p1 / (p1 + p2)) and row["p2"][col["para_after"]] == 0
+    assert row["aside"][col["para_before"]] == pytest.approx(1.0)
+    # Parent and children: p1's share of the article; the article's largest child is p1 or p2.
+    art = arrays.chars[ids["article"]]
+    assert row["p1"][col["parent_share"]] == pytest.approx(p1 / art)
+    assert row["article"][col["top_child_share"]] == pytest.approx(max(p1, p2) / art)
+    assert row["p1"][col["parent_para_gain"]] == pytest.approx(p2 / (p1 + p2))
+    # Title (largest font in the first screens, not a link): inside the article, 150 px above p1's top.
+    assert row["article"][col["has_title"]] == 1 and row["p1"][col["has_title"]] == 0
+    assert row["p1"][col["title_dy"]] == pytest.approx((220 - 210) / 1000)
+    # Repetition: the link list's three <li> share tag and class.
+    assert row["links"][col["rep_log"]] == pytest.approx(np.log1p(3)) and row["links"][col["rep_share"]] == 1
+    # Cue groups: "share-tools" is a share cue on the share div, a small part of the article's text.
+    assert row["share"][col["cue_share_self"]] == 1 and row["article"][col["cue_share_self"]] == 0
+    assert row["article"][col["cue_share_share"]] == pytest.approx(arrays.chars[ids["share"]] / art)
+    assert row["article"][col["cue_body_recall"]] == -1  # no body cue on the page
+
+
 def _model_for(b, results=None):
     s = b.snapshot
     return Ens.prepare(s, results or results_for(b, semantic=["article"]), Ens.Config())
@@ -133,7 +171,7 @@ def test_blocks_are_the_lines_of_the_candidate_with_their_features():
     # One block per block container in document order: h1, p1 (its inline link included), figcaption, p2, three
     # li, the share div.
     assert [s.tags[c] for c in pb.container] == ["h1", "p", "figcaption", "p", "li", "li", "li", "div"]
-    assert pb.texts[0] == "Findings" and pb.texts[1].endswith("source")
+    assert pb.texts[0] == "Findings published" and pb.texts[1].endswith("source")
     X = pb.X
     assert X[4, col["link_density"]] == 1.0 and X[3, col["link_density"]] == 0.0
     p1_chars = len(LOREM * 4) + len("source")

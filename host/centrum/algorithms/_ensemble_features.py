@@ -29,6 +29,27 @@ NEGATIVE = re.compile(r"comment|meta|foot|footer|footnote|masthead|promo|related
 # Stronger subset used to trim inside the chosen node (a "meta" or "tool" class inside an article is often fine).
 STRONG_NEGATIVE = re.compile(r"comment|share|social|related|breadcrumb|\bnav|menu|footer|sidebar|advert|newsletter|"
                              r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor")
+# Finer markup-word groups (what each class/id says the element is): per candidate, whether its own nodes carry
+# the cue and the share of its text inside elements that do. Matched on lower-cased class and id values.
+CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
+    "body": r"(?:article|post|entry|story|blog|main|page|news)[-_]?(?:body|content|text|entry|main)|articlebody|"
+            r"hentry|h-entry|\bcontent\b|\bpost\b|\barticle\b|\bentry\b|\bstory\b",
+    "comment": r"comment|disqus|respond|repl(?:y|ies)|discussion",
+    "sidebar": r"sidebar|side-bar|widget|\baside\b|\brail\b|sidenav|secondary",
+    "nav": r"nav|menu|breadcrumb|pagination|pager|\btabs?\b",
+    "footer": r"foot|copyright|legal",
+    "header": r"header|masthead|banner|branding|logo",
+    "share": r"share|social|follow|tweet|facebook|print",
+    "related": r"related|recommend|more-?stories|popular|trending|read-?more|promo|teaser|\bads?\b|advert",
+    "meta": r"byline|author|\bdate\b|time|dateline|\bmeta\b|tags?\b|categor",
+}.items()}
+# A paragraph-like block (justext/trafilatura's notion of good text, script-fair): enough words, few link
+# characters, at least one sentence or clause mark of any script.
+PARAGRAPH_WORDS = 12
+LONG_WORDS = 30  # a long block counts whatever its punctuation (scripts and styles without marks)
+PARAGRAPH_LINK_DENSITY = 0.25
+_CLAUSE_MARK = np.zeros(0x10000, dtype=bool)  # lookup table over the BMP (every mark is in it; U+FFFF is not one)
+_CLAUSE_MARK[[ord(c) for c in ".!?。！？؟।,，、;；:："]] = True
 _TAGS = ("body", "main", "article", "section", "div", "td", "table", "ul", "p", "form", "header", "aside")
 _MEDIA = ("img", "picture", "video", "audio", "figure", "svg", "canvas", "iframe", "table")
 
@@ -51,6 +72,12 @@ class PageArrays:
     pos_cue: np.ndarray  # per element: class/id matches POSITIVE
     neg_cue: np.ndarray  # NEGATIVE
     strong_cue: np.ndarray  # STRONG_NEGATIVE
+    cues: dict[str, np.ndarray]  # per element: class/id matches CUE_GROUPS[k]
+    class_code: np.ndarray  # per element: small int per distinct class value (0: none)
+    para_t: np.ndarray  # per text node: rendered characters when its block is paragraph-like, else 0
+    para_chars: np.ndarray  # per element: paragraph-like characters in the subtree
+    long_chars: np.ndarray  # per element: characters of long low-link blocks in the subtree
+    para_blocks: np.ndarray  # per element: paragraph-like block containers in the subtree
 
 
 def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
@@ -78,11 +105,50 @@ def page_arrays(snap: Snapshot) -> PageArrays:
     def agg(v: np.ndarray) -> np.ndarray:
         return snap.subtree_sum(snap.text_per_element(v)) if snap.m else np.zeros(n)
 
+    pos, neg, strong, cues, class_code = markup_cues(snap)
+    para_t, long_t, para_block = paragraphs(snap, rendered, tchars, tl)
     return PageArrays(
         chars=agg(tchars), words=agg(words_t), link_chars=agg(tchars * tl), text_area=agg(area),
         link_area=agg(area * tl), images=snap.subtree_sum(((snap.flags & IMAGE) != 0).astype(np.float64)),
         size=(snap.subtree_end - np.arange(n)).astype(np.float64), rendered=rendered, in_link=in_link, body=body,
-        text_chars=tchars, **dict(zip(("pos_cue", "neg_cue", "strong_cue"), cue_flags(snap), strict=True)))
+        text_chars=tchars, pos_cue=pos, neg_cue=neg, strong_cue=strong, cues=cues, class_code=class_code,
+        para_t=para_t, para_chars=agg(para_t), long_chars=agg(long_t),
+        para_blocks=snap.subtree_sum(para_block.astype(np.float64)))
+
+
+def paragraphs(snap: Snapshot, rendered: np.ndarray, tchars: np.ndarray, in_link_t: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(per text node: characters if its block is paragraph-like, ... if it is long and low-link; per element:
+    is a paragraph-like block container). Blocks are the text's block containers (the lines ``text_of`` breaks);
+    clause marks are found in one vectorized pass over the joined texts' code points."""
+    n, m = snap.n, snap.m
+    zero_t = np.zeros(m)
+    if m == 0:
+        return zero_t, zero_t.copy(), np.zeros(n, dtype=bool)
+    tn = np.nonzero(rendered & ~snap.text_blank)[0]
+    if tn.size == 0:
+        return zero_t, zero_t.copy(), np.zeros(n, dtype=bool)
+    cont = snap.block_container[snap.text_owner[tn]]
+    cont = np.where(cont >= 0, cont, n)  # text with no block-level ancestor: one virtual block n
+    tch = tchars[tn]
+    chars = np.bincount(cont, weights=tch, minlength=n + 1)
+    links = np.bincount(cont, weights=tch * in_link_t[tn], minlength=n + 1)
+    words = np.bincount(cont, weights=snap.text_words[tn], minlength=n + 1)
+    texts = snap.texts
+    joined = "\x00".join([texts[t] for t in tn.tolist()])
+    seg = np.cumsum(snap.text_len[tn] + 1)[:-1]  # offsets in `joined` where each next text node starts
+    # Code points of the joined text (one C-level encode; a Python-level loop over matches was the hot spot).
+    code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    pos = np.nonzero(_CLAUSE_MARK[np.minimum(code, 0xFFFF)])[0]
+    marks = np.bincount(cont[np.searchsorted(seg, pos, side="right")], minlength=n + 1) if pos.size else (
+        np.zeros(n + 1))
+    low_link = links < PARAGRAPH_LINK_DENSITY * np.maximum(chars, 1.0)
+    para = (words >= PARAGRAPH_WORDS) & low_link & (marks >= 1)
+    long_ = (words >= LONG_WORDS) & low_link
+    para_t, long_t = zero_t, zero_t.copy()
+    para_t[tn] = tch * para[cont]
+    long_t[tn] = tch * long_[cont]
+    return para_t, long_t, para[:n]
 
 
 def normalize(snap: Snapshot, nodes: Sequence[int]) -> tuple[int, ...]:
@@ -184,14 +250,26 @@ def feature_names() -> list[str]:
     for a in BASE_ALGORITHMS:
         names += [f"{a}_answered", f"{a}_exact", f"{a}_precision", f"{a}_recall", f"{a}_rank"]
     names += ["votes_exact", "mean_precision", "mean_recall", "min_recall"]
+    names += CONTEXT_FEATURES + [f"cue_{k}_{w}" for k in CUE_GROUPS for w in ("self", "share")] + ["cue_body_recall"]
     return names
 
 
-def cue_flags(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positive, negative, strong negative) class/id cue per element: one pass per distinct lower-cased value."""
-    out = [np.zeros(snap.n, dtype=bool) for _ in range(3)]
-    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE)
-    memo: dict[str, tuple[bool, bool, bool]] = {}
+# Context of a candidate on its page (v3): paragraph-like text it holds and leaves out (before/after it, in its
+# parent), how its text splits among its children, where it starts relative to the page title (largest font in the
+# first two screens) and how repetitive its children are (comment lists, link lists).
+CONTEXT_FEATURES = ["para_recall", "para_precision", "log_para_chars", "long_recall", "long_precision",
+                    "parent_share", "parent_para_gain", "parent_link_extra", "top_child_share", "child_para_share",
+                    "para_rel_max", "log_para_blocks", "para_before", "para_after", "has_title", "title_dy",
+                    "title_font_rel", "rep_log", "rep_share"]
+
+
+def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """(positive, negative, strong negative, {group: flag}) class/id cues per element, and a code per distinct
+    class value: one pass per distinct lower-cased value."""
+    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, *CUE_GROUPS.values())
+    out = [np.zeros(snap.n, dtype=bool) for _ in pats]
+    class_code = np.zeros(snap.n, dtype=np.int64)
+    memo: dict[str, tuple[bool, ...]] = {}
     for name in ("class", "id"):
         values = snap.attrs.get(name)
         if not values:
@@ -201,13 +279,17 @@ def cue_flags(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             f = memo.get(v)
             if f is None:
                 low = v.lower()
-                f = memo[v] = (bool(pats[0].search(low)), bool(pats[1].search(low)), bool(pats[2].search(low)))
+                f = memo[v] = tuple(bool(p.search(low)) for p in pats)
             flags.append(f)
         idx = np.fromiter(values.keys(), dtype=np.int64, count=len(values))
-        fa = np.asarray(flags, dtype=bool).reshape(-1, 3)
-        for k in range(3):
+        fa = np.asarray(flags, dtype=bool).reshape(-1, len(pats))
+        for k in range(len(pats)):
             out[k][idx[fa[:, k]]] = True
-    return out[0], out[1], out[2]
+        if name == "class":
+            codes: dict[str, int] = {"": 0}  # class="" is no class
+            class_code[idx] = np.fromiter((codes.setdefault(v, len(codes)) for v in values.values()),
+                                          dtype=np.int64, count=len(values))
+    return out[0], out[1], out[2], dict(zip(CUE_GROUPS, out[3:], strict=True)), class_code
 
 
 def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arrays: PageArrays) -> np.ndarray:
@@ -305,4 +387,109 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
         X[:, names.index("mean_precision")] = np.mean(precs, axis=0)
         X[:, names.index("mean_recall")] = np.mean(recs, axis=0)
         X[:, names.index("min_recall")] = np.min(recs, axis=0)
+    for name, v in _context(snap, A, flat, starts, lens, chars, y0).items():
+        X[:, names.index(name)] = v
     return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _context(snap: Snapshot, A: PageArrays, flat: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+             chars: np.ndarray, top: np.ndarray) -> dict[str, np.ndarray]:
+    """The CONTEXT_FEATURES and cue group columns (see :func:`features`); O(n + m + total candidate size)."""
+    k = starts.size
+
+    def csum(v: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(v[flat], starts)
+
+    n, body = snap.n, A.body
+    first = flat[starts]
+    single = lens == 1
+    para, long_, links = csum(A.para_chars), csum(A.long_chars), csum(A.link_chars)
+    page_para, page_long = max(float(A.para_chars[body]), 1.0), max(float(A.long_chars[body]), 1.0)
+    par = np.maximum(snap.parent[first], 0)
+    # Largest child's characters and paragraph characters per element (one scatter-max over the parent array).
+    p = snap.parent
+    has = p >= 0
+    max_child, max_child_para = np.zeros(n), np.zeros(n)
+    np.maximum.at(max_child, p[has], A.chars[has])
+    np.maximum.at(max_child_para, p[has], A.para_chars[has])
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["para_recall"] = para / page_para
+        out["para_precision"] = np.where(chars > 0, para / np.maximum(chars, 1.0), 0.0)
+        out["log_para_chars"] = np.log1p(para)
+        out["long_recall"] = long_ / page_long
+        out["long_precision"] = np.where(chars > 0, long_ / np.maximum(chars, 1.0), 0.0)
+        out["parent_share"] = np.where(A.chars[par] > 0, chars / np.maximum(A.chars[par], 1.0), 1.0)
+        out["parent_para_gain"] = (A.para_chars[par] - para) / page_para
+        extra = A.chars[par] - chars
+        out["parent_link_extra"] = np.where(extra > 0, (A.link_chars[par] - links) / np.maximum(extra, 1.0), -1.0)
+        out["top_child_share"] = np.where(single & (chars > 0), max_child[first] / np.maximum(chars, 1.0), 1.0)
+        out["child_para_share"] = np.where(single & (para > 0), max_child_para[first] / np.maximum(para, 1.0), 1.0)
+        out["para_rel_max"] = para / max(float(para.max()), 1.0)
+        out["log_para_blocks"] = np.log1p(csum(A.para_blocks))
+    # Paragraph characters before the candidate in document order (text_seq: elements before the text node).
+    tn = np.nonzero(A.rendered & ~snap.text_blank)[0] if snap.m else np.zeros(0, dtype=np.int64)
+    if tn.size:
+        seq = snap.text_seq[tn]
+        order = np.argsort(seq, kind="stable")
+        cum = np.concatenate([[0.0], np.cumsum(A.para_t[tn][order])])
+        total = max(float(cum[-1]), 1.0)
+        before = cum[np.searchsorted(seq[order], first, side="right")]
+        out["para_before"] = before / total
+        out["para_after"] = np.maximum(total - before - para, 0.0) / total if cum[-1] > 0 else np.zeros(k)
+        # Page title: the largest-font rendered text (2+ words, not a link) in the first two screens.
+        vh = max(float(snap.page.viewport[1]), 1.0)
+        own = snap.text_owner[tn]
+        fs = snap.font_size[own]
+        cand = (snap.text_box[tn, 1] < 2 * vh) & (snap.text_words[tn] >= 2) & ~A.in_link[own]
+        if cand.any():
+            t = int(tn[cand][int(np.argmax(fs[cand]))])
+            owner = int(snap.text_owner[t])
+            out["has_title"] = np.logical_or.reduceat((owner >= flat) & (owner < snap.subtree_end[flat]), starts)
+            out["title_dy"] = np.clip((top - float(snap.text_box[t, 1] + snap.text_box[t, 3])) / vh, -5.0, 10.0)
+            out["title_font_rel"] = np.full(k, float(snap.font_size[owner]) / max(float(np.median(fs)), 1.0))
+        else:
+            out["has_title"], out["title_dy"] = np.full(k, -1.0), np.full(k, 10.0)
+    # Repetition: the most children of one element sharing tag and class value.
+    key = snap.tag_code.astype(np.int64) * (int(A.class_code.max()) + 1) + A.class_code
+    span = int(key.max()) + 1 if n else 1
+    groups, counts = np.unique(p[has].astype(np.int64) * span + key[has], return_counts=True)
+    max_rep = np.zeros(n)
+    np.maximum.at(max_rep, groups // span, counts)
+    rep = np.maximum.reduceat(max_rep[flat], starts)
+    out["rep_log"] = np.log1p(rep)
+    out["rep_share"] = rep / np.maximum(csum(snap.n_children.astype(np.float64)), 1.0)
+    # Cue groups: on the candidate's own nodes, and the share of its text inside cued elements. All groups at once:
+    # inside[e, g] by a difference array over pre-order; a candidate node's text is the text nodes whose owner lies
+    # in [node, subtree_end), a contiguous run once text nodes are sorted by owner.
+    groups_ = list(A.cues)
+    flags = np.stack([A.cues[g] for g in groups_], axis=1) if n else np.zeros((0, len(groups_)), dtype=bool)
+    self_cue = np.logical_or.reduceat(flags[flat], starts, axis=0)
+    share = np.zeros((k, len(groups_)))
+    recall = np.full(k, -1.0)
+    if snap.m:
+        rows, cols = np.nonzero(flags)
+        mark = np.zeros((n + 1, len(groups_)), dtype=np.int64)
+        np.add.at(mark, (rows, cols), 1)
+        np.add.at(mark, (snap.subtree_end[rows], cols), -1)
+        inside = np.cumsum(mark, axis=0)[:n] > 0
+        order = np.argsort(snap.text_owner, kind="stable")
+        owners = snap.text_owner[order]
+        cum = np.zeros((snap.m + 1, len(groups_)))
+        np.cumsum((A.text_chars[:, None] * inside[snap.text_owner])[order], axis=0, out=cum[1:])
+
+        def within(nodes: np.ndarray) -> np.ndarray:
+            lo = np.searchsorted(owners, nodes, side="left")
+            return cum[np.searchsorted(owners, snap.subtree_end[nodes], side="left")] - cum[lo]
+
+        cued = np.add.reduceat(within(flat), starts, axis=0)
+        share = np.where(chars[:, None] > 0, cued / np.maximum(chars, 1.0)[:, None], 0.0)
+        b = groups_.index("body")
+        page_body = float(within(np.array([body]))[0, b])
+        if page_body > 0:
+            recall = cued[:, b] / page_body
+    for g, name in enumerate(groups_):
+        out[f"cue_{name}_self"] = self_cue[:, g]
+        out[f"cue_{name}_share"] = share[:, g]
+    out["cue_body_recall"] = recall
+    return out
