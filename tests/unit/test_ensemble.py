@@ -321,6 +321,26 @@ def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
     assert tab["a"]["ens"] > 0.9 and tab["a"]["none"] == 0.0
 
 
+def test_balanced_training_lets_every_data_set_weigh_the_same():
+    """A big set whose gold wants the larger of two candidates, two small sets wanting the smaller: per page the
+    big set outvotes them (8 pages vs 2), per data set the two small sets win (2 sets vs 1)."""
+    names = F.feature_names()
+    j = names.index("log_chars")
+    recs = []
+    for ds, pages, want_big in (("big", 16, True), ("small1", 2, False), ("small2", 2, False)):
+        for p in range(pages):
+            X = np.zeros((2, len(names)))
+            X[:, j] = (5.0, 8.0)  # candidate 0 small, candidate 1 large
+            y = np.array([0.2, 0.9]) if want_big else np.array([0.9, 0.2])
+            recs.append(T.PageRecord(ds, str(p), "text", X, y, [(1.0, 0.0, 0.0)] * 2, 10))
+    probe = T.PageRecord("x", "0", "text", recs[0].X, recs[0].y, recs[0].counts, 10)
+    per_page = T.fit(recs, T.FitOptions(rounds=20, min_leaf=1, subsample=1.0, balance_datasets=False))
+    per_set = T.fit(recs, T.FitOptions(rounds=20, min_leaf=1, subsample=1.0))
+    assert T.choose(per_page, probe) == 1
+    assert T.choose(per_set, probe) == 0
+    assert per_set.meta["balance_datasets"] is True
+
+
 def test_light_score_and_aggregates():
     f1, c = T.light_score(Gold(text="one two three four five"), "one two three four five")
     assert f1 == 1.0 and c == (1.0, 0.0, 0.0)
