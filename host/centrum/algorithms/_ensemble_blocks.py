@@ -12,7 +12,7 @@ All per-block quantities are ``np.add.reduceat`` sums over the text nodes in doc
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,8 +24,13 @@ from . import _ensemble_features as F
 _TAGS = ("p", "li", "div", "td", "h", "blockquote", "pre", "dd", "dt", "figcaption", "section", "article", "span")
 # Sentence-final punctuation of many scripts (Latin, CJK full-width, Arabic, Devanagari danda, ellipsis, quotes).
 _SENTENCE_END = frozenset(".!?。！？؟।…\"'”’»)")
-_SENTENCE_PUNCT = re.compile(r"[.!?。！？؟।]")
-_DIGIT = re.compile(r"\d")
+_SENTENCE_PUNCT = F.char_table(".!?。！？؟।")
+
+
+@functools.cache
+def _digits() -> np.ndarray:
+    """BMP table of decimal digits (Unicode Nd, as the regex ``\\d``), built on first use."""
+    return np.fromiter((chr(c).isdecimal() for c in range(0x10000)), dtype=bool, count=0x10000)
 
 
 def feature_names() -> list[str]:
@@ -55,10 +60,8 @@ def _text_nodes(snap: Snapshot, inside: np.ndarray, rendered: np.ndarray) -> np.
     return np.nonzero(inside[snap.text_owner] & rendered & ~snap.text_blank)[0]
 
 
-def _per_block(pattern: re.Pattern[str], joined: str, seg_ends: np.ndarray, block_of: np.ndarray, b: int
-               ) -> np.ndarray:
-    """Matches of ``pattern`` per block: one regex scan of the joined texts, matches binned by text node."""
-    pos = np.fromiter((m.start() for m in pattern.finditer(joined)), dtype=np.int64)
+def _per_block(pos: np.ndarray, seg_ends: np.ndarray, block_of: np.ndarray, b: int) -> np.ndarray:
+    """Count of character positions ``pos`` (in the joined texts) per block, binned by text node."""
     if pos.size == 0:
         return np.zeros(b)
     node = np.searchsorted(seg_ends, pos, side="right")
@@ -121,11 +124,18 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
         X[:, col["dist_to_largest"]] = (np.arange(b) - big) / max(b, 1)
         X[:, col["words_rel_max"]] = words / max(float(words.max()), 1.0)
     X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=b)
-    # Punctuation and digits, counted per text node (C-level regex scans) and summed per block.
+    # Punctuation and digits: code-point lookup tables over the joined texts, counted per text node, summed per block.
     joined = "\x00".join([texts[t] for t in tn.tolist()])
     seg = np.cumsum(snap.text_len[tn] + 1)[:-1]  # offsets in `joined` where each next text node starts
-    X[:, col["sentence_marks_per_word"]] = _per_block(_SENTENCE_PUNCT, joined, seg, block_of, b) / np.maximum(words, 1)
-    X[:, col["digit_share"]] = _per_block(_DIGIT, joined, seg, block_of, b) / np.maximum(chars, 1.0)
+    code = F.code_points(joined)
+    digits = F.positions(code, _digits())
+    astral = np.nonzero(code > 0xFFFF)[0]  # digits outside the BMP (rare): asked one by one
+    if astral.size:
+        more = astral[[chr(int(c)).isdecimal() for c in code[astral]]]
+        digits = np.sort(np.concatenate([digits, more]))
+    X[:, col["sentence_marks_per_word"]] = _per_block(F.positions(code, _SENTENCE_PUNCT), seg, block_of, b) / (
+        np.maximum(words, 1))
+    X[:, col["digit_share"]] = _per_block(digits, seg, block_of, b) / np.maximum(chars, 1.0)
     ctag = snap.tags[container]
     heading = np.isin(ctag, ("h1", "h2", "h3", "h4", "h5", "h6"))
     X[:, col["heading"]] = heading

@@ -48,8 +48,24 @@ CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
 PARAGRAPH_WORDS = 12
 LONG_WORDS = 30  # a long block counts whatever its punctuation (scripts and styles without marks)
 PARAGRAPH_LINK_DENSITY = 0.25
-_CLAUSE_MARK = np.zeros(0x10000, dtype=bool)  # lookup table over the BMP (every mark is in it; U+FFFF is not one)
-_CLAUSE_MARK[[ord(c) for c in ".!?。！？؟।,，、;；:："]] = True
+def char_table(chars: str) -> np.ndarray:
+    """Lookup table over the BMP marking ``chars`` (all in the BMP; U+FFFF must not be one of them)."""
+    table = np.zeros(0x10000, dtype=bool)
+    table[[ord(c) for c in chars]] = True
+    return table
+
+
+def code_points(text: str) -> np.ndarray:
+    """The text's code points (one C-level encode; lone surrogates pass through)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def positions(code: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Indices of the code points marked in a BMP ``table`` (a Python loop over regex matches was a hot spot)."""
+    return np.nonzero(table[np.minimum(code, 0xFFFF)])[0]
+
+
+_CLAUSE_MARK = char_table(".!?。！？؟।,，、;；:：")
 _TAGS = ("body", "main", "article", "section", "div", "td", "table", "ul", "p", "form", "header", "aside")
 _MEDIA = ("img", "picture", "video", "audio", "figure", "svg", "canvas", "iframe", "table")
 
@@ -137,9 +153,7 @@ def paragraphs(snap: Snapshot, rendered: np.ndarray, tchars: np.ndarray, in_link
     texts = snap.texts
     joined = "\x00".join([texts[t] for t in tn.tolist()])
     seg = np.cumsum(snap.text_len[tn] + 1)[:-1]  # offsets in `joined` where each next text node starts
-    # Code points of the joined text (one C-level encode; a Python-level loop over matches was the hot spot).
-    code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    pos = np.nonzero(_CLAUSE_MARK[np.minimum(code, 0xFFFF)])[0]
+    pos = positions(code_points(joined), _CLAUSE_MARK)
     marks = np.bincount(cont[np.searchsorted(seg, pos, side="right")], minlength=n + 1) if pos.size else (
         np.zeros(n + 1))
     low_link = links < PARAGRAPH_LINK_DENSITY * np.maximum(chars, 1.0)
