@@ -262,6 +262,21 @@ def test_stumps_learn_a_threshold_and_contributions_add_up():
     np.testing.assert_allclose(m.base + m.contributions(X).sum(axis=1), pred)
 
 
+def test_contributions_apply_every_stump_including_ties_at_the_threshold():
+    m = M.Stumps(["a", "b"], 0.5, feature=[0, 0, 1, 0], threshold=[1.0, 1.0, 0.0, 2.0],
+                 left=[1.0, 10.0, 100.0, 1000.0], right=[-1.0, -10.0, -100.0, -1000.0])
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [1.5, -1.0], [2.0, 0.0], [3.0, 5.0]])
+    expected = np.zeros((5, 2))
+    for f, t, a, b in zip(m.feature, m.threshold, m.left, m.right, strict=True):
+        expected[:, f] += np.where(X[:, f] <= t, a, b)  # x <= t goes left, as in training
+    np.testing.assert_allclose(m.contributions(X), expected)
+    m.feature.append(1)  # adding a stump invalidates the cached tables
+    m.threshold.append(10.0)
+    m.left.append(0.25)
+    m.right.append(0.0)
+    np.testing.assert_allclose(m.contributions(X)[:, 1], expected[:, 1] + 0.25)
+
+
 def test_training_is_deterministic_and_round_trips(tmp_path):
     X, y = _toy(2)
     a = M.fit(X, y, ["a", "b", "c"], rounds=40, seed=7)
