@@ -48,6 +48,8 @@ CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
 PARAGRAPH_WORDS = 12
 LONG_WORDS = 30  # a long block counts whatever its punctuation (scripts and styles without marks)
 PARAGRAPH_LINK_DENSITY = 0.25
+
+
 def char_table(chars: str) -> np.ndarray:
     """Lookup table over the BMP marking ``chars`` (all in the BMP; U+FFFF must not be one of them)."""
     table = np.zeros(0x10000, dtype=bool)
