@@ -132,6 +132,19 @@ def test_context_features_follow_the_definitions():
     assert row["article"][col["cue_body_recall"]] == -1  # no body cue on the page
 
 
+def test_char_counts_per_text_node_match_the_regexes_above_the_bmp_too():
+    import re
+
+    texts = ["a1\u0663\U0001d7d8x.", "\u30029\U000104a0!", "none here"]
+    b = build(E("html", (0, 0, 800, 600), [E("body", (0, 0, 800, 600), [
+        E("p", (0, 20 * k, 800, 20), [Tx(t)]) for k, t in enumerate(texts)])]))
+    s = b.snapshot
+    tn = np.arange(s.m)
+    marks, digits = F.char_counts(s, tn, [(B._SENTENCE_PUNCT, None), (B._digits(), str.isdecimal)])
+    assert digits.tolist() == [len(re.findall(r"\d", s.texts[t])) for t in tn] == [3, 2, 0]
+    assert marks.tolist() == [len(re.findall(r"[.!?。！？؟।]", s.texts[t])) for t in tn] == [1, 2, 0]
+
+
 def _model_for(b, results=None):
     s = b.snapshot
     return Ens.prepare(s, results or results_for(b, semantic=["article"]), Ens.Config())

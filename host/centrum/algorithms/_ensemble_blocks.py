@@ -60,14 +60,6 @@ def _text_nodes(snap: Snapshot, inside: np.ndarray, rendered: np.ndarray) -> np.
     return np.nonzero(inside[snap.text_owner] & rendered & ~snap.text_blank)[0]
 
 
-def _per_block(pos: np.ndarray, seg_ends: np.ndarray, block_of: np.ndarray, b: int) -> np.ndarray:
-    """Count of character positions ``pos`` (in the joined texts) per block, binned by text node."""
-    if pos.size == 0:
-        return np.zeros(b)
-    node = np.searchsorted(seg_ends, pos, side="right")
-    return np.bincount(block_of[node], minlength=b).astype(np.float64)
-
-
 def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop: F.Proposals,
                 rule_drop: np.ndarray | None = None, with_texts: bool = False) -> PageBlocks:
     """Blocks of the candidate ``nodes`` and their feature matrix (``rule_drop``: elements the rule trim removes)."""
@@ -124,18 +116,10 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
         X[:, col["dist_to_largest"]] = (np.arange(b) - big) / max(b, 1)
         X[:, col["words_rel_max"]] = words / max(float(words.max()), 1.0)
     X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=b)
-    # Punctuation and digits: code-point lookup tables over the joined texts, counted per text node, summed per block.
-    joined = "\x00".join([texts[t] for t in tn.tolist()])
-    seg = np.cumsum(snap.text_len[tn] + 1)[:-1]  # offsets in `joined` where each next text node starts
-    code = F.code_points(joined)
-    digits = F.positions(code, _digits())
-    astral = np.nonzero(code > 0xFFFF)[0]  # digits outside the BMP (rare): asked one by one
-    if astral.size:
-        more = astral[[chr(int(c)).isdecimal() for c in code[astral]]]
-        digits = np.sort(np.concatenate([digits, more]))
-    X[:, col["sentence_marks_per_word"]] = _per_block(F.positions(code, _SENTENCE_PUNCT), seg, block_of, b) / (
-        np.maximum(words, 1))
-    X[:, col["digit_share"]] = _per_block(digits, seg, block_of, b) / np.maximum(chars, 1.0)
+    # Punctuation and digits (Unicode Nd, as the regex \d, astral digits included), counted per text node.
+    marks, digits = F.char_counts(snap, tn, [(_SENTENCE_PUNCT, None), (_digits(), str.isdecimal)])
+    X[:, col["sentence_marks_per_word"]] = bsum(marks) / np.maximum(words, 1)
+    X[:, col["digit_share"]] = bsum(digits) / np.maximum(chars, 1.0)
     ctag = snap.tags[container]
     heading = np.isin(ctag, ("h1", "h2", "h3", "h4", "h5", "h6"))
     X[:, col["heading"]] = heading

@@ -9,7 +9,7 @@ O(n + total candidate size) whatever the number of candidates.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,14 +57,24 @@ def char_table(chars: str) -> np.ndarray:
     return table
 
 
-def code_points(text: str) -> np.ndarray:
-    """The text's code points (one C-level encode; lone surrogates pass through)."""
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-
-
-def positions(code: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Indices of the code points marked in a BMP ``table`` (a Python loop over regex matches was a hot spot)."""
-    return np.nonzero(table[np.minimum(code, 0xFFFF)])[0]
+def char_counts(snap: Snapshot, text_nodes: np.ndarray,
+                classes: Sequence[tuple[np.ndarray, Callable[[str], bool] | None]]) -> list[np.ndarray]:
+    """Per character class, per entry of ``text_nodes``: how many of its characters are in the class. A class is a
+    BMP lookup table (:func:`char_table`) and an optional test for the rare code points above the BMP. One C-level
+    encode of the joined texts and a table lookup per class (Python loops over regex matches were a hot spot)."""
+    texts = snap.texts
+    joined = "\x00".join([texts[t] for t in text_nodes.tolist()])
+    code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    node_ends = np.cumsum(snap.text_len[text_nodes] + 1)[:-1]  # where each next text node starts in `joined`
+    bmp = np.minimum(code, 0xFFFF)
+    astral = np.nonzero(code > 0xFFFF)[0]
+    out = []
+    for table, above_bmp in classes:
+        pos = np.nonzero(table[bmp])[0]
+        if above_bmp is not None and astral.size:
+            pos = np.concatenate([pos, astral[[above_bmp(chr(int(c))) for c in code[astral]]]])
+        out.append(np.bincount(np.searchsorted(node_ends, pos, side="right"), minlength=text_nodes.size))
+    return out
 
 
 _CLAUSE_MARK = char_table(".!?。！？؟।,，、;；:：")
@@ -107,6 +117,14 @@ def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
     return np.cumsum(mark)[: snap.n] > 0
 
 
+def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """Per element: rendered characters in its subtree that also lie inside the subtree of one of ``roots``."""
+    if snap.m == 0:
+        return np.zeros(snap.n)
+    under = _inside(snap, roots)
+    return snap.subtree_sum(snap.text_per_element(text_chars * under[snap.text_owner]))
+
+
 def page_arrays(snap: Snapshot) -> PageArrays:
     n = snap.n
     tags = snap.tags
@@ -138,7 +156,7 @@ def paragraphs(snap: Snapshot, rendered: np.ndarray, tchars: np.ndarray, in_link
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(per text node: characters if its block is paragraph-like, ... if it is long and low-link; per element:
     is a paragraph-like block container). Blocks are the text's block containers (the lines ``text_of`` breaks);
-    clause marks are found in one vectorized pass over the joined texts' code points."""
+    clause marks are counted by :func:`char_counts`."""
     n, m = snap.n, snap.m
     zero_t = np.zeros(m)
     if m == 0:
@@ -152,12 +170,8 @@ def paragraphs(snap: Snapshot, rendered: np.ndarray, tchars: np.ndarray, in_link
     chars = np.bincount(cont, weights=tch, minlength=n + 1)
     links = np.bincount(cont, weights=tch * in_link_t[tn], minlength=n + 1)
     words = np.bincount(cont, weights=snap.text_words[tn], minlength=n + 1)
-    texts = snap.texts
-    joined = "\x00".join([texts[t] for t in tn.tolist()])
-    seg = np.cumsum(snap.text_len[tn] + 1)[:-1]  # offsets in `joined` where each next text node starts
-    pos = positions(code_points(joined), _CLAUSE_MARK)
-    marks = np.bincount(cont[np.searchsorted(seg, pos, side="right")], minlength=n + 1) if pos.size else (
-        np.zeros(n + 1))
+    (clause_marks,) = char_counts(snap, tn, [(_CLAUSE_MARK, None)])
+    marks = np.bincount(cont, weights=clause_marks, minlength=n + 1)
     low_link = links < PARAGRAPH_LINK_DENSITY * np.maximum(chars, 1.0)
     para = (words >= PARAGRAPH_WORDS) & low_link & (marks >= 1)
     long_ = (words >= LONG_WORDS) & low_link
@@ -378,10 +392,7 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
         ans = prop.answers[a]
         X[:, names.index(f"{a}_answered")] = 1.0 if ans else 0.0
         if ans:
-            ins = _inside(snap, np.asarray(ans, dtype=np.int64))
-            inter = snap.subtree_sum(snap.text_per_element(tch * ins[snap.text_owner])) if snap.m else np.zeros(
-                snap.n)
-            ic = csum(inter)
+            ic = csum(_text_chars_under(snap, tch, np.asarray(ans, dtype=np.int64)))
             ans_chars = max(float(A.chars[list(ans)].sum()), 1.0)
             p = np.where(chars > 0, ic / np.maximum(chars, 1.0), 0.0)
             r = ic / ans_chars
@@ -444,26 +455,24 @@ def _context(snap: Snapshot, A: PageArrays, flat: np.ndarray, starts: np.ndarray
         out["para_rel_max"] = para / max(float(para.max()), 1.0)
         out["log_para_blocks"] = np.log1p(csum(A.para_blocks))
     # Paragraph characters before the candidate in document order (text_seq: elements before the text node).
-    tn = np.nonzero(A.rendered & ~snap.text_blank)[0] if snap.m else np.zeros(0, dtype=np.int64)
-    if tn.size:
-        seq = snap.text_seq[tn]
-        order = np.argsort(seq, kind="stable")
-        cum = np.concatenate([[0.0], np.cumsum(A.para_t[tn][order])])
+    shown = A.rendered & ~snap.text_blank if snap.m else np.zeros(0, dtype=bool)
+    if shown.any():
+        order = np.argsort(snap.text_seq, kind="stable")
+        cum = np.concatenate([[0.0], np.cumsum(A.para_t[order])])
         total = max(float(cum[-1]), 1.0)
-        before = cum[np.searchsorted(seq[order], first, side="right")]
+        before = cum[np.searchsorted(snap.text_seq[order], first, side="right")]
         out["para_before"] = before / total
         out["para_after"] = np.maximum(total - before - para, 0.0) / total if cum[-1] > 0 else np.zeros(k)
-        # Page title: the largest-font rendered text (2+ words, not a link) in the first two screens.
+        # Page title: the largest-font shown text (2+ words, not a link) in the first two screens.
         vh = max(float(snap.page.viewport[1]), 1.0)
-        own = snap.text_owner[tn]
-        fs = snap.font_size[own]
-        cand = (snap.text_box[tn, 1] < 2 * vh) & (snap.text_words[tn] >= 2) & ~A.in_link[own]
-        if cand.any():
-            t = int(tn[cand][int(np.argmax(fs[cand]))])
+        fs = snap.font_size[snap.text_owner]
+        title = shown & (snap.text_box[:, 1] < 2 * vh) & (snap.text_words >= 2) & ~A.in_link[snap.text_owner]
+        if title.any():
+            t = int(np.nonzero(title)[0][int(np.argmax(fs[title]))])
             owner = int(snap.text_owner[t])
             out["has_title"] = np.logical_or.reduceat((owner >= flat) & (owner < snap.subtree_end[flat]), starts)
             out["title_dy"] = np.clip((top - float(snap.text_box[t, 1] + snap.text_box[t, 3])) / vh, -5.0, 10.0)
-            out["title_font_rel"] = np.full(k, float(snap.font_size[owner]) / max(float(np.median(fs)), 1.0))
+            out["title_font_rel"] = np.full(k, float(fs[t]) / max(float(np.median(fs[shown])), 1.0))
         else:
             out["has_title"], out["title_dy"] = np.full(k, -1.0), np.full(k, 10.0)
     # Repetition: the most children of one element sharing tag and class value.
@@ -475,37 +484,11 @@ def _context(snap: Snapshot, A: PageArrays, flat: np.ndarray, starts: np.ndarray
     rep = np.maximum.reduceat(max_rep[flat], starts)
     out["rep_log"] = np.log1p(rep)
     out["rep_share"] = rep / np.maximum(csum(snap.n_children.astype(np.float64)), 1.0)
-    # Cue groups: on the candidate's own nodes, and the share of its text inside cued elements. All groups at once:
-    # inside[e, g] by a difference array over pre-order; a candidate node's text is the text nodes whose owner lies
-    # in [node, subtree_end), a contiguous run once text nodes are sorted by owner.
-    groups_ = list(A.cues)
-    flags = np.stack([A.cues[g] for g in groups_], axis=1) if n else np.zeros((0, len(groups_)), dtype=bool)
-    self_cue = np.logical_or.reduceat(flags[flat], starts, axis=0)
-    share = np.zeros((k, len(groups_)))
-    recall = np.full(k, -1.0)
-    if snap.m:
-        rows, cols = np.nonzero(flags)
-        mark = np.zeros((n + 1, len(groups_)), dtype=np.int64)
-        np.add.at(mark, (rows, cols), 1)
-        np.add.at(mark, (snap.subtree_end[rows], cols), -1)
-        inside = np.cumsum(mark, axis=0)[:n] > 0
-        order = np.argsort(snap.text_owner, kind="stable")
-        owners = snap.text_owner[order]
-        cum = np.zeros((snap.m + 1, len(groups_)))
-        np.cumsum((A.text_chars[:, None] * inside[snap.text_owner])[order], axis=0, out=cum[1:])
-
-        def within(nodes: np.ndarray) -> np.ndarray:
-            lo = np.searchsorted(owners, nodes, side="left")
-            return cum[np.searchsorted(owners, snap.subtree_end[nodes], side="left")] - cum[lo]
-
-        cued = np.add.reduceat(within(flat), starts, axis=0)
-        share = np.where(chars[:, None] > 0, cued / np.maximum(chars, 1.0)[:, None], 0.0)
-        b = groups_.index("body")
-        page_body = float(within(np.array([body]))[0, b])
-        if page_body > 0:
-            recall = cued[:, b] / page_body
-    for g, name in enumerate(groups_):
-        out[f"cue_{name}_self"] = self_cue[:, g]
-        out[f"cue_{name}_share"] = share[:, g]
-    out["cue_body_recall"] = recall
+    # Cue groups: on the candidate's own nodes, and the share of its text inside cued elements.
+    for name, flag in A.cues.items():
+        out[f"cue_{name}_self"] = np.logical_or.reduceat(flag[flat], starts)
+        cued = _text_chars_under(snap, A.text_chars, np.nonzero(flag)[0])
+        out[f"cue_{name}_share"] = np.where(chars > 0, csum(cued) / np.maximum(chars, 1.0), 0.0)
+        if name == "body":
+            out["cue_body_recall"] = csum(cued) / float(cued[body]) if cued[body] > 0 else np.full(k, -1.0)
     return out
