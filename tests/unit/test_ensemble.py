@@ -55,8 +55,8 @@ def results_for(b, **answers):
 def test_candidates_hold_answers_ancestors_and_heavy_children():
     b = page()
     s = b.snapshot
-    prop = F.proposals(s, results_for(b, semantic=["article"], r4=["p1", "p2"]), per_algorithm=5)
     arrays = F.page_arrays(s)
+    prop = F.proposals(s, results_for(b, semantic=["article"], r4=["p1", "p2"]), per_algorithm=5, arrays=arrays)
     cands = F.gather(s, prop, arrays, cap=150)
     ids = b.ids
     assert cands[0] == (ids["article"],)  # answers first, in algorithm order
@@ -71,8 +71,8 @@ def test_features_follow_the_definitions():
     b = page()
     s = b.snapshot
     ids = b.ids
-    prop = F.proposals(s, results_for(b, semantic=["article"], gce=["p1"]), per_algorithm=5)
     arrays = F.page_arrays(s)
+    prop = F.proposals(s, results_for(b, semantic=["article"], gce=["p1"]), per_algorithm=5, arrays=arrays)
     cands = [(ids["article"],), (ids["nav"],), (ids["p1"],), (ids["share"],)]
     X = F.features(s, cands, prop, arrays)
     col = {n: i for i, n in enumerate(F.feature_names())}
@@ -80,7 +80,8 @@ def test_features_follow_the_definitions():
     assert X[1, col["link_char_density"]] == pytest.approx(1.0)  # nav: only link text
     p1_chars = len(LOREM * 4) + len("source")
     assert X[2, col["link_char_density"]] == pytest.approx(len("source") / p1_chars, rel=1e-3)
-    assert X[0, col["semantic_exact"]] == 1 and X[0, col["votes_exact"]] == 1
+    # The article is semantic's answer and Arc90's (its paragraphs' parent; no sibling reaches the threshold).
+    assert X[0, col["semantic_exact"]] == 1 and X[0, col["arc90_exact"]] == 1 and X[0, col["votes_exact"]] == 2
     # p1 lies inside the semantic answer: precision 1, recall = its share of the article's characters.
     art = arrays.chars[ids["article"]]
     assert X[2, col["semantic_precision"]] == pytest.approx(1.0)
@@ -98,8 +99,8 @@ def test_context_features_follow_the_definitions():
     b = page()
     s = b.snapshot
     ids = b.ids
-    prop = F.proposals(s, results_for(b, semantic=["article"]), per_algorithm=5)
     arrays = F.page_arrays(s)
+    prop = F.proposals(s, results_for(b, semantic=["article"]), per_algorithm=5, arrays=arrays)
     names = ["article", "nav", "p1", "p2", "links", "share", "aside"]
     X = F.features(s, [(ids[x],) for x in names], prop, arrays)
     col = {n: i for i, n in enumerate(F.feature_names())}
@@ -130,6 +131,36 @@ def test_context_features_follow_the_definitions():
     assert row["share"][col["cue_share_self"]] == 1 and row["article"][col["cue_share_self"]] == 0
     assert row["article"][col["cue_share_share"]] == pytest.approx(arrays.chars[ids["share"]] / art)
     assert row["article"][col["cue_body_recall"]] == -1  # no body cue on the page
+
+
+def test_arc90_scores_follow_readability():
+    b = page()
+    s = b.snapshot
+    ids = b.ids
+    arrays = F.page_arrays(s)
+    # Blocks of >= 25 characters: p1 and p2 (1 + no commas + 3 for >= 300 characters), the share div and the aside
+    # (1 each); the related links (22 characters each), the heading and the caption are too short.
+    assert arrays.chars[ids["p1"]] >= 300 and arrays.chars[ids["share"]] >= 25
+    ld = {x: arrays.link_chars[ids[x]] / arrays.chars[ids[x]] for x in ("article", "body")}
+    # Parents get the whole score, grandparents half: article 4 + 4 + 1; body 2 + 2 + 0.5 (share) + 1 (aside).
+    assert arrays.arc90[ids["article"]] == pytest.approx(9 * (1 - ld["article"]))
+    assert arrays.arc90[ids["body"]] == pytest.approx(5.5 * (1 - ld["body"]))
+    assert arrays.arc90[ids["p1"]] == 0 and arrays.arc90[ids["nav"]] == 0
+    # Each comma adds one; a div gets Readability's +5 prior and a positive class +25.
+    commas = build(E("html", (0, 0, 800, 600), [E("body", (0, 0, 800, 600), [
+        E("div", (0, 0, 800, 300), [E("p", (0, 0, 800, 100), [Tx("One, two, three and four go on a walk.")])],
+          cls="post", name="div")])]), viewport=(800, 600))
+    a2 = F.page_arrays(commas.snapshot)
+    assert a2.arc90[commas.ids["div"]] == pytest.approx(1 + 2 + 0 + 5 + 25)  # 2 commas, < 100 characters
+    names = ["article", "p1", "aside"]
+    prop = F.proposals(s, results_for(b), per_algorithm=5, arrays=arrays)
+    X = F.features(s, [(ids[x],) for x in names], prop, arrays)
+    col = {n: i for i, n in enumerate(F.feature_names())}
+    row = {x: X[i] for i, x in enumerate(names)}
+    assert row["article"][col["arc90_rel"]] == 1 and row["p1"][col["arc90_rel"]] == 0
+    assert row["p1"][col["arc90_top_recall"]] == pytest.approx(arrays.chars[ids["p1"]] / arrays.chars[ids["article"]])
+    assert row["p1"][col["arc90_top_precision"]] == 1 and row["article"][col["arc90_top_recall"]] == 1
+    assert row["aside"][col["arc90_top_recall"]] == 0 and row["aside"][col["arc90_top_precision"]] == 0
 
 
 def test_char_counts_per_text_node_match_the_regexes_above_the_bmp_too():
@@ -406,3 +437,49 @@ def test_filter_parameter_is_checked_by_name():
     assert config_from_dict(Ens.Config, {"filter": "rules"}).filter == "rules"
     with pytest.raises(ConfigError, match="filter: expected one of"):
         config_from_dict(Ens.Config, {"filter": "bogus"})
+
+
+def _arc90_page(more_cls: str):
+    """div#content (two comma-rich paragraphs) is Readability's top candidate; its siblings test the append rules."""
+    para = "The council met on Monday, as planned, and " + "agreed the budget for the coming year " * 8 + "."
+    assert len(para) >= 300
+    third = "A third paragraph in another box tells the rest of the story for the reader here " * 2
+    return build(E("html", (0, 0, 1600, 3000), [E("body", (0, 0, 1600, 3000), [
+        E("div", (100, 0, 1000, 3000), [
+            E("div", (100, 0, 1000, 800), [E("p", (100, 0, 1000, 400), [Tx(para)]),
+                                           E("p", (100, 400, 1000, 400), [Tx(para)])], cls="box", name="content"),
+            E("div", (100, 800, 1000, 200), [E("p", (100, 800, 1000, 200), [Tx(third)])], cls=more_cls,
+              name="more"),
+            E("p", (100, 1000, 1000, 100),
+              [Tx("A lead paragraph without links that runs past eighty characters in all.")], name="lead"),
+            E("p", (100, 1100, 1000, 30), [Tx("Short note.")], name="short"),
+            E("p", (100, 1130, 1000, 30), [Tx("Short note")], name="nope"),
+            E("p", (100, 1160, 1000, 30), [E("a", (100, 1160, 1000, 30), [Tx("Read more stories " * 6)])],
+              name="links"),
+            E("div", (100, 1200, 1000, 200), [E("p", (100, 1200, 1000, 200), [Tx(third)])], name="other"),
+        ], cls="col", name="main")])]), viewport=(1600, 1000))
+
+
+def test_arc90_proposal_appends_siblings_as_readability_does():
+    b = _arc90_page("box")
+    s, ids = b.snapshot, b.ids
+    arrays = F.page_arrays(s)
+    top = int(np.argmax(arrays.arc90))
+    assert top == ids["content"]
+    # Threshold max(10, 0.2 x top): "more" scores 2 + 5 (div) < 10 and passes only with the shared-class bonus;
+    # "lead" is a <p> over 80 characters without links; "short" a link-free <p> with a sentence end.
+    answer, ranked = F.arc90_proposal(s, arrays, 5)
+    assert answer == tuple(sorted(ids[x] for x in ("content", "more", "lead", "short")))
+    assert ranked[0] == answer and len(ranked) <= 5 and (ids["content"],) in ranked
+    assert [arrays.arc90[r[0]] for r in ranked[1:]] == sorted((arrays.arc90[r[0]] for r in ranked[1:]), reverse=True)
+    # Without the shared class the sibling box stays out.
+    b2 = _arc90_page("box2")
+    answer2, _ = F.arc90_proposal(b2.snapshot, F.page_arrays(b2.snapshot), 5)
+    assert b2.ids["more"] not in answer2 and b2.ids["lead"] in answer2
+    # As a proposer it is a candidate with its own agreement features.
+    prop = F.proposals(s, results_for(b), per_algorithm=5, arrays=arrays)
+    cands = F.gather(s, prop, arrays, cap=150)
+    assert cands[0] == answer
+    X = F.features(s, cands, prop, arrays)
+    col = {n: i for i, n in enumerate(F.feature_names())}
+    assert X[0, col["arc90_exact"]] == 1 and X[0, col["arc90_answered"]] == 1 and X[0, col["votes_exact"]] == 1

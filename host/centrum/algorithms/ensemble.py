@@ -1,24 +1,28 @@
 """Centrum's ensemble: choose the main content among every algorithm's proposals with a small learned scorer.
 
 1. **proposals**: run the base algorithms (semantic, GCE, zoning, R4, DANA, DANAg, AdDANAg) on the same snapshot
-   (they share its cached tree arrays); take each one's answer and runners-up (``Result.candidates``).
+   (they share its cached tree arrays); take each one's answer and runners-up (``Result.candidates``); and (v4)
+   Arc90 Readability's selection as one more proposer: the element with the best content score plus the siblings
+   Readability appends to it, then the next best-scoring elements.
 2. **candidates**: those node sets plus the ancestors of each up to ``<body>`` and children holding a quarter of its
    text (the right answer is often one level away from a proposal), capped at ``Config.max_candidates``.
 3. **features** (:mod:`._ensemble_features`, language-independent, vectorized subtree sums): text and script-fair
    word counts and shares, link character and link area density, text-area density, box size and position relative
-   to the viewport and document centre, depth, tag, positive/negative class/id cues, and per algorithm: did it
+   to the viewport and document centre, depth, tag, positive/negative class/id cues, and per proposer: did it
    answer, is this its answer, its rank for this candidate, text precision/recall of the candidate against its
    answer (DANA line-density agreement is DANA's precision/recall), plus agreement summaries; and the candidate's
    context (v3): paragraph-like text it holds and leaves before/after it or in its parent, how its text splits
    among its children, its distance below the page title (largest font), repeated children, and finer class/id
    cue groups (body, comment, sidebar, nav, footer, header, share, related, meta) with the share of its text
-   under each.
+   under each; and (v4) Arc90 Readability's content score (paragraphs give 1 + commas + length to their parent,
+   half to the grandparent; tag prior, class weight, link density): the candidate's best score relative to the
+   page's top-scoring element, and text precision/recall against that element.
 4. **scorer** (:mod:`._ensemble_model`): gradient-boosted stumps ranking the page's candidates (listwise softmax
    loss on their token F1, every training data set weighing the same); the weights ship as
-   ``centrum/weights/ensemble-v3.json`` and are reproduced by ``centrum train``. The best-scoring candidate wins;
+   ``centrum/weights/ensemble-v4.json`` and are reproduced by ``centrum train``. The best-scoring candidate wins;
    every candidate in the Result carries its per-feature contributions (``features``) for the debugger.
 5. **block filter** (:mod:`._ensemble_blocks`): the chosen subtree's text is cut into blocks (the lines
-   ``text_of`` would break), each scored by a second stumps model (``ensemble-v3-blocks.json``, same command)
+   ``text_of`` would break), each scored by a second stumps model (``ensemble-v4-blocks.json``, same command)
    that predicts the share of the block in the gold text; blocks below ``block_threshold`` are dropped (never all
    of them). The rule-based trim of earlier versions (navigation/aside/footer, strong negative class/id cues, link
    groups; never media) is one of its features and remains as ``filter="rules"``. Elements holding no dropped text
@@ -43,8 +47,8 @@ from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import Stumps
 
-WEIGHTS_NAME = "ensemble-v3.json"
-BLOCK_WEIGHTS_NAME = "ensemble-v3-blocks.json"
+WEIGHTS_NAME = "ensemble-v4.json"
+BLOCK_WEIGHTS_NAME = "ensemble-v4-blocks.json"
 
 
 MAX_DEBUG_BLOCKS = 200  # block trace entries in the debug output
@@ -52,7 +56,7 @@ MAX_DEBUG_BLOCKS = 200  # block trace entries in the debug output
 
 @dataclass(frozen=True)
 class Config:
-    # Weights file (JSON from `centrum train`); "" = the shipped centrum/weights/ensemble-v3.json.
+    # Weights file (JSON from `centrum train`); "" = the shipped centrum/weights/ensemble-v4.json.
     weights: str = ""
     # Candidate cap per page (issue #11: "cap the set, e.g. <= 150").
     max_candidates: int = 150
@@ -61,7 +65,7 @@ class Config:
     # Post-processing inside the chosen node (issue #11 "trim link groups and boilerplate"): "model" (learned block
     # filter), "rules" (the rule trim below), "none".
     filter: Literal["model", "rules", "none"] = "model"
-    # Block weights file; "" = the shipped centrum/weights/ensemble-v3-blocks.json.
+    # Block weights file; "" = the shipped centrum/weights/ensemble-v4-blocks.json.
     block_weights: str = ""
     # Keep a block when its predicted gold share is at least this (LODO mean F1 over the 8 dev sets, v2 scorer:
     # 0.3 -> 0.899, 0.4 -> 0.900, 0.5 -> 0.901, 0.6 -> 0.899; filter="rules" 0.902).
@@ -126,7 +130,7 @@ class PageModel:
 
 def prepare(snap: Snapshot, results: dict[str, Result], cfg: Config) -> PageModel:
     arrays = F.page_arrays(snap)
-    prop = F.proposals(snap, results, cfg.per_algorithm)
+    prop = F.proposals(snap, results, cfg.per_algorithm, arrays)
     cands = F.gather(snap, prop, arrays, cfg.max_candidates)
     X = F.features(snap, cands, prop, arrays)
     return PageModel(cands, X, arrays, prop)
