@@ -418,6 +418,9 @@ def test_run_on_a_built_page_reports_candidates_with_contributions():
     top = r.candidates[0]
     assert top.score == pytest.approx(Ens.load_model().base + sum(top.features.values()))
     assert r.timing_ms["ensemble"] > 0 and "base_gce" in r.timing_ms
+    # The debugger's labels name every proposer whose answer a candidate is, Arc90 included (the article here).
+    art = next(c for c in r.candidates if c.nodes == [b.ids["article"]])
+    assert "arc90" in art.label and r.debug["answers"]["arc90"] == [b.ids["article"]]
 
 
 def test_combine_with_a_model_that_trusts_semantic_chooses_the_article():

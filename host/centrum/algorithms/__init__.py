@@ -48,7 +48,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 # The default of `centrum extract` and the extension: the single algorithm with the best mean token F1 over the
 # shared dev sets (`centrum eval ../shared/datasets/*`, 1423 pages, 2026-11-22): r4 0.846, addanag 0.840,
 # danag 0.835, zoning 0.741, gce 0.667, semantic 0.387. The ensemble scores higher (leave-one-data-set-out mean
-# 0.908, v3) but is above the best peer on two sets of eight only (cleanportaleval, l3s-gn1) and below zoning on
+# 0.910, v4) but is above the best peer on two sets of eight only (cleanportaleval, l3s-gn1) and below zoning on
 # cleaneval, while issue #11 requires the best peer on every set before it becomes the default; it is also ~10x
 # slower (it runs every algorithm).
 DEFAULT_ALGORITHM = "r4"

@@ -256,7 +256,7 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     cands = []
     for j in order[: cfg.report_candidates]:
         c = pm.candidates[int(j)]
-        who = [a for a in F.BASE_ALGORITHMS if pm.proposals.answers[a] == c]
+        who = [a for a in F.PROPOSERS if pm.proposals.answers[a] == c]
         label = (f"<{snap.tags[c[0]]}>" if len(c) == 1 else f"{len(c)} siblings") + (
             f" answer of {', '.join(who)}" if who else "")
         cands.append(Candidate(list(c), float(score[j]), label, {names[f]: float(contrib[j, f]) for f in used}))
