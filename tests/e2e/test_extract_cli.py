@@ -98,3 +98,14 @@ def test_extract_invalid_snapshot_names_the_field(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"protocol": 1, "page": {"viewport": [0, 1], "document": [1, 1]}}))
     p = centrum("extract", str(bad))
     assert p.returncode == 2 and "page.viewport" in p.stderr
+
+
+def test_default_algorithm_is_the_learned_ensemble() -> None:
+    """No --algorithm: the ensemble answers (the default of extract, ping and so the extension)."""
+    p = centrum("extract", str(SAMPLE), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert result["algorithm"] == "ensemble"
+    assert ARTICLE_START in result["text"] and ARTICLE_END in result["text"]
+    for boilerplate in ("Most read", "All rights reserved", "We use cookies"):
+        assert boilerplate not in result["text"]

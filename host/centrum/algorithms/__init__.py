@@ -41,17 +41,17 @@ REGISTRY: dict[str, AlgorithmSpec] = {
                       summary="DANAg: content vs code line density"),
         AlgorithmSpec("addanag", "centrum.algorithms.dana", variant={"variant": "addanag"}, needs_source=True,
                       summary="AdDANAg: DANAg with hyperlink normalization"),
-        AlgorithmSpec("ensemble", "centrum.algorithms.ensemble", summary="Centrum's ensemble over all candidates"),
+        # The ensemble's DANA-family proposers read the source: without it they answer nothing and the scorer sees
+        # inputs it was never trained on.
+        AlgorithmSpec("ensemble", "centrum.algorithms.ensemble", needs_source=True,
+                      summary="Centrum's ensemble over all candidates"),
     ]
 }
 
-# The default of `centrum extract` and the extension: the single algorithm with the best mean token F1 over the
-# shared dev sets (`centrum eval ../shared/datasets/*`, 1423 pages, 2026-11-22): r4 0.846, addanag 0.840,
-# danag 0.835, zoning 0.741, gce 0.667, semantic 0.387. The ensemble scores higher (leave-one-data-set-out mean
-# 0.910, v4) but is above the best peer on two sets of eight only (cleanportaleval, l3s-gn1) and below zoning on
-# cleaneval, while issue #11 requires the best peer on every set before it becomes the default; it is also ~10x
-# slower (it runs every algorithm).
-DEFAULT_ALGORITHM = "r4"
+# The default of `centrum extract`, of the host's `ping` answer and so of the extension: the learned ensemble over
+# every base algorithm's candidates (README "Evaluation" and "Ensemble" give its measured figures); the base
+# algorithms stay selectable by name.
+DEFAULT_ALGORITHM = "ensemble"
 
 
 class UnknownAlgorithm(KeyError):
