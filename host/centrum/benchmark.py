@@ -90,18 +90,10 @@ class HostProcess:
         msg_id = f"b{time.perf_counter_ns()}"
         self.framing.write_message(self.proc.stdin, {"v": 1, "id": msg_id, **body})
         self.proc.stdin.flush()
-        parts: list[str] = []
-        received = 0
-        while True:
-            frame = self.framing.read_frame(self.proc.stdout)
-            if frame is None:
-                raise RuntimeError("centrum-host exited during the benchmark")
-            received += len(frame) + 4
-            chunk = json.loads(frame)
-            parts.append(chunk["data"])
-            if chunk["chunk"] + 1 >= chunk["chunks"]:
-                break
-        return json.loads("".join(parts)), received
+        try:
+            return self.framing.read_response(self.proc.stdout)
+        except self.framing.FrameError:
+            raise RuntimeError("centrum-host exited during the benchmark") from None
 
     def close(self) -> None:
         if self.proc.stdin:

@@ -8,6 +8,8 @@ import importlib
 import os
 import sys
 
+from . import __version__
+
 # name -> (module, one-line help). A module that does not exist yet is reported as unavailable.
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("centrum.commands.extract", "print the main content of a page (file or URL)"),
@@ -19,11 +21,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "labels": ("centrum.commands.labels", "export annotator labels and report agreement"),
     "host": ("centrum.commands.host", "run the native messaging host on stdin/stdout"),
     "algorithms": ("centrum.commands.algorithms", "list the algorithms and their parameters"),
+    "doctor": ("centrum.commands.doctor", "check that each browser finds and can start the native host"),
 }
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
     parser = argparse.ArgumentParser(prog="centrum", description="Main-content extraction on rendered pages.")
+    parser.add_argument("--version", action="version", version=f"centrum {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():

@@ -120,3 +120,20 @@ def chunk_response(msg_id: Any, body: str, data_bytes: int = CHUNK_DATA_BYTES) -
         pieces = [""]
     for k, piece in enumerate(pieces):
         yield {"v": 1, "id": msg_id, "chunk": k, "chunks": len(pieces), "data": piece}
+
+
+def read_response(stream: IO[bytes]) -> tuple[Any, int]:
+    """The client side of :func:`chunk_response`: read chunk messages until the last one and parse the joined body.
+
+    Returns ``(response, bytes read)``; raises :class:`FrameError` when the stream ends first."""
+    parts: list[str] = []
+    received = 0
+    while True:
+        frame = read_frame(stream)
+        if frame is None:
+            raise FrameError("the host closed its output before the last chunk of an answer")
+        received += len(frame) + 4
+        chunk = json.loads(frame)
+        parts.append(chunk["data"])
+        if chunk["chunk"] + 1 >= chunk["chunks"]:
+            return json.loads("".join(parts)), received

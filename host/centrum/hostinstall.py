@@ -1,4 +1,5 @@
-"""Register the native-messaging host with browsers: host manifests from ``manifest-templates/`` plus a launcher.
+"""Register the native-messaging host with browsers: host manifests from the package's
+``centrum/assets/host-manifests/`` plus a launcher.
 
 The browsers start the host through an executable named in the manifest's ``path``. That launcher pins the absolute
 path of the Python that ran ``centrum install-host`` (``python -m centrum.nativehost``), so the host runs with the
@@ -27,8 +28,8 @@ EXTENSION_ID = "ngekkliglbijomphmjkfefphbjfcfjkn"
 # Firefox: browser_specific_settings.gecko.id in extension/manifest.json.
 GECKO_ID = "centrum@centrum.org"
 
-REPO = Path(__file__).resolve().parents[2]
-TEMPLATES = REPO / "manifest-templates"
+# Package data, so that an installed wheel can register the host without a source checkout.
+TEMPLATES = Path(__file__).resolve().parent / "assets" / "host-manifests"
 
 CHROMIUM_FAMILY = ("chrome", "chromium", "edge", "brave")
 BROWSERS = (*CHROMIUM_FAMILY, "firefox")

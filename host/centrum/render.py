@@ -91,7 +91,9 @@ def find_chromium() -> str | None:
 
 def collector_path() -> Path:
     env = os.environ.get("CENTRUM_COLLECTOR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "extension" / "src" / "collect.js"
+    # The package's assets/collect.js is a link to extension/src/collect.js in the repository (one source of truth)
+    # that the wheel build turns into a copy.
+    return Path(env) if env else Path(__file__).resolve().parent / "assets" / "collect.js"
 
 
 def collector_source() -> str:

@@ -5,9 +5,11 @@ Every adapter returns plain text with one block per line. HTML peers receive the
 :func:`decode_html`'s output. Two peers use the render instead of the bytes:
 
 * ``readability_js`` — Mozilla's ``@mozilla/readability`` (npm), run *inside the same rendered Chromium page* on a
-  clone of the live document through the renderer's ``extra`` hook: the fair anchor for a reader-mode button. It is
-  installed with npm into ``$CENTRUM_CACHE/node/`` on first use (never into the repository); without npm it is
-  reported as missing.
+  clone of the live document through the renderer's ``extra`` hook: the fair anchor for a reader-mode button. One
+  pinned version (``READABILITY_VERSION``, the same as the repository's ``package.json``) is read from
+  ``$CENTRUM_NODE_MODULES`` when set (``.ci/run`` sets it after ``npm ci``, so tests download nothing), else installed
+  with npm into ``$CENTRUM_CACHE/node/`` on first use (never into the repository); without npm it is reported as
+  missing.
 * ``wholepage`` — all visible text of the rendered page (the snapshot's root): the no-extraction baseline.
 
 A peer whose package is not importable is reported as missing with the reason, never silently skipped.
@@ -28,7 +30,10 @@ from pathlib import Path
 
 from ..snapshot import Snapshot
 
-READABILITY_NPM = "@mozilla/readability"
+READABILITY_PACKAGE = "@mozilla/readability"
+# Pinned: scores move with Readability's releases. package.json pins the same version (a test checks).
+READABILITY_VERSION = "0.6.0"
+READABILITY_NPM = f"{READABILITY_PACKAGE}@{READABILITY_VERSION}"
 
 
 def cache_root() -> Path:
@@ -201,14 +206,22 @@ def wholepage_text(snapshot: Snapshot) -> str:
 
 # ---- Readability.js -------------------------------------------------------------------------------------------------
 def readability_js_dir() -> Path:
-    return cache_root() / "node" / "node_modules" / "@mozilla" / "readability"
+    modules = os.environ.get("CENTRUM_NODE_MODULES")
+    base = Path(modules) if modules else cache_root() / "node" / "node_modules"
+    return base / READABILITY_PACKAGE
 
 
 @functools.cache
 def readability_js_source() -> str:
-    """Readability.js source, installing the npm package into ``$CENTRUM_CACHE/node`` on first use."""
+    """Readability.js source: from ``$CENTRUM_NODE_MODULES``, else installed into ``$CENTRUM_CACHE/node`` on first
+    use at the pinned version (a different version found there is replaced)."""
     path = readability_js_dir() / "Readability.js"
-    if not path.exists():
+    if os.environ.get("CENTRUM_NODE_MODULES"):
+        if not path.exists():
+            raise RuntimeError(f"{path} not found: CENTRUM_NODE_MODULES points at a folder without "
+                               f"{READABILITY_PACKAGE} (run `npm ci` in the repository to install the pinned version)")
+        return path.read_text(encoding="utf-8")
+    if not path.exists() or readability_js_version() != READABILITY_VERSION:
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError(f"npm not found: install Node.js/npm (apt-get install npm) so that {READABILITY_NPM} "
@@ -216,8 +229,8 @@ def readability_js_source() -> str:
         prefix = cache_root() / "node"
         prefix.mkdir(parents=True, exist_ok=True)
         print(f"centrum eval: installing {READABILITY_NPM} with npm into {prefix} (first use)", file=sys.stderr)
-        proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", READABILITY_NPM],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--save-exact",
+                               READABILITY_NPM], capture_output=True, text=True, timeout=300)
         if proc.returncode != 0 or not path.exists():
             raise RuntimeError(f"npm install {READABILITY_NPM} failed: {proc.stderr.strip()[-500:]}")
     return path.read_text(encoding="utf-8")
