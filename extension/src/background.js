@@ -35,8 +35,10 @@ async function inPage(tabId, func, ...args) {
   return first ? first.result : undefined;
 }
 
+// The page-side view is registered under a symbol in the content scripts' world (view.js): never under a window
+// name that an element id on the page could shadow.
 function view(tabId, action, arg = null) {
-  return inPage(tabId, (a, x) => globalThis.centrumView[a](x), action, arg);
+  return inPage(tabId, (a, x) => globalThis[Symbol.for("centrum.view")][a](x), action, arg);
 }
 
 async function inject(tabId, css = true) {
@@ -146,6 +148,10 @@ async function saveLabel(tab, annotator, nodes) {
   const opts = await settings();
   const snapshot = snapshots.get(tab.id);
   if (!snapshot) throw new CentrumError("E_STORAGE", "the page snapshot was lost: press the button and annotate again");
+  const n = snapshot.elements && Array.isArray(snapshot.elements.parent) ? snapshot.elements.parent.length : 0;
+  if (nodes.some((id) => id >= n)) throw new CentrumError("E_REQUEST", `node ids must be below ${n}`);
+  // A label is saved from the annotator only: the tab's view must be annotating.
+  if (await currentStage(tab.id) !== "annotate") throw new CentrumError("E_REQUEST", "the annotator is not open");
   const label = { url: snapshot.page && snapshot.page.url ? snapshot.page.url : tab.url, annotator, nodes, snapshot };
   return await host.request("label.save", { label }, opts.timeoutMs, opts.maxRequestBytes);
 }
@@ -193,7 +199,10 @@ async function currentStage(tabId) {
   // (seen in Chromium 156 with a cold service worker): retry briefly before giving up.
   for (let attempt = 0; ; attempt++) {
     try {
-      return await inPage(tabId, () => (globalThis.centrumView ? globalThis.centrumView.stage : "none"));
+      return await inPage(tabId, () => {
+        const v = globalThis[Symbol.for("centrum.view")];
+        return v ? v.stage : "none";
+      });
     } catch (e) {
       if (attempt >= 4) throw e;
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
@@ -244,26 +253,78 @@ api.commands.onCommand.addListener((command, tab) => {
   if (mode && tab) openMode(tab.id, mode).catch((e) => console.error("Centrum:", e));
 });
 
-// Only the extension's own scripts (its content scripts on the tab, its reader page) can send runtime messages: a
-// web page cannot. The page-side panels ask for a mode, a re-run or a label save of their own tab.
+// What a panel may ask for, checked here whatever the content script relays (issue #20): a message of any other
+// shape is refused with E_REQUEST and nothing is done.
+const MODES = new Set(["reader", "debugger", "annotate"]);
+const MAX_ANNOTATOR = 200; // characters
+const MAX_PARAMS_JSON = 64 * 1024; // bytes of JSON text of a re-run's parameters
+
+function isPlainObject(x) {
+  return x !== null && typeof x === "object" && !Array.isArray(x) && Object.getPrototypeOf(x) === Object.prototype;
+}
+
+function refuse(message) {
+  throw new CentrumError("E_REQUEST", message);
+}
+
+/* The fields of a valid message (only those), or an E_REQUEST error. */
+function checked(message) {
+  if (!isPlainObject(message) || typeof message.type !== "string") refuse("a message must be an object with a type");
+  const allowed = { "centrum.press": [], "centrum.open": ["mode"], "centrum.rerun": ["algorithm", "params"],
+    "centrum.label": ["annotator", "nodes"] }[message.type];
+  if (!allowed) refuse(`unknown message type ${JSON.stringify(message.type.slice(0, 40))}`);
+  const extra = Object.keys(message).filter((k) => k !== "type" && !allowed.includes(k));
+  if (extra.length) refuse(`unknown field(s) ${extra.slice(0, 5).join(", ")} in ${message.type}`);
+  if (message.type === "centrum.open" && !MODES.has(message.mode)) refuse("mode must be reader, debugger or annotate");
+  if (message.type === "centrum.rerun") {
+    if (typeof message.algorithm !== "string" || !/^[a-z][a-z0-9_-]{0,39}$/.test(message.algorithm)) {
+      refuse("algorithm must be an algorithm name");
+    }
+    if (algorithmList && !algorithmList.some((a) => a && a.name === message.algorithm)) {
+      refuse(`unknown algorithm ${message.algorithm}`);
+    }
+    if (message.params !== undefined && message.params !== null) {
+      if (!isPlainObject(message.params)) refuse("params must be an object");
+      if (JSON.stringify(message.params).length > MAX_PARAMS_JSON) refuse(`params over ${MAX_PARAMS_JSON} bytes`);
+    }
+  }
+  if (message.type === "centrum.label") {
+    const name = message.annotator;
+    const control = (c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127;
+    if (typeof name !== "string" || !name.trim() || name.length > MAX_ANNOTATOR || [...name].some(control)) {
+      refuse(`annotator must be a name of 1 to ${MAX_ANNOTATOR} characters without control characters`);
+    }
+    const nodes = message.nodes;
+    if (!Array.isArray(nodes) || !nodes.length || !nodes.every((n) => Number.isSafeInteger(n) && n >= 0) ||
+        new Set(nodes).size !== nodes.length) {
+      refuse("nodes must be a non-empty list of distinct node ids");
+    }
+  }
+  return message;
+}
+
+// Only the extension's own scripts can send runtime messages (no page can: there is no externally_connectable).
+// Of those, only the content scripts this file injects into the top frame of a tab speak for a tab; the panels
+// ask for a mode, a re-run or a label save of their own tab.
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (!message || sender.id !== api.runtime.id) return false;
-  const reply = (promise) => {
-    promise.then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
+  if (!sender.tab || typeof sender.tab.id !== "number" || sender.frameId !== 0) return false;
+  const reply = (work) => {
+    Promise.resolve().then(() => work(checked(message))).then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
     return true;
   };
-  if (!sender.tab) return false;
+  const tab = sender.tab;
   switch (message.type) {
     case "centrum.press": // used by the Firefox end-to-end harness, where no toolbar can be clicked
-      return reply(press(sender.tab));
+      return reply(() => press(tab));
     case "centrum.open":
-      return reply(openMode(sender.tab.id, String(message.mode)));
+      return reply((m) => openMode(tab.id, m.mode));
     case "centrum.rerun":
-      return reply(rerun(sender.tab.id, String(message.algorithm), message.params || null));
+      return reply((m) => rerun(tab.id, m.algorithm, m.params || null));
     case "centrum.label":
-      return reply(saveLabel(sender.tab, String(message.annotator || ""), Array.isArray(message.nodes) ? message.nodes : []));
+      return reply((m) => saveLabel(tab, m.annotator.trim(), m.nodes));
     default:
-      return false;
+      return reply(() => undefined); // checked() refuses it with E_REQUEST
   }
 });
 

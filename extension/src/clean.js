@@ -9,7 +9,24 @@
 "use strict";
 
 (() => {
-  if (globalThis.centrumClean) return;
+  // Registered under a symbol: a page element id="centrumClean" (a named window property, visible in the content
+  // script's world too) must not make this script believe it already ran.
+  const KEY = Symbol.for("centrum.clean");
+  if (globalThis[KEY]) return;
+
+  /* The extension API namespace. Named page elements (id="browser", a <form id="chrome"> with a control named
+     "runtime", a frame named "browser") can stand in for a global name, but none of them can yield a function, so
+     the real namespace is the one whose runtime.sendMessage is a function. Firefox's `browser` (promises) first. */
+  const api = [globalThis.browser, globalThis.chrome].find((ns) => {
+    try {
+      return Boolean(ns) && typeof ns.runtime.sendMessage === "function";
+    } catch (e) {
+      return false;
+    }
+  });
+
+  // Handlers run for the user's own input only (a page script's el.click() is isTrusted false).
+  const trusted = (fn) => (event) => (event && event.isTrusted === true ? fn(event) : undefined);
 
   // Structure and text. Everything else is unwrapped (its children kept) or dropped.
   const KEEP = new Set([
@@ -31,11 +48,47 @@
   const SAFE_IMAGE = /^(https?:|data:image\/(png|jpe?g|gif|webp|avif);)/i;
   const MAX_NODES = 200000; // a runaway page cannot make the reader build forever
 
+  // clip: rect(...) of the "visually hidden" pattern: an area of at most one pixel shows nothing.
+  function clippedAway(cs) {
+    if (cs.position === "absolute" || cs.position === "fixed") {
+      const m = /^rect\(([^)]*)\)$/.exec(cs.clip || "");
+      if (m) {
+        const [top, right, bottom, left] = m[1].split(/[\s,]+/).map((v) => parseFloat(v));
+        if ([top, right, bottom, left].every(Number.isFinite) && (right - left) * (bottom - top) <= 1) return true;
+      }
+    }
+    const inset = /^inset\((\d+(?:\.\d+)?)%/.exec(cs.clipPath || "");
+    return Boolean(inset) && parseFloat(inset[1]) >= 50;
+  }
+
+  /* Text a reader of the page does not see stays out of the reader view (issue #20): display none, hidden,
+     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants),
+     clipped to nothing, or a box entirely off the document's top/left edge (left: -10000px) or a one-pixel box
+     with its overflow cut (the screen-reader-only pattern). The same rules as the collector's VISIBLE flag, asked of
+     the live elements here because the snapshot's flags stay in the background and a display: contents element
+     (no box, visible children) must not take its subtree with it. Font size 0 is a per-text-node rule (see walk):
+     a child may set a size again. */
   function isHidden(el) {
     if (el.hidden) return true;
     const cs = getComputedStyle(el);
-    return cs.display === "none" || cs.visibility === "hidden";
+    if (cs.display === "none" || cs.visibility === "hidden" || cs.visibility === "collapse") return true;
+    if (cs.display === "contents") return false;
+    if (parseFloat(cs.opacity) === 0 || clippedAway(cs)) return true;
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 || r.height > 0) {
+      if (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0) return true;
+      if (r.width <= 1 && r.height <= 1 && cs.overflow !== "visible") return true;
+    }
+    return false;
   }
+
+  // An ancestor of a chosen element hides it (opacity 0 up the tree, display none, off-screen container).
+  function hiddenAbove(el) {
+    for (let p = el.parentElement; p; p = p.parentElement) if (isHidden(p)) return true;
+    return false;
+  }
+
+  const zeroFont = (el) => parseFloat(getComputedStyle(el).fontSize) === 0;
 
   function attributes(src, tag) {
     const a = {};
@@ -71,10 +124,12 @@
 
   function walk(node, out, budget) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
+    let noText = null; // font-size 0 on `node`: its own text draws nothing (asked once, on the first text child)
     for (const child of children) {
       if (budget.left-- <= 0) return;
       if (child.nodeType === Node.TEXT_NODE) {
-        out.push(child.data);
+        if (noText === null) noText = zeroFont(node);
+        if (!noText) out.push(child.data);
       } else if (child.nodeType === Node.ELEMENT_NODE) {
         const tag = child.localName;
         if (DROP.has(tag) || isHidden(child)) continue;
@@ -96,6 +151,7 @@
     const budget = { left: MAX_NODES };
     const blocks = [];
     for (const node of nodes) {
+      if (isHidden(node) || hiddenAbove(node)) continue;
       const tag = node.localName;
       const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag) || {}) : {}, c: [] };
       blocks.push(item);
@@ -186,7 +242,6 @@
   const SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
 
   function storage() {
-    const api = globalThis.browser ?? globalThis.chrome;
     return api.storage.local;
   }
 
@@ -211,7 +266,7 @@
       b.dataset.action = name;
       b.textContent = label;
       b.title = title;
-      b.addEventListener("click", fn);
+      b.addEventListener("click", trusted(fn));
       bar.appendChild(b);
       return b;
     };
@@ -228,12 +283,12 @@
       o.textContent = label;
       where.appendChild(o);
     }
-    where.addEventListener("change", () => save({ readerIn: where.value }));
+    where.addEventListener("change", trusted(() => save({ readerIn: where.value })));
     bar.appendChild(where);
     if (onClose) button("close", "\u00d7", "restore the page", onClose);
     apply();
     return bar;
   }
 
-  globalThis.centrumClean = { tree, build, article, toolbar, READER_CSS, SETTINGS, KEEP, DROP };
+  globalThis[KEY] = { api, tree, build, article, toolbar, READER_CSS, SETTINGS, KEEP, DROP };
 })();

@@ -13,7 +13,7 @@
  */
 (() => {
   "use strict";
-  const VERSION = "1.1.0";
+  const VERSION = "1.2.0";
 
   // Pristine references, taken before any later page script can replace them. In the extension's isolated world
   // and in the renderer's isolated world the page cannot touch these at all; in the main world we at least detect
@@ -105,6 +105,30 @@
   const escAttr = (s) => (/[&"<>\u00a0]/.test(s)
     ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
       .replace(/>/g, "&gt;") : s);
+
+  /* `source` must say truthfully which element has which id (issue #20): the DANA family maps its lines back to
+     nodes through ` data-cx="ID"`, so no page string may spell that (text, script, comment, template content, an
+     attribute the page named data-cx) and no raw text or comment may end early and let what follows pass for
+     markup. Parsed pages never contain either (the tokenizer ends a script at its end tag and a comment at -->),
+     so their source stays byte-identical to the browser's serialization; pages that build such nodes with DOM
+     calls get an entity in the one byte that matters. */
+  const CX = 'data-cx="';
+  const unforgeable = (s) => (s.indexOf(CX) < 0 ? s : s.split(CX).join('data-cx&#61;"'));
+  const endTags = new Map();
+  function escRaw(s, tag) {
+    // An end tag of the element itself, as the HTML tokenizer would end it: `</script` + space, / or >.
+    if (s.indexOf("</") >= 0) {
+      let re = endTags.get(tag);
+      if (!re) endTags.set(tag, re = new RegExp(`</(${tag})(?=[\\t\\n\\f\\r />]|$)`, "gi"));
+      s = s.replace(re, "&lt;/$1");
+    }
+    return unforgeable(s);
+  }
+  function escComment(s) {
+    // "-->" and "--!>" end a comment anywhere, ">" and "->" at its start.
+    if (s.indexOf(">") >= 0) s = s.replace(/--(!?)>/g, "--$1&gt;").replace(/^(-?)>/, "$1&gt;");
+    return unforgeable(s);
+  }
 
   function interner() {
     const map = new Map();
@@ -240,12 +264,12 @@
             }
             tOff.push(tRects.length >> 2);
           }
-          if (withSrc) src.push(RAW_TEXT.has(ptag) ? data : escText(data));
+          if (withSrc) src.push(RAW_TEXT.has(ptag) ? escRaw(data, ptag) : unforgeable(escText(data)));
         }
         continue;
       }
       if (type === 8) {  // comment
-        if (withSrc) src.push(`<!--${dataGet.call(node)}-->`);
+        if (withSrc) src.push(`<!--${escComment(dataGet.call(node))}-->`);
         continue;
       }
       if (type === 10) {  // doctype, where the document has it (a comment may come first)
@@ -330,7 +354,7 @@
       opacity.push(op === 1 ? 1 : Math.round(op * 1000) / 1000);
       fontSize.push(fsz);
 
-      if (withSrc) src.push(`<${lname}${attrSrc} data-cx="${id}">`);
+      if (withSrc) src.push(`<${lname}${unforgeable(attrSrc)} data-cx="${id}">`);
       const isVoid = VOID.has(lname);
 
       if (tname === "iframe" || tname === "frame") {
@@ -369,7 +393,7 @@
       if (isVoid) continue;
       if (tname === "template") {
         // Template content is an inert fragment, not part of the rendered tree: kept only in the source.
-        if (withSrc) src.push(`${innerHTMLGet.call(node)}</${lname}>`);
+        if (withSrc) src.push(`${unforgeable(innerHTMLGet.call(node))}</${lname}>`);
         continue;
       }
       // Light children (closed by the element's end tag), then the shadow root on top so it is walked first.

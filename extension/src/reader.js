@@ -4,8 +4,8 @@
 "use strict";
 
 (() => {
-  const api = globalThis.browser ?? globalThis.chrome;
-  const clean = globalThis.centrumClean;
+  const clean = globalThis[Symbol.for("centrum.clean")];
+  const api = clean.api;
 
   async function show() {
     const key = decodeURIComponent(location.hash.slice(1));

@@ -6,14 +6,21 @@
  * node by node), and restore (every attribute and element this file added is removed, listeners detached and the
  * scroll position put back, so the page's DOM is exactly what it was). "message" = an error or "nothing found" is
  * shown. The elements come from globalThis.centrumNodes, the collector's id -> element map.
+ *
+ * A page must not be able to drive or read this UI (issue #20): it lives in a *closed* shadow root whose only
+ * reference is kept in this content script's isolated world (state.shadow), every handler ignores events the page
+ * dispatched (isTrusted false), and nothing is found through page-shadowable names: the view is registered under a
+ * symbol, not a window property an element id="centrumView" could stand in for. DOM methods are called from the
+ * isolated world (Chromium) or through Xray wrappers (Firefox), so the page's overrides of them never run here.
  */
 "use strict";
 
 (() => {
-  if (globalThis.centrumView) return;
+  const KEY = Symbol.for("centrum.view");
+  if (globalThis[KEY]) return;
 
-  const api = globalThis.browser ?? globalThis.chrome;
-  const clean = globalThis.centrumClean;
+  const clean = globalThis[Symbol.for("centrum.clean")];
+  const api = clean.api;
   const MARK = "data-centrum-main";
   const STAGE = "data-centrum-stage";
 
@@ -73,10 +80,26 @@
     annot: null, // annotator state
   };
 
+  // Handlers run for the user's own input only: a page's el.click(), dispatchEvent(new KeyboardEvent(...)) or a
+  // synthetic change event has isTrusted false and is ignored.
+  const trusted = (fn) => (event) => (event && event.isTrusted === true ? fn(event) : undefined);
+
+  // Key and text events typed into the panels (the annotator name, the parameters) stop at the shadow root, so the
+  // page's own bubbling listeners never see what is typed there.
+  const PRIVATE_EVENTS = ["keydown", "keyup", "keypress", "beforeinput", "input", "compositionstart",
+    "compositionupdate", "compositionend", "copy", "cut", "paste"];
+
+  // The collector's element list: read as an own property of this world's global, never through the window's
+  // named elements (an element id="centrumNodes" on the page).
+  const nodeList = () => (Object.prototype.hasOwnProperty.call(globalThis, "centrumNodes") &&
+    Array.isArray(globalThis.centrumNodes) ? globalThis.centrumNodes : []);
+
   function ui() {
     if (state.ui && state.ui.isConnected) return state.shadow;
     const el = document.createElement("centrum-ui");
-    const shadow = el.attachShadow({ mode: "open" });
+    // Closed: el.shadowRoot is null for the page, and the only reference is state.shadow in this isolated world.
+    const shadow = el.attachShadow({ mode: "closed" });
+    for (const type of PRIVATE_EVENTS) shadow.addEventListener(type, (e) => e.stopPropagation());
     const style = document.createElement("style");
     style.textContent = SHADOW_CSS;
     shadow.appendChild(style);
@@ -91,7 +114,7 @@
     for (const [k, v] of Object.entries(props)) {
       if (k === "class") el.className = v;
       else if (k === "text") el.textContent = v;
-      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), trusted(v));
       else el.setAttribute(k, v);
     }
     for (const c of children) if (c !== null && c !== undefined) el.append(c);
@@ -133,8 +156,9 @@
   }
 
   function listen(target, type, fn, options) {
-    target.addEventListener(type, fn, options);
-    state.cleanup.push(() => target.removeEventListener(type, fn, options));
+    const handler = trusted(fn);
+    target.addEventListener(type, handler, options);
+    state.cleanup.push(() => target.removeEventListener(type, handler, options));
   }
 
   function clearShadow() {
@@ -175,7 +199,7 @@
   }
 
   function element(id) {
-    const el = (globalThis.centrumNodes || [])[id];
+    const el = nodeList()[id];
     return el && el.nodeType === 1 && el.isConnected ? el : null;
   }
 
@@ -282,16 +306,16 @@
       if (n === name) o.selected = true;
       select.appendChild(o);
     }
-    select.addEventListener("change", () => {
+    select.addEventListener("change", trusted(() => {
       dbg.selected = select.value;
       renderDebugger();
-    });
+    }));
     const list = h("ol", { class: "cands" });
     const hover = layer("hover");
     (result.candidates || []).forEach((c, i) => {
       const li = h("li", { "data-index": String(i), title: featureText(c) },
         h("span", { class: "score", text: fmt(c.score) }), `${c.label || ""} [${(c.nodes || []).length} node(s)]`);
-      li.addEventListener("mouseenter", () => {
+      li.addEventListener("mouseenter", trusted(() => {
         hover.replaceChildren();
         outlineNodes(hover, c.nodes, "hover", `${c.label || ""} ${fmt(c.score)}`);
         const first = element((c.nodes || [])[0]);
@@ -299,16 +323,16 @@
           const r = first.getBoundingClientRect();
           if (r.bottom < 0 || r.top > window.innerHeight) first.scrollIntoView({ block: "center" });
         }
-      });
-      li.addEventListener("mouseleave", () => hover.replaceChildren());
+      }));
+      li.addEventListener("mouseleave", trusted(() => hover.replaceChildren()));
       list.appendChild(li);
     });
     const overlayToggle = h("input", { type: "checkbox", class: "overlay-toggle" });
     overlayToggle.checked = dbg.overlay;
-    overlayToggle.addEventListener("change", () => {
+    overlayToggle.addEventListener("change", trusted(() => {
       dbg.overlay = overlayToggle.checked;
       renderDebugger();
-    });
+    }));
     const params = h("textarea", { class: "params", spellcheck: "false" });
     params.value = JSON.stringify(dbg.params[name] || {}, null, 1);
     const status = h("div", { class: "status", role: "status" });
@@ -372,7 +396,7 @@
   function nodeIds() {
     if (state.annot.ids) return state.annot.ids;
     const ids = new Map();
-    (globalThis.centrumNodes || []).forEach((el, i) => ids.set(el, i));
+    nodeList().forEach((el, i) => ids.set(el, i));
     state.annot.ids = ids;
     return ids;
   }
@@ -501,7 +525,9 @@
       if (target) annot.pick(target);
     }, true);
     listen(window, "keydown", (e) => {
-      if (inUi(e) && e.composedPath().some((n) => n.localName === "input" || n.localName === "textarea")) return;
+      // Typing in the panel's own fields. From window the closed tree is hidden in composedPath(): ask the root.
+      const focused = inUi(e) && state.shadow ? state.shadow.activeElement : null;
+      if (focused && ["input", "textarea", "select"].includes(focused.localName)) return;
       const act = { ArrowUp: "grow", "+": "grow", "=": "grow", ArrowDown: "shrink", "-": "shrink", Enter: "add",
         Backspace: "undo", s: "save", S: "save" }[e.key];
       if (!act || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -525,7 +551,7 @@
     },
 
     highlight(result) {
-      const map = globalThis.centrumNodes || [];
+      const map = nodeList();
       const nodes = (result.nodes || []).map((i) => map[i]).filter((el) => el && el.nodeType === 1 && el.isConnected);
       state.algorithm = result.algorithm || "";
       if (!nodes.length && !result.text) {
@@ -593,6 +619,12 @@
       return { stage: state.stage };
     },
 
+    /* The closed shadow root, for code running in this isolated world only (the end-to-end tests reach the panels
+       through it over the DevTools protocol); the page has no way to call this. */
+    uiRoot() {
+      return state.shadow;
+    },
+
     restore() {
       detach();
       unmark();
@@ -619,5 +651,6 @@
     },
   };
 
-  globalThis.centrumView = view;
+  // A symbol key: no element id, form control name or frame name on the page can stand in for it.
+  globalThis[KEY] = view;
 })();

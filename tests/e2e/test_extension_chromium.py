@@ -134,7 +134,7 @@ class Session:
         workers[0].evaluate("(v) => chrome.storage.local.set(v)", values)
 
 
-def launch(p: Playwright, user_data_dir: Path, home: Path) -> Iterator[Session]:
+def launch(p: Playwright, user_data_dir: Path, home: Path, extension: Path = EXTENSION) -> Iterator[Session]:
     port = _free_port()
     env = {**os.environ, "CENTRUM_HOME": str(home)}
     log = open(user_data_dir.parent / f"{user_data_dir.name}-chromium.log", "wb")  # noqa: SIM115
@@ -142,7 +142,7 @@ def launch(p: Playwright, user_data_dir: Path, home: Path) -> Iterator[Session]:
         _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         f"--remote-debugging-port={port}", f"--user-data-dir={user_data_dir}",
-        f"--disable-extensions-except={EXTENSION}", f"--load-extension={EXTENSION}",
+        f"--disable-extensions-except={extension}", f"--load-extension={extension}",
         # Lets the DevTools protocol press the extension's action (Extensions.triggerAction).
         "--enable-unsafe-extension-debugging", "about:blank",
     ], stdout=log, stderr=log, env=env)
@@ -212,14 +212,85 @@ def stage(page: Page) -> str | None:
     return page.evaluate("() => document.documentElement.getAttribute('data-centrum-stage')")
 
 
+# ---- reaching the extension's UI ----------------------------------------------------------------------------------
+# The panels live in a closed shadow root that only the extension's content scripts hold (view.js, issue #20): page
+# script sees `shadowRoot === null`. The tests reach it as the extension does, from the content scripts' isolated
+# world, which the DevTools protocol can evaluate in; clicks and keys go in as real (trusted) input.
+
+
+def ui_eval(page: Page, function: str, arg: Any = None) -> Any:
+    """Call ``function`` (JS source ``(root, arg) => ...``) in the extension's isolated world on ``page``'s top frame
+    with the view's closed shadow root (null when the view has none). Returns its JSON value (promises awaited)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        contexts: list[dict[str, Any]] = []
+        cdp.on("Runtime.executionContextCreated", lambda e: contexts.append(e["context"]))
+        cdp.send("Runtime.enable")  # reports every existing context before it returns
+        frame = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
+        worlds = [c["id"] for c in contexts if c.get("auxData", {}).get("frameId") == frame
+                  and not c.get("auxData", {}).get("isDefault") and EXTENSION_ID in c.get("origin", "")]
+        if not worlds:
+            return None  # nothing injected in this document yet
+        out = cdp.send("Runtime.callFunctionOn", {
+            "functionDeclaration": f"""(arg) => {{ const view = globalThis[Symbol.for('centrum.view')];
+                return ({function})(view ? view.uiRoot() : null, arg); }}""",
+            "executionContextId": worlds[-1], "arguments": [{"value": arg}], "returnByValue": True,
+            "awaitPromise": True})
+        if "exceptionDetails" in out:
+            raise AssertionError(f"in the extension's world: {out['exceptionDetails']}")
+        return out["result"].get("value")
+    finally:
+        cdp.detach()
+
+
+def ui_box(page: Page, selector: str) -> tuple[float, float]:
+    """Viewport centre of the first element matching ``selector`` in the extension's UI (scrolled into view)."""
+    box = ui_eval(page, """(root, sel) => { const el = root && root.querySelector(sel);
+        if (!el) return null; el.scrollIntoView({block: 'nearest'}); const r = el.getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2]; }""", selector)
+    assert box, f"no {selector!r} in the extension's UI"
+    return box[0], box[1]
+
+
+def ui_click(page: Page, selector: str) -> None:
+    """A real mouse click (trusted input) on an element of the extension's UI."""
+    x, y = ui_box(page, selector)
+    page.mouse.click(x, y)
+
+
+def ui_hover(page: Page, selector: str) -> None:
+    x, y = ui_box(page, selector)
+    page.mouse.move(x, y)
+
+
+def ui_fill(page: Page, selector: str, text: str) -> None:
+    """Replace the value of a text field of the extension's UI by typing (select all, then the keys)."""
+    ui_click(page, selector)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+def ui_select(page: Page, selector: str, value: str) -> None:
+    """Choose the option ``value`` of a <select> of the UI with the keyboard: focus it, arrow keys up or down."""
+    steps = ui_eval(page, """(root, [sel, value]) => { const s = root.querySelector(sel);
+        const to = [...s.options].findIndex((o) => o.value === value);
+        if (to < 0) return null; s.focus(); return to - s.selectedIndex; }""", [selector, value])
+    assert steps is not None, f"{selector} has no option {value!r}"
+    for _ in range(abs(steps)):
+        page.keyboard.press("ArrowDown" if steps > 0 else "ArrowUp")
+    got = ui_eval(page, "(root, sel) => root.querySelector(sel).value", selector)
+    assert got == value, f"{selector} is {got!r}, wanted {value!r}"
+
+
 def toast(page: Page) -> dict[str, Any] | None:
-    return page.evaluate("""() => {
-        const box = document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.toast');
+    return ui_eval(page, """(root) => {
+        const box = root?.querySelector('.toast');
         if (!box) return null;
         const r = box.getBoundingClientRect();
         return {text: box.textContent, role: box.getAttribute('role'), visible: r.width > 0 && r.height > 0,
                 display: getComputedStyle(box).display};
-    }""")
+    }""")  # type: ignore[no-any-return]
 
 
 def wait_toast(page: Page, needle: str, timeout_s: float = 30) -> dict[str, Any]:
@@ -269,8 +340,8 @@ def test_button_highlight_reader_restore(chromium: Session, server: str) -> None
     # 2nd press: reader view with the article's text, sanitized.
     chromium.press(page)
     wait_stage(chromium, page, "reader")
-    reader = page.evaluate("""() => {
-        const r = document.querySelector('centrum-ui').shadowRoot.querySelector('.reader');
+    reader = ui_eval(page, """(root) => {
+        const r = root.querySelector('.reader');
         const b = r.getBoundingClientRect();
         return {text: r.innerText, html: r.innerHTML, w: b.width, h: b.height, vw: innerWidth, vh: innerHeight,
                 links: [...r.querySelectorAll('a')].map(a => a.getAttribute('href'))};

@@ -2,7 +2,7 @@
 native host -> highlight -> reader view with the article's title, text, figure image, table, working link and code
 block, the rest of the page hidden -> the next press restores the page exactly. Reader settings (font size,
 light/dark, where it opens) persist in chrome.storage; the reader can open in its own tab; right-to-left and CJK
-pages are laid out for their script. Screenshots of the modes go to ``extension/screenshots/`` (README).
+pages are laid out for their script. Screenshots of the modes go to ``docs/screenshots/`` (README).
 
 This file also holds the small harness the other ``test_ui_*`` files import: one Chromium per test module with the
 unpacked extension and the host installed into its user-data-dir (``test_extension_chromium.launch``).
@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, Playwright
-from test_extension_chromium import Session, install_host, launch, stage, toast
+from test_extension_chromium import Session, install_host, launch, stage, toast, ui_click, ui_eval, ui_select
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "extension" / "screenshots"
+SCREENSHOTS = REPO / "docs" / "screenshots"
 
 GLACIER_SVG = ("<svg xmlns='http://www.w3.org/2000/svg' width='320' height='160'><rect width='320' height='160' "
                "fill='#9cc3e6'/><path d='M0 160 L120 40 L200 110 L320 30 L320 160 Z' fill='#eef5fb'/></svg>")
@@ -128,8 +128,8 @@ def shot(page: Page, name: str) -> None:
 
 
 
-READER = """() => {
-    const r = document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.reader');
+READER = """(root) => {
+    const r = root?.querySelector('.reader');
     if (!r) return null;
     const art = r.querySelector('article');
     const img = r.querySelector('img');
@@ -144,15 +144,26 @@ READER = """() => {
 }"""
 
 
+def ui_wait(page: Page, function: str, arg: Any = None, timeout_s: float = 30) -> Any:
+    """Poll ``function`` (``(root, arg) => ...``, see ui_eval) until it returns something truthy; returns that."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = ui_eval(page, function, arg)
+        if out:
+            return out
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {function}; last {out!r}")
+        time.sleep(0.05)
+
+
 def reader(page: Page) -> dict[str, Any]:
-    page.wait_for_function("() => document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.reader img')"
-                           "?.complete", timeout=10_000)
-    out: dict[str, Any] = page.evaluate(READER)
+    ui_wait(page, "(root) => root?.querySelector('.reader img')?.complete", timeout_s=10)
+    out: dict[str, Any] = ui_eval(page, READER)
     return out
 
 
 def click_bar(page: Page, action: str) -> None:
-    page.locator(f"centrum-ui .reader .bar [data-action='{action}']").click()
+    ui_click(page, f".reader .bar [data-action='{action}']")
 
 
 def test_reader_shows_article_hides_rest_and_restores(ui: Session, server: str) -> None:
@@ -188,7 +199,7 @@ def test_reader_shows_article_hides_rest_and_restores(ui: Session, server: str) 
     assert hidden == ["centrum-ui"] * 3
 
     # The link in the reader works: it leads to the resolved page address.
-    href = page.locator("centrum-ui .reader article a").get_attribute("href")
+    href = ui_eval(page, "(root) => root.querySelector('.reader article a').getAttribute('href')")
     assert href == f"{server}/stakes.html"
 
     ui.press(page)
@@ -239,7 +250,7 @@ def test_reader_in_its_own_tab(ui: Session, server: str) -> None:
     wait_stage(ui, page, "highlight")
     ui.press(page)
     wait_stage(ui, page, "reader")
-    page.locator("centrum-ui .reader .bar select[data-action='reader-in']").select_option("tab")
+    ui_select(page, ".reader .bar select[data-action='reader-in']", "tab")
     assert storage(ui)["readerIn"] == "tab"
     ui.press(page)
     wait_stage(ui, page, None)
@@ -276,15 +287,15 @@ def test_reader_script_direction_and_cjk(ui: Session, server: str, path: str, di
     wait_stage(ui, page, "highlight")
     ui.press(page)
     wait_stage(ui, page, "reader")
-    r = page.evaluate(READER)
+    r = ui_eval(page, READER)
     assert r["dir"] == direction
     assert ("cjk" in r["cls"]) is cjk
     ratio = float(r["lineHeight"].removesuffix("px")) / float(r["font"].removesuffix("px"))
     assert ratio >= 1.85 if cjk else 1.6 <= ratio < 1.7
     if direction == "rtl":
         # Right to left for real: the title's text ends at the right edge of the article.
-        edges = page.evaluate("""() => {
-            const art = document.querySelector('centrum-ui').shadowRoot.querySelector('.reader article');
+        edges = ui_eval(page, """(root) => {
+            const art = root.querySelector('.reader article');
             const t = art.querySelector('h1').getBoundingClientRect(), a = art.getBoundingClientRect();
             return [getComputedStyle(art).direction, a.right - t.right];
         }""")
