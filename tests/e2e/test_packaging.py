@@ -56,8 +56,13 @@ def test_one_version_for_package_manifest_and_cli() -> None:
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """(venv, wheel): the package built as a wheel and installed into a new venv, away from the checkout."""
     base = tmp_path_factory.mktemp("wheel")
+    # Built from a copy of the two folders it needs, so that no build/ left in the checkout can leak stale files in.
+    src = base / "src"
+    for folder in ("host", "extension"):
+        shutil.copytree(REPO / folder, src / folder, symlinks=True,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
-                          str(base / "dist"), str(REPO / "host")], capture_output=True, text=True, timeout=300)
+                          str(base / "dist"), str(src / "host")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     wheels = list((base / "dist").glob("centrum-*.whl"))
     assert len(wheels) == 1, wheels

@@ -245,6 +245,26 @@ def test_summary_splits_and_counts_failures() -> None:
     assert s["failures"]["counts"] == {"x": {"d": 1}}
     assert s["pages"]["styled"] == {"d": 1} and s["pages"]["unstyled"] == {"d": 2}
     assert "| x | 1.000 ± 0.000 | 1.000 |" in metric_table(s, "styled", ["x"], "f1")
+    assert s["page_types"]["all"] == {}  # no page carries a page type
+
+
+def test_summary_has_a_row_per_page_type_where_meta_gives_one() -> None:
+    from centrum.evaluation.report import group_table, summarize
+
+    def page(pid: str, kind: str | None, lang: str, pred: str) -> dict:
+        row = {"extractor": "x", "ms": 1.0, "error": "", "failure": "", **score_page(Gold(text="a b c d e"), pred,
+                                                                                     fair)}
+        return {"dataset": "d", "id": pid, "language": lang, "page_type": kind, "render_class": "unstyled",
+                "rows": [row], "render_ms": 1.0, "from_cache": False}
+
+    pages = [page("1", "forum", "en", "a b c d e"), page("2", "forum", "zh", "x y z w v"),
+             page("3", "article", "en", "a b c d e"), page("4", None, "en", "a b c d e")]
+    s = summarize(pages, ["x"])
+    assert s["page_types"]["all"]["forum"]["x"] == {"pages": 2, "mean_f1": pytest.approx(0.5)}
+    assert s["page_types"]["all"]["article"]["x"]["pages"] == 1 and set(s["page_types"]["all"]) == {"forum",
+                                                                                                      "article"}
+    assert s["languages"]["all"]["en"]["x"] == {"pages": 3, "mean_f1": pytest.approx(1.0)}
+    assert group_table(s, "page_types", "all", ["x"]).splitlines()[0] == "| extractor | article (1) | forum (2) |"
 
 
 def test_dom_node_f1_on_a_built_snapshot() -> None:

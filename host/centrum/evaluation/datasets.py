@@ -34,6 +34,12 @@ class PageItem:
     def html(self) -> bytes:
         return self.html_path.read_bytes()
 
+    @property
+    def page_type(self) -> str | None:
+        """The page's type (article, forum, product, ...) where its data set's meta.jsonl gives one."""
+        value = self.meta.get("page_type")
+        return str(value) if value else None
+
 
 @dataclass(frozen=True)
 class Dataset:

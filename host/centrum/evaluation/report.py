@@ -27,6 +27,10 @@ CSV_FIELDS = ["dataset", "id", "language", "render_class", "bytes", "elements", 
               "aeb_fn", "sn_tp", "sn_fp", "sn_fn", "sn_tn", "gold_tokens", "pred_tokens", "lcs_capped"]
 
 
+# Summary key -> page field: the per-language and per-page-type tables (page type from meta.jsonl where present).
+GROUPS = {"languages": "language", "page_types": "page_type"}
+
+
 def _in_split(page: dict[str, Any], split: str) -> bool:
     return split == "all" or page["render_class"] == split
 
@@ -34,21 +38,25 @@ def _in_split(page: dict[str, Any], split: str) -> bool:
 def summarize(pages: Sequence[dict[str, Any]], extractors: Sequence[str]) -> dict[str, Any]:
     """Aggregate page results: per split, per data set and per language, per extractor; timings; failures."""
     datasets = sorted({p["dataset"] for p in pages})
-    out: dict[str, Any] = {"datasets": {}, "languages": {}, "pages": {}, "times": {}, "failures": {}}
+    out: dict[str, Any] = {"datasets": {}, "pages": {}, "times": {}, "failures": {}, **{g: {} for g in GROUPS}}
     for split in SPLITS:
         sel = [p for p in pages if _in_split(p, split)]
         out["pages"][split] = {d: sum(1 for p in sel if p["dataset"] == d) for d in datasets}
         by_ds: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-        by_lang: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        by_group: dict[str, dict[str, dict[str, list[float]]]] = {
+            g: defaultdict(lambda: defaultdict(list)) for g in GROUPS}
         for p in sel:
             for row in p["rows"]:
                 by_ds[p["dataset"]][row["extractor"]].append(row)
-                by_lang[p["language"]][row["extractor"]].append(row["f1"])
+                for g, field in GROUPS.items():
+                    if p.get(field):  # pages without a page type (most sets) are in no page-type row
+                        by_group[g][p[field]][row["extractor"]].append(row["f1"])
         out["datasets"][split] = {d: {e: aggregate(by_ds[d][e]) for e in extractors if by_ds[d][e]}
                                   for d in datasets}
-        out["languages"][split] = {lang: {e: {"pages": len(v[e]), "mean_f1": float(np.mean(v[e]))}
-                                          for e in extractors if v[e]}
-                                   for lang, v in sorted(by_lang.items())}
+        for g in GROUPS:
+            out[g][split] = {key: {e: {"pages": len(v[e]), "mean_f1": float(np.mean(v[e]))}
+                                   for e in extractors if v[e]}
+                             for key, v in sorted(by_group[g].items())}
     times: dict[str, list[float]] = defaultdict(list)
     for p in pages:
         if p.get("render_ms") is not None:  # as measured when rendered, also for snapshots now read from cache
@@ -110,8 +118,10 @@ def metric_table(summary: dict[str, Any], split: str, extractors: Sequence[str],
     return _table(header, rows)
 
 
-def language_table(summary: dict[str, Any], split: str, extractors: Sequence[str]) -> str:
-    langs = summary["languages"][split]
+def group_table(summary: dict[str, Any], group: str, split: str, extractors: Sequence[str]) -> str:
+    """Mean per-page F1 per language (``group="languages"``) or page type (``"page_types"``), page counts in the
+    header."""
+    langs = summary[group][split]
     names = list(langs)
     counts = {lang: max((v["pages"] for v in langs[lang].values()), default=0) for lang in names}
     rows = [[e, *[langs[lang].get(e, {}).get("mean_f1") for lang in names]] for e in extractors]
@@ -157,7 +167,10 @@ def write_markdown(path: Path, summary: dict[str, Any], extractors: Sequence[str
                 continue  # no page with node-level gold in this run
             parts += [f"### {label} ({split})", "", metric_table(summary, split, extractors, key), ""]
         parts += [f"### Per language: mean per-page F1 ({split})", "",
-                  language_table(summary, split, extractors), ""]
+                  group_table(summary, "languages", split, extractors), ""]
+        if summary["page_types"][split]:
+            parts += [f"### Per page type: mean per-page F1 ({split})", "",
+                      group_table(summary, "page_types", split, extractors), ""]
     times = summary["times"]
     parts += ["## Time per page (ms)", "",
               "Algorithms: `run()` on the parsed snapshot; HTML peers: the adapter call on the page bytes; "

@@ -120,7 +120,8 @@ class _Worker:
 
         html = item.html()
         page: dict[str, Any] = {"dataset": item.dataset, "id": item.id, "language": item.language,
-                                "bytes": len(html), "gold_kind": item.gold.kind, "render_error": "",
+                                "page_type": item.page_type, "bytes": len(html), "gold_kind": item.gold.kind,
+                                "render_error": "",
                                 "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None}
         outputs: dict[str, dict[str, Any]] = {}  # extractor -> {"text", "ms", "error", "kind"}
         snap = None
@@ -223,7 +224,8 @@ def failed_page(item: PageItem, opts: EvalOptions, reason: str) -> dict[str, Any
     rows = [{"extractor": name, "ms": None, "error": reason, "failure": "crash", **score_page(item.gold, None,
                                                                                              tokenize)}
             for name in (*opts.algorithms, *opts.peers)]
-    return {"dataset": item.dataset, "id": item.id, "language": item.language, "bytes": item.html_path.stat().st_size,
+    return {"dataset": item.dataset, "id": item.id, "language": item.language, "page_type": item.page_type,
+            "bytes": item.html_path.stat().st_size,
             "gold_kind": item.gold.kind, "render_error": reason, "from_cache": False, "stylesheets": None,
             "render_ms": None, "elements": None, "render_class": "unrendered", "rows": rows}
 
