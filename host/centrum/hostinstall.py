@@ -20,7 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from .nativehost import centrum_home
+from .paths import centrum_home
 
 HOST_NAME = "org.centrum.host"
 # Chromium-family id, fixed by the public "key" in extension/manifest.json (see extension_id_from_key).
@@ -132,7 +132,8 @@ def _mkdirs(directory: Path) -> list[str]:
 def write_launcher(directory: Path, platform: str | None = None) -> Path:
     """An executable that runs this Python on ``centrum.nativehost`` (browsers cannot pass interpreter args)."""
     platform = platform or platform_name()
-    home_env = os.environ.get("CENTRUM_HOME")
+    # Absolute: a relative CENTRUM_HOME would be read against whatever folder the browser starts the launcher in.
+    home_env = str(centrum_home()) if os.environ.get("CENTRUM_HOME") else None
     if platform == "windows":
         path = directory / "centrum-host.bat"
         lines = ["@echo off"]
@@ -148,7 +149,7 @@ def write_launcher(directory: Path, platform: str | None = None) -> Path:
         lines.append(f"CENTRUM_HOME={shlex.quote(home_env)}; export CENTRUM_HOME")
     lines.append(f"exec {shlex.quote(sys.executable)} -m centrum.nativehost \"$@\"")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path.chmod(0o755)
+    path.chmod(0o700)  # only this user's browsers start it; chmod, unlike the create mode, ignores the umask
     return path
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import time
@@ -33,6 +32,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .paths import centrum_home, data_dir, make_private, private_dir, private_file
 from .snapshot import Snapshot, SnapshotError, parse_snapshot
 
 DB_NAME = "labels.sqlite3"
@@ -95,11 +95,6 @@ def _request_error(field: str, message: str) -> LabelError:
 # ---------------------------------------------------------------------------------------------- database
 
 
-def centrum_home() -> Path:
-    """The host's data directory (same rule as the native host: ``$CENTRUM_HOME`` or ~/.local/share/centrum)."""
-    return Path(os.environ.get("CENTRUM_HOME") or Path.home() / ".local" / "share" / "centrum")
-
-
 def default_db_path() -> Path:
     return centrum_home() / DB_NAME
 
@@ -134,16 +129,29 @@ def connect(path: str | Path | None = None, *, upto: int = SCHEMA_VERSION) -> sq
     """Open (creating when needed) the label database; the schema is migrated to the current version."""
     path = Path(path) if path is not None else default_db_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # The data folder is closed to other users even when it exists from an older install; a folder given
+        # with --db is made private only when this creates it.
+        if path.parent == centrum_home():
+            data_dir()
+        else:
+            private_dir(path.parent)
+    except OSError as e:
+        raise LabelError("E_STORAGE", f"cannot create the label database folder {path.parent}: {e}") from e
+    try:
+        # 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database file's mode.
+        private_file(path)
+    except OSError as e:
+        raise LabelError("E_STORAGE", f"cannot create the label database {path}: {e}") from e
+    try:
         # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so a write is exactly one transaction.
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
     except sqlite3.Error as e:
         raise LabelError("E_STORAGE", f"cannot open label database {path}: {e}") from e
-    except OSError as e:
-        raise LabelError("E_STORAGE", f"cannot create the label database folder {path.parent}: {e}") from e
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
         _wal(conn)
+        for suffix in ("-wal", "-shm"):  # an older install's, created before the database was 0600
+            make_private(path.with_name(path.name + suffix))
         conn.execute("PRAGMA synchronous = FULL")  # a committed label survives a crash of the machine too
         _migrate(conn, upto)
         return conn

@@ -17,11 +17,11 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any
 
 from . import __version__
 from .framing import MAX_REQUEST_BYTES, FrameError, FrameTooLarge, chunk_response, encode_message, read_frame
+from .paths import data_dir, private_file
 
 PROTOCOL = 1
 # PROTOCOL.md: when debug would push a response past this, it is dropped and replaced by {"trimmed": true}.
@@ -49,10 +49,6 @@ class HostError(Exception):
 Handler = Callable[[dict[str, Any]], Any]
 
 
-def centrum_home() -> Path:
-    return Path(os.environ.get("CENTRUM_HOME") or Path.home() / ".local" / "share" / "centrum")
-
-
 def setup_logging() -> None:
     root = logging.getLogger("centrum")
     if root.handlers:
@@ -63,9 +59,8 @@ def setup_logging() -> None:
     err.setFormatter(fmt)
     root.addHandler(err)
     try:
-        home = centrum_home()
-        home.mkdir(parents=True, exist_ok=True)
-        fh = logging.FileHandler(home / "host.log", encoding="utf-8")
+        # The log names pages and errors the user met: private like the labels (0700 folder, 0600 file).
+        fh = logging.FileHandler(private_file(data_dir() / "host.log"), encoding="utf-8")
         fh.setFormatter(fmt)
         root.addHandler(fh)
     except OSError as e:  # a read-only home must not stop the host

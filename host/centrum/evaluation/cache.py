@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .peers import cache_root
+from ..paths import cache_root
 
 _VERSION = re.compile(r"""\bVERSION\s*=\s*["']([^"']+)["']""")
 

@@ -28,16 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import cache_root
 from ..snapshot import Snapshot
 
 READABILITY_PACKAGE = "@mozilla/readability"
 # Pinned: scores move with Readability's releases. package.json pins the same version (a test checks).
 READABILITY_VERSION = "0.6.0"
 READABILITY_NPM = f"{READABILITY_PACKAGE}@{READABILITY_VERSION}"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CENTRUM_CACHE") or Path.home() / ".cache" / "centrum")
 
 
 # ---- helpers ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+"""centrum.paths: the data and cache folders, and private files made 0700/0600 whatever the umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from centrum import paths
+
+
+def mode(p: Path) -> int:
+    return stat.S_IMODE(p.stat().st_mode)
+
+
+@pytest.fixture
+def umask022() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_homes_default_env_and_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.delenv("CENTRUM_HOME", raising=False)
+    monkeypatch.delenv("CENTRUM_CACHE", raising=False)
+    assert paths.centrum_home() == tmp_path / "h" / ".local" / "share" / "centrum"
+    assert paths.cache_root() == tmp_path / "h" / ".cache" / "centrum"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CENTRUM_HOME", "rel/../data")
+    monkeypatch.setenv("CENTRUM_CACHE", "cache")
+    # A relative folder is made absolute against the working directory at the time it is read.
+    assert paths.centrum_home() == tmp_path / "data"
+    assert paths.cache_root() == tmp_path / "cache"
+    assert not (tmp_path / "data").exists()  # reading the path creates nothing
+
+
+def test_private_dir_and_files_under_umask_022(tmp_path: Path, umask022: None) -> None:
+    d = paths.private_dir(tmp_path / "a" / "b")
+    assert mode(d) == 0o700
+    assert mode(tmp_path / "a") == 0o755  # parents keep the umask's mode: only the data folder is ours
+    f = paths.private_file(d / "x.log")
+    assert mode(f) == 0o600 and f.read_bytes() == b""
+    f.write_text("kept")
+    f.chmod(0o644)
+    paths.private_file(f)
+    assert mode(f) == 0o600 and f.read_text() == "kept"  # an old file is closed, never truncated
+    wal = d / "x-wal"
+    wal.write_text("w")
+    assert mode(wal) == 0o644
+    paths.make_private(wal)
+    paths.make_private(d / "missing")  # nothing to do, no error
+    assert mode(wal) == 0o600 and not (d / "missing").exists()
+
+
+def test_existing_folders_are_tightened_only_when_asked_and_safe(tmp_path: Path, umask022: None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    old = tmp_path / "old"
+    old.mkdir()
+    assert mode(old) == 0o755
+    paths.private_dir(old)
+    assert mode(old) == 0o755  # a folder the user gave (e.g. the parent of --db) is not changed
+    monkeypatch.setenv("CENTRUM_HOME", str(old))
+    assert paths.data_dir() == old and mode(old) == 0o700  # the data folder of an older install is closed
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("CENTRUM_HOME", str(shared))
+    paths.data_dir()
+    assert mode(shared) == 0o1777  # a sticky shared folder (like /tmp) is never closed
+
+
+def test_a_folder_in_place_of_a_private_file_stays_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "db").mkdir()
+    paths.make_private(tmp_path / "db")
+    assert (tmp_path / "db").is_dir() and mode(tmp_path / "db") & 0o700 == 0o700
+    with pytest.raises(OSError):
+        paths.private_file(tmp_path / "no" / "such" / "file")
