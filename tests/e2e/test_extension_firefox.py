@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_extension_chromium import extract_ok_lines
 
 from centrum.hostinstall import GECKO_ID, HOST_NAME
 
@@ -161,6 +162,80 @@ class Bidi:
         return _value(out["result"])
 
 
+# ---- reaching the extension's UI ----------------------------------------------------------------------------------
+# The panels live in a closed shadow root (view.js, issue #20): page script sees `shadowRoot === null`. BiDi's
+# serialization can include closed shadow roots (includeShadowTree "all"): the tests take the root's reference
+# from there and call functions on it; clicks and keys go in as real input (input.performActions, isTrusted true).
+
+
+def ui_root(bidi: Bidi, context: str) -> str | None:
+    """The sharedId of the extension UI's closed shadow root, or None when there is no UI on the page."""
+    out = bidi.call("script.evaluate", {
+        "expression": "document.querySelector('centrum-ui')", "target": {"context": context}, "awaitPromise": False,
+        "serializationOptions": {"maxDomDepth": 0, "includeShadowTree": "all"}})
+    node = out.get("result", {})
+    if node.get("type") != "node":
+        return None
+    shadow = node.get("value", {}).get("shadowRoot")
+    return shadow.get("sharedId") if shadow else None
+
+
+def ui_eval(bidi: Bidi, context: str, function: str, arg: Any = None) -> Any:
+    """Call ``function`` (JS ``(root, arg) => ...``) with the UI's closed shadow root (null without a UI) and
+    ``arg`` (JSON); returns its value."""
+    root = ui_root(bidi, context)
+    out = bidi.call("script.callFunction", {
+        "functionDeclaration": f"function (root) {{ return ({function})(root, {json.dumps(arg)}); }}",
+        "arguments": [{"sharedId": root} if root else {"type": "null"}], "target": {"context": context},
+        "awaitPromise": True, "resultOwnership": "none"})
+    if out.get("type") == "exception":
+        raise RuntimeError(f"exception: {out['exceptionDetails'].get('text')}")
+    return _value(out["result"])
+
+
+def ui_wait(bidi: Bidi, context: str, function: str, what: str, arg: Any = None, timeout_s: float = 45) -> Any:
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = ui_eval(bidi, context, function, arg)
+        if last:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; last {last!r}; UI text: "
+                         f"{ui_eval(bidi, context, '(r) => r && r.textContent')!r}")
+
+
+def mouse(bidi: Bidi, context: str, x: float, y: float, click: bool = True) -> None:
+    """A real pointer move (and click) at viewport coordinates."""
+    steps: list[dict[str, Any]] = [{"type": "pointerMove", "x": round(x), "y": round(y)}]
+    if click:
+        steps += [{"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]
+    bidi.call("input.performActions", {"context": context, "actions": [
+        {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": steps}]})
+
+
+KEYS = {"ArrowUp": "\ue013", "ArrowDown": "\ue015", "Enter": "\ue007"}
+
+
+def keys(bidi: Bidi, context: str, *names: str) -> None:
+    """Real key presses: named keys (KEYS) or text typed character by character."""
+    steps: list[dict[str, Any]] = []
+    for name in names:
+        for ch in [KEYS[name]] if name in KEYS else list(name):
+            steps += [{"type": "keyDown", "value": ch}, {"type": "keyUp", "value": ch}]
+    bidi.call("input.performActions", {"context": context, "actions": [{"type": "key", "id": "keyboard",
+                                                                        "actions": steps}]})
+
+
+def ui_click(bidi: Bidi, context: str, selector: str, click: bool = True) -> None:
+    """A real click (or only a move, to hover) on the centre of an element of the extension's UI."""
+    box = ui_eval(bidi, context, """(root, sel) => { const el = root && root.querySelector(sel); if (!el) return null;
+        el.scrollIntoView({block: 'nearest'}); const r = el.getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2]; }""", selector)
+    assert box, f"no {selector!r} in the extension's UI"
+    mouse(bidi, context, box[0], box[1], click)
+
+
 def _value(remote: dict[str, Any]) -> Any:
     """BiDi RemoteValue -> Python (only the kinds these tests read)."""
     kind = remote["type"]
@@ -282,7 +357,7 @@ def _wait(bidi: Bidi, context: str, expression: str, what: str, timeout_s: float
         if last:
             return last
         time.sleep(0.2)
-    toast = bidi.evaluate(context, "document.querySelector('centrum-ui')?.shadowRoot?.textContent ?? null")
+    toast = ui_eval(bidi, context, "(root) => root && root.textContent")
     raise AssertionError(f"timed out waiting for {what}; last {last!r}; centrum-ui text: {toast!r}")
 
 
@@ -315,14 +390,15 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
 
     # The host was started by Firefox for this extension (its arguments: manifest path and the gecko id).
     log = (centrum_home / "host.log").read_text()
-    assert GECKO_ID in log and "extract ok" in log
+    assert GECKO_ID in log and extract_ok_lines(log)
 
     bidi.evaluate(context, PRESS)
     _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
-    text = bidi.evaluate(context, "document.querySelector('centrum-ui').shadowRoot.querySelector('.reader').innerText")
+    assert bidi.evaluate(context, "document.querySelector('centrum-ui').shadowRoot") is None  # closed to the page
+    text = ui_eval(bidi, context, "(root) => root.querySelector('.reader').innerText")
     assert "Snow closes the valley road" in text and "reopen it by Friday" in text
     assert "Related" not in text and "newsroom" not in text
-    html = bidi.evaluate(context, "document.querySelector('centrum-ui').shadowRoot.querySelector('.reader').innerHTML")
+    html = ui_eval(bidi, context, "(root) => root.querySelector('.reader').innerHTML")
     assert "onclick" not in html and "javascript:" not in html and "<script" not in html
 
     bidi.evaluate(context, PRESS)
@@ -333,9 +409,9 @@ def test_firefox_round_trip(firefox: tuple[Bidi, Path, str]) -> None:
     # A host error is shown on the page.
     set_algorithm(bidi, context, "no-such-algorithm")
     bidi.evaluate(context, PRESS)
-    shown = _wait(bidi, context, "(() => { const t = document.querySelector('centrum-ui')?.shadowRoot"
-                                 "?.querySelector('.toast[role=alert]'); return t && t.getBoundingClientRect().width"
-                                 " > 0 ? t.textContent : null; })()", "the error message")
+    shown = ui_wait(bidi, context, "(root) => { const t = root?.querySelector('.toast[role=alert]'); "
+                                   "return t && t.getBoundingClientRect().width > 0 ? t.textContent : null; }",
+                    "the error message")
     assert "E_UNKNOWN_ALGORITHM" in shown and "no-such-algorithm" in shown
 
 
@@ -345,6 +421,6 @@ def test_firefox_host_missing(tmp_path: Path) -> None:
         bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
         time.sleep(0.5)
         bidi.evaluate(context, PRESS)
-        shown = _wait(bidi, context, "document.querySelector('centrum-ui')?.shadowRoot"
-                                     "?.querySelector('.toast[role=alert]')?.textContent ?? null", "the message")
+        shown = ui_wait(bidi, context, "(root) => root?.querySelector('.toast[role=alert]')?.textContent ?? null",
+                        "the message")
         assert "E_HOST_MISSING" in shown and "centrum install-host" in shown

@@ -17,17 +17,16 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page
-from test_extension_chromium import Session
-from test_ui_reader import shot, storage, wait_stage
+from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
+from test_ui_reader import shot, storage, ui_wait, wait_stage
 
 from centrum.labels import list_labels, load_label
 
-PANEL = "centrum-ui .panel.annot"
+PANEL = ".panel.annot"
 
 
 def annot(page: Page) -> dict[str, Any]:
-    out: dict[str, Any] = page.evaluate("""() => {
-        const s = document.querySelector('centrum-ui').shadowRoot;
+    out: dict[str, Any] = ui_eval(page, """(s) => {
         const p = s.querySelector('.panel.annot');
         const boxes = (sel) => [...s.querySelectorAll(`.layer[data-layer="annot"] .box.${sel}`)].map(
             (b) => [parseFloat(b.style.left), parseFloat(b.style.top), parseFloat(b.style.width),
@@ -62,7 +61,7 @@ def test_annotation_by_clicks_and_keys_is_stored_exported_and_evaluated(ui: Sess
     before = page.evaluate("() => document.documentElement.outerHTML")
     ui.press(page)
     wait_stage(ui, page, "highlight")
-    page.locator("centrum-ui .toast button[data-mode='annotate']").click()
+    ui_click(page, ".toast button[data-mode='annotate']")
     wait_stage(ui, page, "annotate")
 
     # A click on a word of the first paragraph selects that paragraph (the link's page is not opened).
@@ -86,30 +85,29 @@ def test_annotation_by_clicks_and_keys_is_stored_exported_and_evaluated(ui: Sess
 
     # A node inside the selection cannot be added twice; a disjoint node can (buttons this time), and removed.
     click_word(page, "#p2")
-    page.locator(f"{PANEL} button.add").click()
+    ui_click(page, f"{PANEL} button.add")
     assert annot(page)["status"] == "already inside the selection"
     click_word(page, "#side")
-    page.locator(f"{PANEL} button.add").click()
+    ui_click(page, f"{PANEL} button.add")
     assert len(annot(page)["picked"]) == 2
     shot(page, "annotator.png")
-    page.locator(f"{PANEL} button.undo").click()
+    ui_click(page, f"{PANEL} button.undo")
     assert len(annot(page)["picked"]) == 1
 
     # Grow/shrink buttons work like the keys.
     click_word(page, "#p2")
-    page.locator(f"{PANEL} button.grow").click()
+    ui_click(page, f"{PANEL} button.grow")
     assert annot(page)["status"].startswith("selected <article#story>")
-    page.locator(f"{PANEL} button.shrink").click()
+    ui_click(page, f"{PANEL} button.shrink")
     assert annot(page)["status"].startswith("selected <p#p2>")
     click_word(page, "#p2")  # back to a plain paragraph inside the selection, not added
 
     # Saving needs a name; then the host stores the label and the panel shows its id.
     page.keyboard.press("s")
     assert annot(page)["status"] == "enter the annotator name"
-    page.locator(f"{PANEL} input.annotator").fill("alice")
-    page.locator(f"{PANEL} button.save").click()
-    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
-        .querySelector('.panel.annot .status').textContent.startsWith('Saved label #')""", timeout=30_000)
+    ui_fill(page, f"{PANEL} input.annotator", "alice")
+    ui_click(page, f"{PANEL} button.save")
+    ui_wait(page, "(s) => s.querySelector('.panel.annot .status').textContent.startsWith('Saved label #')")
     a = annot(page)
     assert a["status"] == "Saved label #1 (1 node(s))" and "ok" in a["status_class"]
     assert storage(ui)["annotatorName"] == "alice"  # remembered for the next label
@@ -153,51 +151,56 @@ def test_annotation_by_clicks_and_keys_is_stored_exported_and_evaluated(ui: Sess
 
 def test_firefox_reader_settings_debugger_and_annotator(tmp_path: Path) -> None:
     """The three modes in Firefox ESR over WebDriver BiDi (test copy of the extension with the press shim of
-    test_extension_firefox.py). BiDi presses no toolbar and moves no mouse here: the panels' buttons are clicked and
-    hover/keys dispatched as DOM events in the page, which reach the content script's listeners the same way."""
-    from test_extension_firefox import PRESS, STAGE, _wait, run_firefox, set_algorithm
+    test_extension_firefox.py). The panels sit in a closed shadow root and react to trusted input only: BiDi
+    reaches the root through its serialization and clicks, hovers and types with input.performActions."""
+    from test_extension_firefox import PRESS, STAGE, _wait, keys, mouse, run_firefox, set_algorithm, ui_click, ui_eval
+    from test_extension_firefox import ui_wait as ff_wait
 
     for bidi, centrum_home, url in run_firefox(tmp_path, install=True):
         context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
         bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
         time.sleep(0.5)  # the shim content script is injected at document_idle
         set_algorithm(bidi, context, "semantic")
-        shadow = "document.querySelector('centrum-ui').shadowRoot"
 
         # Reader view settings persist across presses.
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
-        bidi.evaluate(context, f"{shadow}.querySelector('.bar [data-action=larger]').click()")
-        bidi.evaluate(context, f"{shadow}.querySelector('.bar [data-action=theme]').click()")
+        ui_click(bidi, context, ".bar [data-action=larger]")
+        ui_click(bidi, context, ".bar [data-action=theme]")
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
-        look = bidi.evaluate(context, f"(() => {{ const r = {shadow}.querySelector('.reader'); return "
+        look = ui_eval(bidi, context, "(root) => { const r = root.querySelector('.reader'); return "
                                       "[r.classList.contains('dark'), getComputedStyle(r.querySelector('article'))"
-                                      ".fontSize]; })()")
+                                      ".fontSize]; }")
         assert look == [True, "22px"]
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
 
-        # Debugger: candidates of several algorithms; a hovered candidate is outlined.
+        # Debugger: candidates of several algorithms (chosen with the keyboard); a hovered candidate is outlined.
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
-        bidi.evaluate(context, f"{shadow}.querySelector('button[data-mode=debugger]').click()")
+        ui_click(bidi, context, "button[data-mode=debugger]")
         _wait(bidi, context, f"{STAGE} === 'debugger'", "the debugger", timeout_s=90)
         counts = {}
         for name in ("semantic", "gce", "zoning", "r4"):
-            counts[name] = bidi.evaluate(context, f"""(() => {{ const s = {shadow}.querySelector('select.algo');
-                s.value = '{name}'; s.dispatchEvent(new Event('change'));
-                return {shadow}.querySelectorAll('ol.cands li').length; }})()""")
+            for _ in range(20):
+                steps = ui_eval(bidi, context, """(root, name) => { const s = root.querySelector('select.algo');
+                    s.focus(); return [...s.options].findIndex((o) => o.value === name) - s.selectedIndex; }""", name)
+                if steps == 0:
+                    break
+                keys(bidi, context, "ArrowDown" if steps > 0 else "ArrowUp")
+            assert ui_eval(bidi, context, "(root) => root.querySelector('select.algo').value") == name
+            counts[name] = ui_eval(bidi, context, "(root) => root.querySelectorAll('ol.cands li').length")
         assert sum(1 for c in counts.values() if c) >= 2, counts
-        hovered = bidi.evaluate(context, f"""(() => {{ {shadow}.querySelector('ol.cands li')
-            .dispatchEvent(new MouseEvent('mouseenter'));
-            return {shadow}.querySelectorAll('.layer[data-layer=hover] .box').length; }})()""")
+        ui_click(bidi, context, "ol.cands li", click=False)
+        hovered = ff_wait(bidi, context, "(root) => root.querySelectorAll('.layer[data-layer=hover] .box').length",
+                          "the hover outline")
         assert hovered >= 1
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
@@ -205,17 +208,20 @@ def test_firefox_reader_settings_debugger_and_annotator(tmp_path: Path) -> None:
         # Annotator: click in the <h1>, grow to <main> with a key, save under a name.
         bidi.evaluate(context, PRESS)
         _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
-        bidi.evaluate(context, f"{shadow}.querySelector('button[data-mode=annotate]').click()")
+        ui_click(bidi, context, "button[data-mode=annotate]")
         _wait(bidi, context, f"{STAGE} === 'annotate'", "the annotator")
-        bidi.evaluate(context, "document.querySelector('#content h1').click()")
-        bidi.evaluate(context, "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowUp', bubbles: true}))")
-        status = bidi.evaluate(context, f"{shadow}.querySelector('.panel.annot .status').textContent")
+        h1 = bidi.evaluate(context, "(() => { const r = document.querySelector('#content h1').getBoundingClientRect();"
+                                    " return [r.left + 12, r.top + r.height / 2]; })()")
+        mouse(bidi, context, h1[0], h1[1])
+        keys(bidi, context, "ArrowUp")
+        status = ui_eval(bidi, context, "(root) => root.querySelector('.panel.annot .status').textContent")
         assert status.startswith("selected <main#content>"), status
-        bidi.evaluate(context, f"{shadow}.querySelector('input.annotator').value = 'bob'")
-        bidi.evaluate(context, f"{shadow}.querySelector('button.save').click()")
-        saved = _wait(bidi, context, f"(() => {{ const t = {shadow}.querySelector('.panel.annot .status')"
-                                     ".textContent; return t.startsWith('Saved') || t.startsWith('not') ? t : null;"
-                                     " })()", "the saved label")
+        ui_click(bidi, context, "input.annotator")
+        keys(bidi, context, "bob")
+        ui_click(bidi, context, "button.save")
+        saved = ff_wait(bidi, context, "(root) => { const t = root.querySelector('.panel.annot .status').textContent;"
+                                       " return t.startsWith('Saved') || t.startsWith('not') ? t : null; }",
+                        "the saved label")
         assert saved == "Saved label #1 (1 node(s))"
         rows = list_labels(centrum_home / "labels.sqlite3")
         assert [(r["annotator"], r["url"]) for r in rows] == [("bob", url)]

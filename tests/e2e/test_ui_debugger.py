@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page
-from test_extension_chromium import Session
-from test_ui_reader import shot, wait_stage
+from test_extension_chromium import Session, extract_ok_lines, ui_click, ui_eval, ui_fill, ui_hover, ui_select
+from test_ui_reader import shot, ui_wait, wait_stage
 
-PANEL = "centrum-ui .panel.debugger"
+PANEL = ".panel.debugger"
 
 
 def panel(page: Page) -> dict[str, Any]:
-    out: dict[str, Any] = page.evaluate("""() => {
-        const s = document.querySelector('centrum-ui').shadowRoot;
+    out: dict[str, Any] = ui_eval(page, """(s) => {
         const p = s.querySelector('.panel.debugger');
         const boxes = (layer, sel = '.box') => [...s.querySelectorAll(`.layer[data-layer="${layer}"] ${sel}`)].map(
             (b) => ({node: b.dataset.node ?? null, kind: b.dataset.kind ?? null, cls: b.className, label: b.textContent,
@@ -36,7 +35,7 @@ def panel(page: Page) -> dict[str, Any]:
 
 
 def choose(page: Page, name: str) -> dict[str, Any]:
-    page.locator(f"{PANEL} select.algo").select_option(name)
+    ui_select(page, f"{PANEL} select.algo", name)
     return panel(page)
 
 
@@ -49,7 +48,7 @@ def doc_rect(page: Page, selector: str) -> list[float]:
 def open_debugger(ui: Session, page: Page) -> dict[str, Any]:
     ui.press(page)
     wait_stage(ui, page, "highlight")
-    page.locator("centrum-ui .toast button[data-mode='debugger']").click()
+    ui_click(page, ".toast button[data-mode='debugger']")
     wait_stage(ui, page, "debugger", timeout_s=60)
     return panel(page)
 
@@ -81,11 +80,11 @@ def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: st
 
     # Hovering a candidate outlines exactly its elements; leaving removes the outline.
     q = choose(page, with_candidates[0])
-    page.locator(f"{PANEL} ol.cands li").first.hover()
-    assert " = " in (page.locator(f"{PANEL} ol.cands li").first.get_attribute("title") or "")  # its features
+    ui_hover(page, f"{PANEL} ol.cands li")
+    assert " = " in (ui_eval(page, f"(s) => s.querySelector('{PANEL} ol.cands li').title") or "")  # its features
     hovered = panel(page)["hover"]
     assert hovered and all(b["node"] is not None for b in hovered)
-    page.locator(f"{PANEL} h2").hover()
+    ui_hover(page, f"{PANEL} h2")
     assert panel(page)["hover"] == []
 
     # Switching algorithm re-highlights: R4's answer boxes are its own nodes, not semantic's article.
@@ -113,9 +112,10 @@ def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: st
     assert all(("out" in b["cls"].split()) == ("dropped" in b["label"]) for b in blocks)
 
     # Overlay off: nothing drawn but the answer.
-    page.locator(f"{PANEL} input.overlay-toggle").uncheck()
+    ui_click(page, f"{PANEL} input.overlay-toggle")
     assert panel(page)["overlay"] == []
-    page.locator(f"{PANEL} input.overlay-toggle").check()
+    ui_click(page, f"{PANEL} input.overlay-toggle")
+    assert panel(page)["overlay"]
 
     ui.press(page)  # the next press restores the page
     wait_stage(ui, page, None)
@@ -127,10 +127,10 @@ def test_hovered_outline_matches_the_element(ui: Session, server: str) -> None:
     open_debugger(ui, page)
     # R4 lists its c-SET nodes one by one: each hovered box sits exactly on a live element of the article.
     choose(page, "r4")
-    items = page.locator(f"{PANEL} ol.cands li")
-    assert items.count() >= 2
-    for i in range(items.count()):
-        items.nth(i).hover()
+    count = ui_eval(page, f"(s) => s.querySelectorAll('{PANEL} ol.cands li').length")
+    assert count >= 2
+    for i in range(count):
+        ui_hover(page, f"{PANEL} ol.cands li:nth-child({i + 1})")
         hovered = panel(page)["hover"]
         assert hovered
         for b in hovered:
@@ -151,28 +151,26 @@ def test_parameters_rerun_on_the_same_snapshot(ui: Session, server: str) -> None
     open_debugger(ui, page)
     p = choose(page, "semantic")
     assert p["answer"].startswith("answer: 1 node(s) (article)")
-    extracts_before = (ui.home / "host.log").read_text().count(" extract ok ")
+    extracts_before = len(extract_ok_lines((ui.home / "host.log").read_text()))
 
     # The page changes after the analysis: the sidebar disappears. A re-run that collected again would not find it;
     # the re-run on the kept snapshot does (its element is gone, so the panel names it by node id).
     page.evaluate("() => document.getElementById('side').remove()")
-    page.locator(f"{PANEL} textarea.params").fill('{"tags": ["aside"]}')
-    page.locator(f"{PANEL} button.rerun").click()
-    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
-        .querySelector('.panel.debugger .status').textContent.startsWith('re-ran')""", timeout=30_000)
+    ui_fill(page, f"{PANEL} textarea.params", '{"tags": ["aside"]}')
+    ui_click(page, f"{PANEL} button.rerun")
+    ui_wait(page, "(s) => s.querySelector('.panel.debugger .status').textContent.startsWith('re-ran')")
     q = panel(page)
     assert q["status"] == "re-ran semantic on the same snapshot"
     assert re.fullmatch(r"answer: 1 node\(s\) \(\d+\)", q["answer"]), q["answer"]
     assert "re-collected" not in q["timing"] and q["timing"].startswith("collect 0.000 ms")
-    assert (ui.home / "host.log").read_text().count(" extract ok ") == extracts_before + 1
+    assert len(extract_ok_lines((ui.home / "host.log").read_text())) == extracts_before + 1
 
     # A bad parameter: the host's E_PARAMS is shown in the panel, the panel keeps working.
-    page.locator(f"{PANEL} textarea.params").fill('{"no_such_param": 1}')
-    page.locator(f"{PANEL} button.rerun").click()
-    page.wait_for_function("""() => document.querySelector('centrum-ui').shadowRoot
-        .querySelector('.panel.debugger .status').textContent.startsWith('E_PARAMS')""", timeout=30_000)
-    page.locator(f"{PANEL} textarea.params").fill("{not json")
-    page.locator(f"{PANEL} button.rerun").click()
+    ui_fill(page, f"{PANEL} textarea.params", '{"no_such_param": 1}')
+    ui_click(page, f"{PANEL} button.rerun")
+    ui_wait(page, "(s) => s.querySelector('.panel.debugger .status').textContent.startsWith('E_PARAMS')")
+    ui_fill(page, f"{PANEL} textarea.params", "{not json")
+    ui_click(page, f"{PANEL} button.rerun")
     assert panel(page)["status"].startswith("parameters are not valid JSON")
     ui.press(page)
     wait_stage(ui, page, None)
@@ -183,12 +181,10 @@ def test_debugger_from_nothing_found(ui: Session, server: str) -> None:
     # (what did the others find?) and the annotator are.
     page = ui.open(f"{server}/plain.html")
     ui.press(page)
-    page.wait_for_function("() => document.querySelector('centrum-ui')?.shadowRoot?.querySelector('.toast.error "
-                           ".modes')", timeout=30_000)
-    modes = page.evaluate("() => [...document.querySelector('centrum-ui').shadowRoot"
-                          ".querySelectorAll('.toast .modes button')].map(b => b.dataset.mode)")
+    ui_wait(page, "(s) => !!s?.querySelector('.toast.error .modes')")
+    modes = ui_eval(page, "(s) => [...s.querySelectorAll('.toast .modes button')].map(b => b.dataset.mode)")
     assert modes == ["debugger", "annotate"]
-    page.locator("centrum-ui .toast button[data-mode='debugger']").click()
+    ui_click(page, ".toast button[data-mode='debugger']")
     wait_stage(ui, page, "debugger", timeout_s=60)
     p = panel(page)
     assert p["answer"].startswith("no answer: ") and "<main>" in p["answer"]
