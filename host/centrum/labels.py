@@ -9,7 +9,7 @@ Safety (issue #10): every statement is parameterized; nothing in a label is ever
 names are derived from the label's integer id plus a ``[A-Za-z0-9._-]`` slug); a write is one ``BEGIN IMMEDIATE``
 transaction in WAL mode with ``synchronous=FULL``, so a writer killed mid-write loses only its own uncommitted label.
 
-Node paths (:func:`node_path`) are ``tag:k`` steps from the root joined by ``>``, ``k`` being the 1-based position
+Node paths (:func:`node_paths`) are ``tag:k`` steps from the root joined by ``>``, ``k`` being the 1-based position
 among the element children in the collector's tree (``html:1>body:2>div:3``); they survive a re-render of the same
 page, where node ids may shift, so node-level scores can be computed against a new snapshot (:func:`resolve_path`).
 """
@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,8 +44,15 @@ MAX_NODES = 10_000
 MAX_TEXT_CHARS = 32 * 1024 * 1024
 MAX_SOURCE_CHARS = 64 * 1024 * 1024
 MAX_SNAPSHOT_JSON_BYTES = 64 * 1024 * 1024
+# Node paths are as long as the selected nodes are deep: 1,000 nodes under a 4,000-deep chain would be 24 M
+# characters. Real selections need far less (10,000 nodes at depth 50 are ~4 M); the sum is checked before a path is
+# built, so a hostile page cannot make the host build (and store) an output of depth x nodes.
+MAX_NODE_PATH_CHARS = 8 * 1024 * 1024
+# save_id: a client-generated random key (e.g. crypto.randomUUID()) that makes a retried save store nothing twice.
+SAVE_ID_RE = re.compile(r"[A-Za-z0-9._:-]{8,128}")
 
-LABEL_FIELDS = ("url", "annotator", "nodes", "snapshot", "text", "source", "dataset", "page_id")
+LABEL_FIELDS = ("url", "annotator", "nodes", "snapshot", "text", "source", "dataset", "page_id", "keep_query",
+                "save_id")
 
 # Migration k brings a database from version k to k + 1; a database newer than the last one is refused.
 MIGRATIONS: tuple[str, ...] = (
@@ -73,6 +80,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX labels_by_url ON labels(url, annotator);
     CREATE INDEX labels_by_page ON labels(dataset, page_id);
+    """,
+    # 2 -> 3: idempotent saves. NULL (a client that sends no key) is allowed any number of times.
+    """
+    ALTER TABLE labels ADD COLUMN save_id TEXT;
+    CREATE UNIQUE INDEX labels_by_save_id ON labels(save_id);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -230,11 +242,59 @@ def child_index(snapshot: Snapshot) -> np.ndarray:
     return idx
 
 
-def node_path(snapshot: Snapshot, node: int, index: np.ndarray | None = None) -> str:
-    """``tag:k>tag:k>...`` from the root to ``node`` (see the module docstring)."""
-    index = child_index(snapshot) if index is None else index
-    # The root is step 1 of a one-element "children of the document" list.
-    return ">".join(f"{snapshot.tags[i]}:{max(1, int(index[i]))}" for i in reversed(snapshot.ancestors(node)))
+_POW10 = 10 ** np.arange(1, 19, dtype=np.int64)
+
+
+def _path_sums(parent: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Sum of ``weight`` over each element and its ancestors, by pointer doubling: O(n log depth) vectorized."""
+    total = weight.astype(np.int64)
+    jump = parent.astype(np.int64)
+    while True:
+        has = jump >= 0
+        if not has.any():
+            return total
+        up = np.where(has, jump, 0)
+        total = np.where(has, total + total[up], total)
+        jump = np.where(has, jump[up], jump)
+
+
+def node_paths(snapshot: Snapshot, nodes: Sequence[int], limit: int = MAX_NODE_PATH_CHARS) -> list[str]:
+    """``tag:k>tag:k>...`` from the root to each of ``nodes`` (disjoint; see the module docstring), in their order.
+
+    One pass over the nodes in document order keeps the current root path on a stack: an ancestor's step is made
+    once however many selected nodes lie under it, so the Python work is linear in the elements and only the
+    C-level joins grow with the output. The output itself is the sum of the nodes' depths; its length is computed
+    vectorized first and a selection whose paths would exceed ``limit`` characters is refused before any is built.
+    """
+    if not len(nodes):
+        return []
+    index = np.maximum(child_index(snapshot), 1)  # the root is step 1 of a one-element "document children" list
+    tag_len = np.fromiter((len(t) for t in snapshot.tag_names), dtype=np.int64, count=len(snapshot.tag_names))
+    digits = 1 + np.searchsorted(_POW10, index, side="right")
+    chars = _path_sums(snapshot.parent, tag_len[snapshot.tag_code] + digits + 2) - 1  # ":" and ">" per step
+    total = int(chars[np.asarray(nodes, dtype=np.int64)].sum())
+    if total > limit:
+        raise _request_error("label.nodes", f"the paths of the selected nodes would take {total} characters, over "
+                                            f"the limit of {limit} (the nodes are nested too deep)")
+    tags, parent, end = snapshot.tags, snapshot.parent, snapshot.subtree_end
+    out: dict[int, str] = {}
+    stack: list[int] = []  # the root path of the last node, ancestors first
+    steps: list[str] = []
+    for v in sorted(int(x) for x in nodes):  # pre-order: a node's ancestors come before it
+        while stack and not stack[-1] <= v < int(end[stack[-1]]):
+            stack.pop()
+            steps.pop()
+        top = stack[-1] if stack else -1
+        chain = []
+        u = v
+        while u != top:  # each element is walked at most once over the whole loop
+            chain.append(u)
+            u = int(parent[u])
+        for u in reversed(chain):
+            stack.append(u)
+            steps.append(f"{tags[u]}:{int(index[u])}")
+        out[v] = ">".join(steps)
+    return [out[int(v)] for v in nodes]
 
 
 def resolve_path(snapshot: Snapshot, path: str) -> int | None:
@@ -255,6 +315,91 @@ def resolve_path(snapshot: Snapshot, path: str) -> int | None:
     return node if node >= 0 else None
 
 
+# ---- what a label keeps of the page (issue #20): no script contents, no form values, no query string
+
+# One token at a "<", read as the HTML tokenizer reads it: a comment, a start tag's name, or an end tag / other
+# markup declaration. A start tag's attributes are then matched whole by _TAG_REST (quoted values may hold ">").
+# Possessive quantifiers everywhere: a match never backtracks, so the scan is linear in the source.
+_MARKUP = re.compile(r"<(?:(!--)|([A-Za-z][^\t\n\f\r />]*+)|/(?=[A-Za-z])|[/!?])")
+_VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"?+|'[^']*+'?+|[^\t\n\f\r >]*+))?+"""
+_TAG_REST = re.compile(r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+" + _VALUE + r")*+>")
+_ATTR = re.compile(r"[\t\n\f\r /]*+([^\t\n\f\r />][^\t\n\f\r />=]*+)" + _VALUE)
+_COMMENT_END = re.compile(r"--!?>")
+# Elements whose content is text up to their end tag (script data, RAWTEXT, RCDATA): markup-looking text inside
+# them is not markup. Of these, script and textarea lose their content.
+_RAW_TEXT = ("script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title")
+_RAW_END = {name: re.compile(f"</{name}(?=[\t\n\f\r />])", re.IGNORECASE) for name in _RAW_TEXT}
+_DROP_CONTENT = {"script", "textarea"}
+# Form values as the page serialized them: hidden inputs (CSRF tokens, session ids), pre-filled fields, choices.
+_DROP_ATTRS = {"input": {"value", "checked"}, "option": {"selected"}}
+
+
+def scrub_source(source: str) -> str:
+    """The serialized page without script contents and form values, everything else byte for byte.
+
+    Dropped: the text inside ``<script>`` and ``<textarea>``, and ``value``/``checked`` of ``<input>`` and
+    ``selected`` of ``<option>``. A linear scan that tokenizes like a browser (comments, quoted attribute values
+    and raw-text elements are skipped as units), so markup-looking text in a comment or a style sheet is left alone
+    and a tag's ``data-cx`` id stays its last attribute. An unterminated tag at the end is cut, as a parser drops it.
+    """
+    keep: list[str] = []
+    last = 0  # source[last:pos] is kept when the next cut is made
+    pos = 0
+    n = len(source)
+    while pos < n:
+        m = _MARKUP.search(source, pos)
+        if m is None:
+            break
+        if m.group(1):  # comment: "<!-->" and "<!--->" end at once, as in the tokenizer
+            if source.startswith(">", m.end()) or source.startswith("->", m.end()):
+                pos = source.index(">", m.end()) + 1
+                continue
+            e = _COMMENT_END.search(source, m.end())
+            pos = e.end() if e else n
+            continue
+        name = m.group(2)
+        if name is None:  # end tag (attributes as in a start tag), bogus comment, "<!DOCTYPE", "<?...>"
+            t = _TAG_REST.match(source, m.end()) if source.startswith("</", m.start()) else None
+            gt = source.find(">", m.end())
+            pos = t.end() if t else (gt + 1 if gt >= 0 else n)
+            continue
+        t = _TAG_REST.match(source, m.end())
+        if t is None:  # the tag never ends: the parser drops it and everything after it
+            keep.append(source[last:m.start()])
+            last = pos = n
+            break
+        lname = name.lower()
+        drop = _DROP_ATTRS.get(lname)
+        if drop:
+            for a in _ATTR.finditer(source, m.end(), t.end() - 1):
+                if a.group(1).lower() in drop:
+                    keep.append(source[last:a.start()])
+                    last = a.end()
+        pos = t.end()
+        if lname == "plaintext":  # everything after it is text
+            break
+        end_re = _RAW_END.get(lname)
+        if end_re is not None:
+            e = end_re.search(source, pos)
+            close = e.start() if e else n
+            if lname in _DROP_CONTENT and close > pos:
+                keep.append(source[last:pos])
+                last = close
+            pos = close
+    keep.append(source[last:])
+    return "".join(keep)
+
+
+def strip_query(url: str) -> str:
+    """``url`` without its query and fragment (they can carry session tokens, search terms, e-mail addresses)."""
+    cut = len(url)
+    for mark in ("?", "#"):
+        k = url.find(mark)
+        if 0 <= k < cut:
+            cut = k
+    return url[:cut]
+
+
 @dataclass(frozen=True)
 class LabelRecord:
     """A validated label, ready to be stored."""
@@ -271,6 +416,7 @@ class LabelRecord:
     n_elements: int
     snapshot_json: bytes
     source: str
+    save_id: str | None = None
 
 
 def validate_label(label: Any) -> LabelRecord:
@@ -285,6 +431,15 @@ def validate_label(label: Any) -> LabelRecord:
     dataset = _check_str(label, "dataset", MAX_NAME_CHARS, required=False)
     page_id = _check_str(label, "page_id", MAX_NAME_CHARS, required=False)
     assert url is not None and annotator is not None
+    keep_query = label.get("keep_query", False)
+    if not isinstance(keep_query, bool):
+        raise _request_error("label.keep_query", f"expected true or false, got {type(keep_query).__name__}")
+    save_id = label.get("save_id")
+    if save_id is not None and (not isinstance(save_id, str) or not SAVE_ID_RE.fullmatch(save_id)):
+        raise _request_error("label.save_id", "expected 8 to 128 characters of A-Z a-z 0-9 . _ : - (a random key "
+                                              "the client makes once per label, e.g. crypto.randomUUID())")
+    if not keep_query:
+        url = strip_query(url)
 
     raw = label.get("snapshot")
     if not isinstance(raw, dict):
@@ -320,6 +475,7 @@ def validate_label(label: Any) -> LabelRecord:
         raise _request_error("label.nodes", f"node {inner} lies inside another selected node: selected nodes "
                                             "must be disjoint")
     node_list = [int(v) for v in nodes_raw]  # selection order kept as the annotator made it
+    paths = node_paths(snapshot, node_list)  # before the rest of the work: refuses a too deep selection
 
     text = _check_str(label, "text", MAX_TEXT_CHARS, required=False)
     if text is None:
@@ -334,17 +490,26 @@ def validate_label(label: Any) -> LabelRecord:
             raise _request_error("label.snapshot.source",
                                  f"{len(source)} characters exceed the limit of {MAX_SOURCE_CHARS}")
         source = _scrub(source)
+    source = scrub_source(source)
     stored = {k: v for k, v in raw.items() if k != "source"}  # the source is stored once, in its own column
+    if not keep_query:
+        stored["page"] = {**raw["page"], "url": strip_query(snapshot.page.url or "")}
+    # A textarea's text is a form value too (pre-filled drafts, tokens): it is blanked in the stored snapshot.
+    in_textarea = np.nonzero(snapshot.tags[snapshot.text_owner] == "textarea")[0] if snapshot.m else []
+    if len(in_textarea):
+        texts = list(raw["text"]["text"])
+        for k in in_textarea:
+            texts[int(k)] = ""
+        stored["text"] = {**raw["text"], "text": texts}
     snapshot_json = json.dumps(stored, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     if len(snapshot_json) > MAX_SNAPSHOT_JSON_BYTES:
         raise _request_error("label.snapshot", f"{len(snapshot_json)} bytes exceed the limit of "
                                                f"{MAX_SNAPSHOT_JSON_BYTES}")
-    index = child_index(snapshot)
     return LabelRecord(
         url=url, annotator=annotator, dataset=dataset, page_id=page_id, nodes=node_list,
-        node_paths=[node_path(snapshot, v, index) for v in node_list], text=text,
+        node_paths=paths, text=text,
         title=_scrub(snapshot.page.title or ""), lang=_scrub(snapshot.page.lang or ""), n_elements=snapshot.n,
-        snapshot_json=snapshot_json, source=source)
+        snapshot_json=snapshot_json, source=source, save_id=save_id)
 
 
 # ---------------------------------------------------------------------------------------------- store / read
@@ -355,26 +520,92 @@ def save_label(db: str | Path | sqlite3.Connection | None, label: Any) -> int:
     rec = validate_label(label)
     snapshot_blob = zlib.compress(rec.snapshot_json, 6)
     source_blob = zlib.compress(rec.source.encode("utf-8"), 6)
-    created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    created = _timestamp(datetime.now(UTC))
+    nodes_json = json.dumps(rec.nodes)
     with _open(db) as conn:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                # A retry of a save whose answer was lost: answer the first label's id, store nothing. Inside the
+                # write transaction, so two copies of one request racing cannot both insert (and the UNIQUE index
+                # would refuse the second anyway).
+                first = conn.execute("SELECT id, url, annotator, nodes FROM labels WHERE save_id = ?",
+                                     (rec.save_id,)).fetchone() if rec.save_id is not None else None
+                if first is not None:
+                    conn.execute("ROLLBACK")
+                    if (first[1], first[2], first[3]) != (rec.url, rec.annotator, nodes_json):
+                        raise _request_error("label.save_id", f"already used by label {first[0]}, a different "
+                                                              "label (a client must make a new key per label)")
+                    return int(first[0])
                 cur = conn.execute(
                     "INSERT INTO labels (created, url, annotator, dataset, page_id, title, lang, nodes, node_paths,"
-                    " text, n_elements, snapshot, snapshot_sha256, source)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " text, n_elements, snapshot, snapshot_sha256, source, save_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (created, rec.url, rec.annotator, rec.dataset, rec.page_id, rec.title, rec.lang,
-                     json.dumps(rec.nodes), json.dumps(rec.node_paths, ensure_ascii=False), rec.text,
-                     rec.n_elements, snapshot_blob, hashlib.sha256(rec.snapshot_json).hexdigest(), source_blob))
+                     nodes_json, json.dumps(rec.node_paths, ensure_ascii=False), rec.text,
+                     rec.n_elements, snapshot_blob, hashlib.sha256(rec.snapshot_json).hexdigest(), source_blob,
+                     rec.save_id))
                 label_id = int(cur.lastrowid or 0)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
             raise LabelError("E_STORAGE", f"cannot store the label: {e}") from e
     return label_id
+
+
+def delete_labels(db: str | Path | sqlite3.Connection | None, *, ids: Sequence[int] = (), url: str | None = None,
+                  older_than: timedelta | None = None, now: datetime | None = None,
+                  dry_run: bool = False) -> list[int]:
+    """Delete the labels matching every given selector (ids, exact stored URL, created before ``now - older_than``);
+    returns their ids (``dry_run``: only returns them). At least one selector is required: deleting everything is
+    ``rm labels.sqlite3``.
+
+    The rows' bytes are overwritten (``secure_delete``) and the WAL checkpointed and truncated, so a deleted label
+    cannot be read back from the database file or its -wal.
+    """
+    where: list[str] = []
+    args: list[Any] = []
+    if ids:
+        where.append(f"id IN ({', '.join('?' * len(ids))})")
+        args += [int(i) for i in ids]
+    if url is not None:
+        where.append("url = ?")
+        args.append(url)
+    if older_than is not None:
+        cutoff = (now or datetime.now(UTC)) - older_than
+        where.append("created < ?")
+        args.append(_timestamp(cutoff))
+    if not where:
+        raise ValueError("delete_labels needs ids, url or older_than")
+    with _open(db) as conn:
+        try:
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cond = " AND ".join(where)
+                gone = [int(r[0]) for r in conn.execute(f"SELECT id FROM labels WHERE {cond} ORDER BY id", args)]
+                if dry_run:
+                    conn.execute("ROLLBACK")
+                    return gone
+                conn.execute(f"DELETE FROM labels WHERE {cond}", args)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            # Best effort: a reader still on an old snapshot keeps the WAL; the next write's checkpoint clears it.
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as e:
+            raise LabelError("E_STORAGE", f"cannot delete labels: {e}") from e
+    return gone
+
+
+def _timestamp(t: datetime) -> str:
+    """The stored form of a time (UTC, milliseconds, ``Z``): ordered as text, so ``created < ?`` compares times."""
+    return t.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 _SUMMARY_COLS = "id, created, url, annotator, dataset, page_id, title, lang, nodes, node_paths, n_elements, text"

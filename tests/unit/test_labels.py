@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 import zlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -230,9 +231,11 @@ def test_safe_page_id() -> None:
        annotator=st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40).filter(str.strip))
 def test_any_unicode_string_round_trips(tmp_path: Path, url: str, annotator: str) -> None:
     db = tmp_path / "prop.sqlite3"
-    lid = L.save_label(db, label(url=url, annotator=annotator))
+    lid = L.save_label(db, label(url=url, annotator=annotator, keep_query=True))
     row = L.load_label(db, lid)
     assert row["url"] == url and row["annotator"] == annotator
+    # By default the URL is kept up to its first "?" or "#".
+    assert L.load_label(db, L.save_label(db, label(url=url)))["url"] == re.split(r"[?#]", url)[0]
     assert L.safe_page_id(lid, url).startswith(f"{lid:06d}")
     assert re.fullmatch(r"[0-9]{6}(-[A-Za-z0-9._-]+)?", L.safe_page_id(lid, url))
 
@@ -332,11 +335,15 @@ def test_agreement_maps_nodes_across_re_renders_by_path(tmp_path: Path) -> None:
 
 def test_resolve_path() -> None:
     snap = BUILT.snapshot
-    idx = L.child_index(snap)
     for name, node in BUILT.ids.items():
-        path = L.node_path(snap, node, idx)
+        [path] = L.node_paths(snap, [node])
         assert L.resolve_path(snap, path) == node, name
-    assert L.node_path(snap, 0) == "html:1"
+    assert L.node_paths(snap, [0]) == ["html:1"]
+    # Several nodes at once, in the order given (the one-pass stack shares their common ancestors).
+    ids = BUILT.ids
+    assert L.node_paths(snap, [ids["footer"], ids["p2"], ids["a"], ids["p1"]]) == [
+        "html:1>body:2>footer:3", "html:1>body:2>article:2>p:2", "html:1>body:2>nav:1>a:1",
+        "html:1>body:2>article:2>p:1"]
     assert L.resolve_path(snap, "html:1>body:2>div:2") is None  # tag differs
     assert L.resolve_path(snap, "html:1>body:9") is None  # no such child
     assert L.resolve_path(snap, "html:1>body:x") is None
@@ -356,10 +363,14 @@ def test_old_database_is_migrated_and_newer_refused(tmp_path: Path) -> None:
     assert "labels_by_url" not in indexes
     conn.close()
     conn = L.connect(db)
-    assert L.schema_version(conn) == L.SCHEMA_VERSION == 2
+    assert L.schema_version(conn) == L.SCHEMA_VERSION == 3
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"labels_by_url", "labels_by_page"} <= indexes
+    assert {"labels_by_url", "labels_by_page", "labels_by_save_id"} <= indexes
     assert [r["text"] for r in L.list_labels(conn)] == ["old"]
+    # The old row has no save_id; new saves with and without one go in beside it.
+    assert conn.execute("SELECT save_id FROM labels").fetchall() == [(None,)]
+    assert L.save_label(conn, label(save_id="k" * 8)) == L.save_label(conn, label(save_id="k" * 8)) == 2
+    assert L.save_label(conn, label()) == 3
     conn.execute("UPDATE schema_version SET version = 99")
     conn.close()
     with pytest.raises(L.LabelError) as info:
@@ -373,6 +384,180 @@ def test_unwritable_location_is_a_storage_error(tmp_path: Path) -> None:
     with pytest.raises(L.LabelError) as info:
         L.save_label(blocker / "labels.sqlite3", label())
     assert info.value.code == "E_STORAGE"
+
+
+# ---------------------------------------------------------------------------------------------- privacy (issue #20)
+
+FORM_SOURCE = (
+    '<html data-cx="0"><head data-cx="1"><script data-cx="2">var token = "s3cret"; if (a < b) go("</scrip" + "t>");'
+    '</script><style data-cx="3">a[title="<script>"] { color: red }</style></head><body data-cx="4">'
+    '<!-- <input value="in a comment"> --><form data-cx="5">'
+    '<input type="hidden" name="csrf" value="CSRF-TOKEN" data-cx="6">'
+    "<INPUT Value='a>b' checked type=\"checkbox\" data-cx=\"7\">"
+    '<textarea name="draft" data-cx="8">my private draft</textarea>'
+    '<select data-cx="9"><option value="a" selected data-cx="10">A</option></select></form>'
+    '<p title="x > y" data-cx="11">Text that says &lt;input value=1&gt; stays.</p>'
+    '<svg data-cx="12"><script data-cx="13">alert(1)</script></svg></body></html>')
+
+
+def test_scrub_source_drops_script_contents_and_form_values() -> None:
+    assert L.scrub_source(FORM_SOURCE) == (
+        '<html data-cx="0"><head data-cx="1"><script data-cx="2"></script>'
+        '<style data-cx="3">a[title="<script>"] { color: red }</style></head><body data-cx="4">'
+        '<!-- <input value="in a comment"> --><form data-cx="5">'
+        '<input type="hidden" name="csrf" data-cx="6">'
+        '<INPUT type="checkbox" data-cx="7">'
+        '<textarea name="draft" data-cx="8"></textarea>'
+        '<select data-cx="9"><option value="a" data-cx="10">A</option></select></form>'
+        '<p title="x > y" data-cx="11">Text that says &lt;input value=1&gt; stays.</p>'
+        '<svg data-cx="12"><script data-cx="13"></script></svg></body></html>')
+    # Tokenizer corner cases: abrupt comments, unquoted values, an attribute glued to a quoted value, an
+    # unterminated tag (dropped with the rest, as a parser does), a case-insensitive end tag, <plaintext>.
+    assert L.scrub_source("<!--><input value=1><!---><input value=2>") == "<!--><input><!---><input>"
+    assert L.scrub_source('<input a="b"value="q"><input value=x/>') == '<input a="b"><input>'
+    assert L.scrub_source('<p>kept</p><input value="never closed') == "<p>kept</p>"
+    assert L.scrub_source("<SCRIPT>one</SCRIPT ><script>two") == "<SCRIPT></SCRIPT ><script>"
+    assert L.scrub_source("<plaintext><input value=3>") == "<plaintext><input value=3>"
+    assert L.scrub_source("") == "" and L.scrub_source("a < b > c") == "a < b > c"
+    # Linear: a long source of many tags and one of one huge attribute both scrub in one pass.
+    big = '<input value="v" data-cx="1">' * 50_000 + '<p title="' + "x" * 1_000_000
+    assert L.scrub_source(big) == '<input data-cx="1">' * 50_000
+
+
+def test_stored_label_keeps_no_scripts_form_values_or_query(tmp_path: Path) -> None:
+    built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
+        E("p", (0, 0, 100, 20), [T("Visible words")], name="p"),
+        E("textarea", (0, 30, 100, 20), [T("my private draft")], name="ta")])]),
+        source=FORM_SOURCE, url="https://mail.example/read?msg=42&session=abc#reply")
+    db = tmp_path / "l.sqlite3"
+    lid = L.save_label(db, {"url": "https://mail.example/read?msg=42&session=abc#reply", "annotator": "a",
+                            "nodes": [built.ids["p"]], "snapshot": built.raw})
+    full = L.load_label(db, lid)
+    assert full["url"] == "https://mail.example/read" and full["snapshot"]["page"]["url"] == full["url"]
+    assert full["source"] == L.scrub_source(FORM_SOURCE)
+    for secret in ("s3cret", "CSRF-TOKEN", "my private draft", "alert(1)", "msg=42", "session=abc"):
+        assert secret not in json.dumps(full), secret
+        with sqlite3.connect(db) as conn:  # nor anywhere in the stored row, compressed columns included
+            for row in conn.execute("SELECT * FROM labels"):
+                flat = "".join(zlib.decompress(v).decode() if isinstance(v, bytes) else str(v) for v in row)
+                assert secret not in flat, secret
+    assert full["snapshot"]["text"]["text"] == ["Visible words", ""]  # the textarea's text is a form value too
+    assert parse_snapshot(full["snapshot"]).n == built.snapshot.n and full["text"] == "Visible words"
+    out = tmp_path / "set"
+    L.export_dataset(db, out)
+    [page_file] = (out / "pages").iterdir()
+    assert "CSRF-TOKEN" not in page_file.read_text() and "<textarea name=\"draft\"></textarea>" in page_file.read_text()
+    # Opt-in: the user keeps the query (e.g. a site whose pages differ only by ?id=).
+    kept = L.save_label(db, {"url": "http://forum/view.php?id=7#p3", "annotator": "a", "nodes": [built.ids["p"]],
+                             "snapshot": built.raw, "keep_query": True})
+    full = L.load_label(db, kept)
+    assert full["url"] == "http://forum/view.php?id=7#p3"
+    assert full["snapshot"]["page"]["url"] == "https://mail.example/read?msg=42&session=abc#reply"
+    with pytest.raises(L.LabelError, match="label.keep_query: expected true or false"):
+        L.save_label(db, {**label(), "keep_query": "yes"})
+
+
+def test_save_id_makes_a_retry_store_nothing_twice(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    key = "3f2b8c1e-0d4a-4e57-9c1b-7a6f5e4d3c2b"
+    first = L.save_label(db, label(save_id=key))
+    assert L.save_label(db, label(save_id=key)) == first  # the retry answers the first label's id ...
+    assert count(db) == 1  # ... and stores nothing
+    assert L.save_label(db, label()) != L.save_label(db, label())  # without a key every save is a new label
+    with pytest.raises(L.LabelError) as info:  # a key reused for another label is a client bug, said so
+        L.save_label(db, label(save_id=key, annotator="bob"))
+    assert info.value.field == "label.save_id" and f"label {first}" in info.value.message
+    for bad in ("short", "x" * 129, "has space x", 12345678, "é" * 10):
+        with pytest.raises(L.LabelError) as info:
+            L.save_label(db, label(save_id=bad))
+        assert info.value.code == "E_REQUEST" and info.value.field == "label.save_id"
+    assert count(db) == 3
+    with sqlite3.connect(db) as conn, pytest.raises(sqlite3.IntegrityError):  # the database enforces it too
+        conn.execute("UPDATE labels SET save_id = ? WHERE id != ?", (key, first))
+
+
+def test_delete_by_id_url_and_age(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    for k in range(6):
+        L.save_label(db, label(url=f"http://site/{k % 2}", annotator=f"a{k}", text=f"secret-{k}"))
+    with sqlite3.connect(db) as conn:  # labels 1-3 were made 40 days ago
+        conn.execute("UPDATE labels SET created = '2000-01-01T00:00:00.000Z' WHERE id <= 3")
+    assert L.delete_labels(db, ids=[2, 5, 99]) == [2, 5]
+    assert L.delete_labels(db, url="http://site/0", older_than=timedelta(days=30)) == [1, 3]  # both must hold
+    assert [r["id"] for r in L.list_labels(db)] == [4, 6]
+    assert L.delete_labels(db, older_than=timedelta(days=30)) == []
+    assert L.delete_labels(db, url="http://site/1") == [4, 6] and count(db) == 0
+    with pytest.raises(ValueError, match="needs"):
+        L.delete_labels(db)
+    # Deleted means gone from the files: secure_delete overwrote the rows, the WAL was checkpointed and emptied.
+    wal = db.with_name(db.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert b"secret-" not in db.read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------- cost
+
+
+def chain_page(depth: int, leaves: int) -> dict[str, Any]:
+    """A chain of ``depth`` divs with ``leaves`` paragraphs under its last one (ids ``depth ..``)."""
+    n = depth + leaves
+    raw = build(E("html", (0, 0, 100, 100), [E("p", (0, 0, 10, 10), [T("w")])])).raw
+    raw = json.loads(json.dumps(raw))
+    el = raw["elements"]
+    tag = {t: k for k, t in enumerate(raw["enums"]["tag"])}
+    raw["enums"]["tag"].append("div")
+    el["parent"] = [-1] + list(range(depth - 1)) + [depth - 1] * leaves
+    el["tag"] = [tag["html"]] + [len(tag)] * (depth - 1) + [tag["p"]] * leaves
+    el["box"] = [0, 0, 10, 10] * n
+    for col in ("display", "position", "visibility", "flags"):
+        el[col] = [el[col][1]] * n
+    el["opacity"], el["font_size"] = [1] * n, [16] * n
+    raw["text"] = {"owner": list(range(depth, n)), "seq": list(range(depth + 1, n + 1)), "text": ["w"] * leaves,
+                   "rect_offsets": list(range(leaves + 1)), "rects": [0, 0, 5, 5] * leaves}
+    raw["source"] = "<p>w</p>"
+    return raw
+
+
+def python_lines(fn: Any) -> int:
+    """Lines of centrum.labels executed while ``fn`` runs: the Python-level work, counted (not timed)."""
+    lines = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal lines
+        if frame.f_code.co_filename != L.__file__:
+            return None
+        if event == "line":
+            lines += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return lines
+
+
+def test_label_save_work_grows_with_the_nodes_not_depth_times_nodes(tmp_path: Path) -> None:
+    # Equal node count (2,000) and equal selection (1,000 leaves); only the depth above the leaves differs.
+    shallow, deep = chain_page(2, 1000), chain_page(1000, 1000)
+    lines = {}
+    for name, raw in (("shallow", shallow), ("deep", deep)):
+        leaves = list(range(len(raw["elements"]["parent"]) - 1000, len(raw["elements"]["parent"])))
+        lab = {"url": "u", "annotator": "a", "nodes": leaves, "snapshot": raw}
+        lines[name] = python_lines(lambda lab=lab: L.validate_label(lab))  # type: ignore[misc]
+    rec = L.validate_label({"url": "u", "annotator": "a", "nodes": [1999], "snapshot": deep})
+    assert rec.node_paths == [">".join(["html:1"] + ["div:1"] * 999 + ["p:1000"])]
+    # Walking every leaf's ancestors would be 1,000 x 1,000 steps: 1,000x the shallow page's work, not ~1x.
+    assert lines["deep"] < 2 * lines["shallow"], lines
+    # Paths as long as depth x nodes are refused before they are built, naming the limit.
+    too_deep = chain_page(4000, 1000)
+    with pytest.raises(L.LabelError) as info:
+        L.validate_label({"url": "u", "annotator": "a", "nodes": list(range(4000, 5000)), "snapshot": too_deep})
+    assert info.value.field == "label.nodes" and str(L.MAX_NODE_PATH_CHARS) in info.value.message
+    assert "24005893 characters" in info.value.message  # the exact length the paths would have had
+    ok = L.node_paths(parse_snapshot(too_deep), list(range(4000, 5000)), limit=24_005_893)
+    assert sum(map(len, ok)) == 24_005_893
 
 
 # ---------------------------------------------------------------------------------------------- processes
@@ -557,3 +742,16 @@ def test_cli_list_export_agreement(tmp_path: Path) -> None:
     missing = cli("list", "--db", str(tmp_path / "nope.sqlite3"))
     assert missing.returncode == 1 and "no label database" in missing.stderr
     assert not (tmp_path / "nope.sqlite3").exists()
+
+    # delete: by id, URL, age; a dry run first; nothing without a selector; a bad age is a usage error.
+    L.save_label(db, label(url="http://other/x?q=1"))  # id 3, stored as http://other/x
+    dry = cli("delete", "--url", "http://other/x", "--dry-run", "--db", str(db))
+    assert dry.returncode == 0 and dry.stdout.strip() == "would delete 1 label: 3" and count(db) == 3
+    assert cli("delete", "--url", "http://other/x", "--db", str(db)).stdout.strip() == "deleted 1 label: 3"
+    assert cli("delete", "--older-than", "30d", "--db", str(db)).stdout.strip() == "deleted 0 labels"
+    nothing = cli("delete", "--db", str(db))
+    assert nothing.returncode == 2 and "give label ids" in nothing.stderr and count(db) == 2
+    bad = cli("delete", "--older-than", "thirty days", "--db", str(db))
+    assert bad.returncode == 2 and "not an age like 30d" in bad.stderr
+    assert cli("delete", "1", "2", "--older-than", "0s", "--db", str(db)).stdout.strip() == "deleted 2 labels: 1, 2"
+    assert "0 labels" in cli("list", "--db", str(db)).stdout

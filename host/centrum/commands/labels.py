@@ -3,13 +3,17 @@
   centrum labels list [--db FILE] [--json]
   centrum labels export DIR [--db FILE] [--every] [--force]   a data set that ``centrum eval DIR`` accepts
   centrum labels agreement [--db FILE] [--tokenizer fair|aeb] [--json]
+  centrum labels delete [ID ...] [--url URL] [--older-than AGE] [--db FILE] [--dry-run]
+      AGE: a number and a unit, s m h d w (30d, 12h, 2w); every given selector must hold
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from .. import labels as store
@@ -35,6 +39,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = with_db(sub.add_parser("agreement", help="agreement between annotators of the same page"))
     p.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="fair", help="tokens for token F1")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = with_db(sub.add_parser("delete", help="delete labels by id, URL and/or age (every given selector holds)"))
+    p.add_argument("ids", nargs="*", type=int, metavar="ID", help="label ids (see `centrum labels list`)")
+    p.add_argument("--url", default=None, help="the stored URL, exactly (stored without query unless kept)")
+    p.add_argument("--older-than", type=age, default=None, metavar="AGE",
+                   help="saved longer ago than AGE: a number and s, m, h, d or w (30d, 12h, 2w)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+
+
+_AGE = re.compile(r"(\d{1,9})([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def age(text: str) -> timedelta:
+    """``30d`` -> 30 days (argparse type of --older-than)."""
+    m = _AGE.fullmatch(text.strip())
+    if m is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 30d, 12h or 2w (units: s m h d w)")
+    return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
 
 
 def _clip(s: str | None, width: int) -> str:
@@ -82,10 +104,24 @@ def _agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def _delete(args: argparse.Namespace) -> int:
+    if not args.ids and args.url is None and args.older_than is None:
+        print("centrum labels delete: give label ids, --url or --older-than (to delete every label, remove the "
+              "database file)", file=sys.stderr)
+        return 2
+    gone = store.delete_labels(args.db, ids=args.ids, url=args.url, older_than=args.older_than,
+                               dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"{verb} {len(gone)} label{'s' if len(gone) != 1 else ''}" + (f": {', '.join(map(str, gone))}"
+                                                                       if gone else ""))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    action = {"list": _list, "export": _export, "agreement": _agreement}.get(args.labels_command or "")
+    action = {"list": _list, "export": _export, "agreement": _agreement, "delete": _delete}.get(
+        args.labels_command or "")
     if action is None:
-        print("centrum labels: choose an action: list, export DIR, agreement", file=sys.stderr)
+        print("centrum labels: choose an action: list, export DIR, agreement, delete", file=sys.stderr)
         return 2
     db = Path(args.db) if args.db else store.default_db_path()
     if not db.is_file():
