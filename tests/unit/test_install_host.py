@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,7 @@ def test_install_and_uninstall_each_browser(browser: str, homes: tuple[Path, Pat
         assert "allowed_extensions" not in manifest
     launcher = Path(manifest["path"])
     assert launcher.is_absolute() and os.access(launcher, os.X_OK)
+    assert stat.S_IMODE(launcher.stat().st_mode) == 0o700  # only this user runs it (issue #20)
     assert launcher.read_text().startswith("#!/bin/sh") and sys.executable in launcher.read_text()
 
     out = cli(["uninstall-host", "--browser", browser], home, centrum_home)
