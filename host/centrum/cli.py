@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("centrum.commands.eval", "evaluate algorithms and peers on data sets"),
     "bench": ("centrum.commands.bench", "benchmark collection, transfer, parsing and every algorithm"),
     "train": ("centrum.commands.train", "train the ensemble's weights on the shared data sets"),
+    "models": ("centrum.commands.models", "list, install or remove the ensemble's models (weights by name)"),
     "install-host": ("centrum.commands.install_host", "register the native messaging host with browsers"),
     "uninstall-host": ("centrum.commands.uninstall_host", "remove the native messaging host registration"),
     "labels": ("centrum.commands.labels", "export annotator labels and report agreement"),

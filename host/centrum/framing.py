@@ -13,12 +13,14 @@ import struct
 from collections.abc import Iterator
 from typing import IO, Any
 
+from . import limits
+
 # "=I": native byte order, standard 4-byte size (Chrome and Firefox both use the host's byte order).
 _HEADER = struct.Struct("=I")
 # Browser -> host: Chrome's documented limit is 64 MiB; anything larger is a corrupt or hostile header.
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
+MAX_REQUEST_BYTES = limits.REQUEST_BYTES
 # Host -> browser: both browsers reject messages over 1 MB (1024*1024 bytes); keep margin for the envelope.
-MAX_MESSAGE_BYTES = 1024 * 1024
+MAX_MESSAGE_BYTES = limits.MESSAGE_BYTES
 CHUNK_DATA_BYTES = 768 * 1024
 
 
@@ -88,8 +90,17 @@ def read_message(stream: IO[bytes], max_bytes: int = MAX_REQUEST_BYTES) -> Any:
     return json.loads(body.decode("utf-8"))
 
 
+def to_utf8(json_text: str) -> bytes:
+    """UTF-8 bytes of JSON text that may hold lone surrogates (a request's ``"\\ud800"`` decodes to one).
+
+    Strict UTF-8 cannot encode them, and writing an answer must never raise; inside JSON text they can only sit in
+    strings, where ``backslashreplace`` writes exactly the JSON escape ``\\ud800`` they came from.
+    """
+    return json_text.encode("utf-8", "backslashreplace")
+
+
 def encode_message(obj: Any) -> bytes:
-    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = to_utf8(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
     return _HEADER.pack(len(body)) + body
 
 
@@ -108,7 +119,7 @@ def chunk_response(msg_id: Any, body: str, data_bytes: int = CHUNK_DATA_BYTES) -
     pos, step = 0, data_bytes
     while pos < len(body):
         piece = body[pos:pos + step]
-        size = len(json.dumps(piece, ensure_ascii=False).encode("utf-8"))
+        size = len(to_utf8(json.dumps(piece, ensure_ascii=False)))
         if size > data_bytes:
             # Shrink proportionally (with margin) and retry; at most a few rounds since size/char <= 6.
             step = max(1, len(piece) * data_bytes // size - 16)

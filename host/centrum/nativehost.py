@@ -19,13 +19,30 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from . import __version__
+from . import __version__, limits
 from .framing import MAX_REQUEST_BYTES, FrameError, FrameTooLarge, chunk_response, encode_message, read_frame
 from .paths import data_dir, private_file
 
 PROTOCOL = 1
 # PROTOCOL.md: when debug would push a response past this, it is dropped and replaced by {"trimmed": true}.
-RESPONSE_CAP_BYTES = 16 * 1024 * 1024
+RESPONSE_CAP_BYTES = limits.RESPONSE_BYTES
+LIMITS = limits.LIMITS
+
+# Every code the host answers with (PROTOCOL.md "Error codes", rows where = host; test_protocol_doc compares).
+ERROR_CODES: dict[str, str] = {
+    "E_FRAME": "truncated frame (at end of input; the host exits with status 1) or a length over 1 GiB",
+    "E_JSON": "request is not UTF-8 JSON, or nests deeper than json_depth",
+    "E_REQUEST": "request is not an object, lacks id/type, v is not 1, or a field has the wrong type",
+    "E_TOO_LARGE": "request larger than request_bytes",
+    "E_UNKNOWN_TYPE": "type is not a request type",
+    "E_SNAPSHOT": "snapshot fails validation or exceeds elements/text_nodes",
+    "E_UNKNOWN_ALGORITHM": "no algorithm of that name",
+    "E_UNAVAILABLE": "algorithm exists but cannot load here",
+    "E_PARAMS": "a parameter is unknown, of the wrong type, or outside its range",
+    "E_ALGORITHM": "the algorithm raised on this page",
+    "E_STORAGE": "the label database could not be written",
+    "E_INTERNAL": "anything else; the host keeps serving",
+}
 
 log = logging.getLogger("centrum.host")
 
@@ -94,25 +111,44 @@ def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+def _check_params(name: str, params: Any) -> None:
+    """Algorithm name and parameters, checked before the snapshot is parsed or anything runs (PROTOCOL.md "Limits",
+    "Parameter ranges"): E_REQUEST, E_UNKNOWN_ALGORITHM, E_UNAVAILABLE or E_PARAMS naming the parameter."""
     from . import algorithms
-    from .config import ConfigError
+    from .config import ConfigError, config_from_dict
 
     if params is not None and not isinstance(params, dict):
         raise HostError("E_REQUEST", "params must be an object", "params")
     try:
-        result = algorithms.run(name, snapshot, params)
+        _, module = algorithms.load(name)
+        if hasattr(module, "Config"):
+            config_from_dict(module.Config, params)
     except algorithms.UnknownAlgorithm as e:
         raise HostError("E_UNKNOWN_ALGORITHM", str(e.args[0] if e.args else e), "algorithm") from e
     except algorithms.AlgorithmUnavailable as e:
         raise HostError("E_UNAVAILABLE", str(e), "algorithm") from e
     except ConfigError as e:
         raise HostError("E_PARAMS", str(e), "params") from e
+
+
+def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+    from . import algorithms
+    from .config import ConfigError
+
+    try:
+        result = algorithms.run(name, snapshot, params)
+    except ConfigError as e:  # a parameter only the algorithm can judge (an installed model that does not load)
+        raise HostError("E_PARAMS", str(e), "params") from e
     except Exception as e:
         log.error("algorithm %s failed:\n%s", name, traceback.format_exc())
-        raise HostError("E_ALGORITHM", f"{name}: {type(e).__name__}: {e}") from e
+        raise HostError("E_ALGORITHM", f"{name}: {type(e).__name__}: {_clip(str(e), 500)}") from e
     result.timing_ms["parse"] = parse_ms
     return result.to_json(with_debug=debug)
+
+
+def _error_slot(algo: str, error: HostError, parse_ms: float) -> dict[str, Any]:
+    return {"algorithm": algo, "nodes": [], "candidates": [], "debug": {}, "message": error.message, "text": None,
+            "timing_ms": {"parse": parse_ms}, "error": error.to_json()}
 
 
 def handle_extract(request: dict[str, Any]) -> Any:
@@ -128,28 +164,38 @@ def handle_extract(request: dict[str, Any]) -> Any:
     debug = request.get("debug", False)
     if not isinstance(debug, bool):
         raise HostError("E_REQUEST", "debug must be true or false", "debug")
+    params = request.get("params")
+    # Parameters before the snapshot: a bad one is answered before any work. For "all" (params keyed by algorithm
+    # name) an algorithm whose parameters fail gets the error in its own slot, as when it fails on the page.
+    refused: dict[str, HostError] = {}
+    if name != "all":
+        _check_params(name, params)
+    else:
+        if params is not None and not isinstance(params, dict):
+            raise HostError("E_REQUEST", "params must be an object", "params")
+        for algo in algorithms.available():
+            try:
+                _check_params(algo, (params or {}).get(algo))
+            except HostError as e:
+                refused[algo] = e
     t0 = time.perf_counter()
     try:
         snapshot = parse_snapshot(raw)
     except SnapshotError as e:
         raise HostError("E_SNAPSHOT", str(e), e.field) from e
     parse_ms = (time.perf_counter() - t0) * 1000
-    params = request.get("params")
     if name != "all":
         results: Any = _run_one(name, snapshot, params, parse_ms, debug)
         _trim_debug([results])
         return results
-    # "all": params is {algorithm name: params}; one failing algorithm is reported in its slot, not fatal.
-    if params is not None and not isinstance(params, dict):
-        raise HostError("E_REQUEST", "params must be an object", "params")
     all_results: dict[str, Any] = {}
     for algo in algorithms.available():
         try:
+            if algo in refused:
+                raise refused[algo]
             all_results[algo] = _run_one(algo, snapshot, (params or {}).get(algo), parse_ms, debug)
         except HostError as e:
-            all_results[algo] = {"algorithm": algo, "nodes": [], "candidates": [], "debug": {},
-                                 "message": e.message, "text": None, "timing_ms": {"parse": parse_ms},
-                                 "error": e.to_json()}
+            all_results[algo] = _error_slot(algo, e, parse_ms)
     _trim_debug(list(all_results.values()))
     return all_results
 
@@ -218,6 +264,60 @@ def dumps(obj: Any) -> str:
 # ---------------------------------------------------------------------------------------------- loop
 
 
+def json_depth_over(body: bytes, limit: int) -> bool:
+    """True when the JSON text ``body`` may nest objects/arrays deeper than ``limit``; checked before decoding,
+    whose recursion a deep request would otherwise exhaust.
+
+    Linear, vectorized, in bounded memory (8 MiB slices): escaped backslashes and quotes are dropped, the quote
+    parity (running XOR) marks string contents, and the running sum of +1 per ``[``/``{`` and -1 per ``]``/``}``
+    outside strings is the nesting depth. For valid JSON its maximum is the depth; for invalid JSON it can only
+    overstate what the decoder reaches before its first error (an earlier stray closer would stop the decoder
+    there), so a deep request is never decoded, and a shallow invalid one still gets the decoder's own message.
+    """
+    if len(body) <= 2 * limit or body.count(b"[") + body.count(b"{") <= limit:
+        return False  # too few open brackets in all (the usual case for columnar snapshots): nothing to scan
+    import numpy as np
+
+    steps = np.zeros(256, dtype=np.int8)
+    steps[list(b"[{")] = 1
+    steps[list(b"]}")] = -1
+    text = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    parity, depth = 0, 0
+    for start in range(0, len(text), _DEPTH_SLICE):
+        piece = np.frombuffer(text, np.uint8, count=min(_DEPTH_SLICE, len(text) - start), offset=start)
+        inside = np.bitwise_xor.accumulate((piece == ord('"')).view(np.uint8)) ^ parity
+        parity = int(inside[-1])
+        step = steps[piece]
+        step = step[(step != 0) & (inside == 0)]
+        if step.size:
+            running = np.cumsum(step, dtype=np.int64) + depth
+            if int(running.max()) > limit:
+                return True
+            depth = int(running[-1])
+    return False
+
+
+_DEPTH_SLICE = 8 * 1024 * 1024
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are Python extensions, not JSON (JSON.stringify never writes them).
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def decode_request(body: bytes) -> dict[str, Any]:
+    """The request object of one frame, or HostError E_JSON / E_REQUEST (PROTOCOL.md "Limits" and error table)."""
+    if json_depth_over(body, limits.JSON_DEPTH):
+        raise HostError("E_JSON", f"request nests deeper than the limit json_depth = {limits.JSON_DEPTH}")
+    try:
+        request = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise HostError("E_JSON", f"request is not UTF-8 JSON: {e}") from None
+    if not isinstance(request, dict):
+        raise HostError("E_REQUEST", "request must be a JSON object")
+    return request
+
+
 class Host:
     def __init__(self, stdin: IO[bytes], stdout: IO[bytes], handlers: dict[str, Handler] | None = None) -> None:
         self.stdin = stdin
@@ -237,6 +337,20 @@ class Host:
             self.stdout.write(encode_message(chunk))
         self.stdout.flush()
 
+    def send_error(self, msg_id: Any, rtype: Any, error: HostError) -> None:
+        """Answer ``error``; never raises except when stdout itself fails (the browser is gone: nothing to answer).
+
+        The answer holds only strings, numbers and None, and encode_message escapes lone surrogates, so the fallback
+        below is for what cannot be foreseen; it drops the request's own id and type, the only untrusted parts.
+        """
+        try:
+            self.send(msg_id, rtype, error=error)
+        except OSError:
+            raise
+        except Exception:  # noqa: BLE001 - the error answer must go out whatever it holds
+            log.error("cannot write the error answer:\n%s", traceback.format_exc())
+            self.send(None, None, error=HostError("E_INTERNAL", f"{error.code}: the error answer could not be written"))
+
     def serve(self) -> int:
         """Serve until EOF on stdin. Returns the exit status."""
         while True:
@@ -244,14 +358,15 @@ class Host:
                 body = read_frame(self.stdin, MAX_REQUEST_BYTES)
             except FrameTooLarge as e:
                 if e.skipped:
-                    self.send(None, None, error=HostError("E_TOO_LARGE", str(e)))
+                    self.send_error(None, None, HostError(
+                        "E_TOO_LARGE", f"{e} (limit request_bytes = {limits.REQUEST_BYTES})"))
                 else:
-                    self.send(None, None, error=HostError("E_FRAME", f"impossible length header: {e}"))
+                    self.send_error(None, None, HostError("E_FRAME", f"impossible length header: {e}"))
                 continue
             except FrameError as e:
                 # Truncation is only seen at EOF: answer, then stop (nothing more can arrive).
                 log.warning("frame error: %s", e)
-                self.send(None, None, error=HostError("E_FRAME", str(e)))
+                self.send_error(None, None, HostError("E_FRAME", str(e)))
                 return 1
             if body is None:
                 log.info("stdin closed: exiting")
@@ -259,50 +374,54 @@ class Host:
             self.handle_frame(body)
 
     def handle_frame(self, body: bytes) -> None:
+        """Answer one request. Whatever it holds and whatever a handler raises, exactly one answer is written."""
         t0 = time.perf_counter()
+        msg_id: Any = None
+        rtype: Any = None
         try:
-            request = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            self.send(None, None, error=HostError("E_JSON", f"request is not UTF-8 JSON: {e}"))
-            return
-        if not isinstance(request, dict):
-            self.send(None, None, error=HostError("E_REQUEST", "request must be a JSON object"))
-            return
-        msg_id = request.get("id")
-        if isinstance(msg_id, bool) or not isinstance(msg_id, str | int):
-            self.send(None, request.get("type") if isinstance(request.get("type"), str) else None,
-                      error=HostError("E_REQUEST", "request needs an id (string or integer)", "id"))
-            return
-        rtype = request.get("type")
-        if not isinstance(rtype, str):
-            self.send(msg_id, None, error=HostError("E_REQUEST", "request needs a type (string)", "type"))
-            return
-        if request.get("v", 1) != PROTOCOL:
-            self.send(msg_id, rtype, error=HostError("E_REQUEST", f"protocol v{request.get('v')} not supported "
-                                                                   f"(host speaks v{PROTOCOL})", "v"))
-            return
-        handler = self.handlers.get(rtype)
-        if handler is None:
-            self.send(msg_id, rtype, error=HostError(
-                "E_UNKNOWN_TYPE", f"unknown request type {rtype!r} (known: {', '.join(self.handlers)})", "type"))
-            return
-        try:
+            request = decode_request(body)
+            raw_type = request.get("type")
+            raw_id = request.get("id")
+            if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+                raise HostError("E_REQUEST", "request needs an id (string or integer)", "id")
+            if isinstance(raw_type, str):
+                rtype = raw_type  # echoed even when the id is bad, so the extension can tell what failed
+            msg_id = raw_id
+            if not isinstance(raw_type, str):
+                raise HostError("E_REQUEST", "request needs a type (string)", "type")
+            v = request.get("v")
+            if type(v) is not int or v != PROTOCOL:  # not True, not 1.0: the field is the integer 1
+                raise HostError("E_REQUEST", f"protocol v{_clip(repr(v))} not supported (host speaks v{PROTOCOL}; "
+                                             "every request carries \"v\": 1)", "v")
+            handler = self.handlers.get(rtype)
+            if handler is None:
+                raise HostError("E_UNKNOWN_TYPE", f"unknown request type {_clip(repr(rtype))} "
+                                                  f"(known: {', '.join(self.handlers)})", "type")
             result = handler(request)
         except HostError as e:
-            log.info("%s %s -> %s: %.500s", msg_id, rtype, e.code, e.message)
-            self.send(msg_id, rtype, error=e)
+            log.info("%.80r %.80r -> %s: %.500r", msg_id, rtype, e.code, e.message)
+            self.send_error(msg_id, rtype, e)
             return
-        except Exception as e:  # the host keeps serving whatever happens
-            log.error("internal error on %s %s:\n%s", msg_id, rtype, traceback.format_exc())
-            self.send(msg_id, rtype, error=HostError("E_INTERNAL", f"{type(e).__name__}: {e}"))
+        except Exception as e:  # noqa: BLE001 - the host keeps serving whatever happens (MemoryError included)
+            log.error("internal error on %.80r %.80r:\n%s", msg_id, rtype, traceback.format_exc())
+            self.send_error(msg_id, rtype, HostError("E_INTERNAL", f"{type(e).__name__}: {_clip(str(e), 500)}"))
             return
         try:
             self.send(msg_id, rtype, result)
-        except (ValueError, TypeError, RecursionError) as e:  # a result JSON cannot express (e.g. a cycle)
-            log.error("cannot encode the answer to %s %s:\n%s", msg_id, rtype, traceback.format_exc())
-            self.send(msg_id, rtype, error=HostError("E_INTERNAL", f"answer not encodable: {type(e).__name__}: {e}"))
+        except OSError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a result JSON cannot express (e.g. a cycle)
+            log.error("cannot encode the answer to %.80r %.80r:\n%s", msg_id, rtype, traceback.format_exc())
+            self.send_error(msg_id, rtype, HostError("E_INTERNAL", f"answer not encodable: {type(e).__name__}: "
+                                                                     f"{_clip(str(e), 500)}"))
             return
-        log.info("%s %s ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000, len(body))
+        log.info("%.80r %.80r ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000,
+                 len(body))
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters: an error message never echoes a whole hostile value."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
+
 PROTOCOL_VERSION = 1
 
 # Bits of ``elements.flags`` (PROTOCOL.md, "Element flags").
@@ -30,9 +32,10 @@ OPAQUE_FRAME = 32  # cross-origin iframe: recorded as a box only
 SHADOW_HOST = 64  # children include the element's open shadow root content
 IN_FRAME = 128  # element lives inside a same-origin iframe (boxes already in top document coordinates)
 
-# Hard limits: a snapshot beyond these is refused with a clear error instead of exhausting memory.
-MAX_ELEMENTS = 2_000_000
-MAX_TEXT_NODES = 4_000_000
+# Hard limits (PROTOCOL.md "Limits"): a snapshot beyond these is refused, on the array length before any column is
+# converted, with a clear error instead of exhausting memory.
+MAX_ELEMENTS = limits.ELEMENTS
+MAX_TEXT_NODES = limits.TEXT_NODES
 
 
 class SnapshotError(ValueError):
@@ -428,12 +431,8 @@ def _parse_page(raw: Any) -> Page:
     dpr = raw.get("dpr", 1)
     if isinstance(dpr, bool) or not isinstance(dpr, int | float) or not math.isfinite(dpr) or dpr <= 0:
         raise SnapshotError("page.dpr", f"expected a positive number, got {dpr!r}")
-    timing = raw.get("timing", {})
-    if not isinstance(timing, dict):
-        raise SnapshotError("page.timing", "expected an object")
-    stylesheets = raw.get("stylesheets", {})
-    if not isinstance(stylesheets, dict):
-        raise SnapshotError("page.stylesheets", "expected an object")
+    timing = _finite_numbers(raw.get("timing", {}), "page.timing")
+    stylesheets = _finite_numbers(raw.get("stylesheets", {}), "page.stylesheets")
     warnings = raw.get("warnings", [])
     warnings = tuple(_str_list(warnings, "page.warnings"))
     return Page(
@@ -446,10 +445,29 @@ def _parse_page(raw: Any) -> Page:
         scroll=scroll,
         dpr=float(dpr),
         collector=strings["collector"],
-        timing={str(k): float(v) for k, v in timing.items() if isinstance(v, int | float)},
-        stylesheets={str(k): int(v) for k, v in stylesheets.items() if isinstance(v, int | float)},
+        timing=timing,
+        stylesheets={k: int(v) for k, v in stylesheets.items()},
         warnings=warnings,
     )
+
+
+def _finite_numbers(value: Any, name: str) -> dict[str, float]:
+    """An object's number-valued entries (others are ignored: informational fields); NaN, infinities and numbers
+    beyond float (1e400 decodes to inf, a 400-digit integer overflows) name their field."""
+    if not isinstance(value, dict):
+        raise SnapshotError(name, "expected an object")
+    out: dict[str, float] = {}
+    for k, v in value.items():
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            continue
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
+        if not math.isfinite(f):
+            raise SnapshotError(f"{name}.{k}", f"not a finite number ({str(v)[:40]})")
+        out[str(k)] = f
+    return out
 
 
 def parse_snapshot(raw: Any) -> Snapshot:
@@ -459,6 +477,13 @@ def parse_snapshot(raw: Any) -> Snapshot:
     version = raw.get("protocol")
     if version != PROTOCOL_VERSION:
         raise SnapshotError("protocol", f"unsupported protocol version {version!r} (this host speaks 1)")
+    # Sizes first, before any column is converted (every other column's length is checked against these).
+    for section, column, limit, what in (("elements", "parent", MAX_ELEMENTS, "elements"),
+                                         ("text", "owner", MAX_TEXT_NODES, "text nodes")):
+        part = raw.get(section)
+        values = part.get(column) if isinstance(part, dict) else None
+        if isinstance(values, list) and len(values) > limit:
+            raise SnapshotError(f"{section}.{column}", f"{len(values)} {what} exceed the limit of {limit}")
     page = _parse_page(_require(raw, "page", ""))
 
     enums = _require(raw, "enums", "")
@@ -472,8 +497,6 @@ def parse_snapshot(raw: Any) -> Snapshot:
         raise SnapshotError("elements", "expected an object")
     parent = _num_array(_require(el, "parent", "elements"), "elements.parent", int)
     n = parent.shape[0]
-    if n > MAX_ELEMENTS:
-        raise SnapshotError("elements.parent", f"{n} elements exceed the limit of {MAX_ELEMENTS}")
     if n:
         if parent[0] != -1:
             raise SnapshotError("elements.parent[0]", "the root must have parent -1")
@@ -530,8 +553,6 @@ def parse_snapshot(raw: Any) -> Snapshot:
         raise SnapshotError("text", "expected an object")
     owner = _num_array(_require(tx, "owner", "text"), "text.owner", int)
     m = owner.shape[0]
-    if m > MAX_TEXT_NODES:
-        raise SnapshotError("text.owner", f"{m} text nodes exceed the limit of {MAX_TEXT_NODES}")
     if m and (owner.min() < 0 or owner.max() >= n):
         k = int(np.argmax((owner < 0) | (owner >= n)))
         raise SnapshotError(f"text.owner[{k}]", f"element {int(owner[k])} does not exist (n={n})")

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
 
@@ -58,7 +59,7 @@ class Config:
     # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages. Dev token F1 (run_source, all
     # dev pages) DANAg gap 20 / 160: cleaneval .883/.918, cleanportaleval .954/.759, dragnet .826/.698,
     # google-trends .597/.688, l3s-gn1 .927/.839, readability .779/.820, aeb .872/.823 (README "DANA").
-    gap: int = 20
+    gap: int = ranged(20, 0, 10_000_000)
     # Pre-processing "line-length normalization" (phase 1's fixed segments): lines are fixed segments of this many
     # bytes of the cleaned, whitespace-collapsed source, so the result does not depend on how the author wrapped
     # or minified the HTML; 0 keeps the source's own lines (the original DANA). 100 bytes is about one sentence of
@@ -66,11 +67,11 @@ class Config:
     # (an inline ad or figure). Dev F1 (DANAg, gap 20) for 50 / 100 / 200 / source lines: cleaneval
     # .860/.883/.890/.852, cleanportaleval .971/.954/.905/.887, dragnet .815/.826/.793/.748, l3s-gn1
     # .925/.927/.918/.878, aeb .837/.872/.857/.674.
-    line_length: int = 100
+    line_length: int = ranged(100, 0, 10_000_000)
     # Phase 2: smoothing window half-width, diff_i = sum over j = i-w .. i+w of (T_j - S_j) (papers: w = 1).
-    smoothing: int = 1
+    smoothing: int = ranged(1, 0, 10_000_000)
     # AdDANAg hyperlink normalization: the anchor attributes become a placeholder of length LT - link_offset.
-    link_offset: int = 5
+    link_offset: int = ranged(5, 0, 10_000)
     # Pre-processing of all three papers removes scripts, styles and comments. <noscript> too (Centrum): its
     # content is not rendered when scripts run, and is never main content.
     remove_noscript: bool = True
@@ -80,8 +81,8 @@ class Config:
     # by the first line is); then reduced to the top-most selected elements. DANAg snapshot-mode token F1 on ~270
     # cached dev pages, max_outside 0.1 / 0.2 / 0.3: cleaneval .821/.810/.810, cleanportaleval .950/.935/.918,
     # l3s-gn1 .874/.868/.869, aeb .855/.839/.819.
-    min_overlap: float = 0.5
-    max_outside: float = 0.1
+    min_overlap: float = ranged(0.5, 0.0, 1.0)
+    max_outside: float = ranged(0.1, 0.0, 1e6)
     # Centrum option, off by default (the papers keep them): drop lines at the ends of the merged selection whose
     # own T - S <= 0 (selected only because the smoothing window reaches into the dense block next to them).
     # Measured on raw HTML it changes F1 by -0.003..+0.000, so the papers' rule stays the default.

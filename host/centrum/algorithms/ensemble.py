@@ -19,7 +19,9 @@
    page's top-scoring element, and text precision/recall against that element.
 4. **scorer** (:mod:`._ensemble_model`): gradient-boosted stumps ranking the page's candidates (listwise softmax
    loss on their token F1, every training data set weighing the same); the weights ship as
-   ``centrum/weights/ensemble-v4.json`` and are reproduced by ``centrum train``. The best-scoring candidate wins;
+   ``centrum/weights/ensemble-v4.json`` and are reproduced by ``centrum train``. Weights are chosen by *name*
+   (``weights=ensemble-v4``): a file shipped in ``centrum/weights/`` or one that ``centrum models install`` put in
+   ``$CENTRUM_HOME/models/``; parameters come from requests, so they never name a path. The best-scoring candidate wins;
    every candidate in the Result carries its per-feature contributions (``features``) for the debugger.
 5. **block filter** (:mod:`._ensemble_blocks`): the chosen subtree's text is cut into blocks (the lines
    ``text_of`` would break), each scored by a second stumps model (``ensemble-v4-blocks.json``, same command)
@@ -33,22 +35,61 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from ..config import ConfigError, ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import Stumps
 
-WEIGHTS_NAME = "ensemble-v4.json"
-BLOCK_WEIGHTS_NAME = "ensemble-v4-blocks.json"
+WEIGHTS_NAME = "ensemble-v4"
+BLOCK_WEIGHTS_NAME = "ensemble-v4-blocks"
+# A model name: no path separator, no "..", no leading dot, so that a name can only ever mean one file in the
+# package's weights folder or in $CENTRUM_HOME/models/.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
+MODEL_NAME_CHARS = 64
+
+
+def models_dir() -> Path:
+    """Where ``centrum models install`` puts models: ``$CENTRUM_HOME/models/``."""
+    from ..paths import centrum_home
+
+    return centrum_home() / "models"
+
+
+def shipped_models() -> list[str]:
+    return sorted(p.name[:-5] for p in (resources.files("centrum") / "weights").iterdir() if p.name.endswith(".json"))
+
+
+def installed_models() -> list[str]:
+    folder = models_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json") if is_model_name(p.stem) and p.is_file())
+
+
+def is_model_name(name: str) -> bool:
+    return len(name) <= MODEL_NAME_CHARS and MODEL_NAME.fullmatch(name) is not None
+
+
+def check_model_name(key: str, name: str) -> None:
+    """ConfigError unless ``name`` is a shipped or installed model. The message depends only on ``name`` and the
+    list of models, never on whether some other file exists: a request cannot probe the file system with it."""
+    if not is_model_name(name):
+        raise ConfigError(f"{key}: {name[:80]!r} is not a model name (letters, digits, '_', '-', inner '.'; at most "
+                          f"{MODEL_NAME_CHARS} characters; install a file with `centrum models install FILE`)")
+    if name not in shipped_models() and name not in installed_models():
+        raise ConfigError(f"{key}: no model named {name!r} (shipped: {', '.join(shipped_models())}; installed in "
+                          f"$CENTRUM_HOME/models: {', '.join(installed_models()) or 'none'})")
 
 
 MAX_DEBUG_BLOCKS = 200  # block trace entries in the debug output
@@ -56,45 +97,60 @@ MAX_DEBUG_BLOCKS = 200  # block trace entries in the debug output
 
 @dataclass(frozen=True)
 class Config:
-    # Weights file (JSON from `centrum train`); "" = the shipped centrum/weights/ensemble-v4.json.
-    weights: str = ""
+    # Candidate scorer: a model name (shipped centrum/weights/NAME.json or installed $CENTRUM_HOME/models/NAME.json).
+    weights: str = field(default=WEIGHTS_NAME, metadata={"check": check_model_name})
     # Candidate cap per page (issue #11: "cap the set, e.g. <= 150").
-    max_candidates: int = 150
+    max_candidates: int = ranged(150, 1, 1_000)
     # Runners-up read from each algorithm's Result.candidates (best first).
-    per_algorithm: int = 8
+    per_algorithm: int = ranged(8, 0, 1_000)
     # Post-processing inside the chosen node (issue #11 "trim link groups and boilerplate"): "model" (learned block
     # filter), "rules" (the rule trim below), "none".
     filter: Literal["model", "rules", "none"] = "model"
-    # Block weights file; "" = the shipped centrum/weights/ensemble-v4-blocks.json.
-    block_weights: str = ""
+    # Block filter: a model name, as ``weights`` (the ``-blocks`` file of `centrum train`).
+    block_weights: str = field(default=BLOCK_WEIGHTS_NAME, metadata={"check": check_model_name})
     # Keep a block when its predicted gold share is at least this (LODO mean F1 over the 8 dev sets, v2 scorer:
     # 0.3 -> 0.899, 0.4 -> 0.900, 0.5 -> 0.901, 0.6 -> 0.899; filter="rules" 0.902).
-    block_threshold: float = 0.5
+    block_threshold: float = ranged(0.5, 0.0, 1.0)
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
-    link_group_density: float = 0.6
-    link_group_links: int = 3
+    link_group_density: float = ranged(0.6, 0.0, 1.0)
+    link_group_links: int = ranged(3, 0, 10_000_000)
     # Never trim away more than this share of the chosen text (a wrong cue must not empty the answer).
-    max_trim_share: float = 0.5
+    max_trim_share: float = ranged(0.5, 0.0, 1.0)
     # Candidates reported in Result.candidates (with feature contributions).
-    report_candidates: int = 20
+    report_candidates: int = ranged(20, 0, 1_000)
 
 
 @functools.cache
-def _shipped(file_name: str, blocks: bool) -> Stumps:
-    ref = resources.files("centrum") / "weights" / file_name
-    names = B.feature_names() if blocks else F.feature_names()
-    return Stumps.from_json(json.loads(ref.read_text(encoding="utf-8")), names)
+def _shipped(name: str, blocks: bool) -> Stumps:
+    ref = resources.files("centrum") / "weights" / f"{name}.json"
+    return Stumps.from_json(json.loads(ref.read_text(encoding="utf-8")), _features(blocks))
 
 
-def load_model(path: str = "") -> Stumps:
-    """The candidate scorer: ``path`` (JSON from `centrum train`) or the shipped weights."""
-    return _shipped(WEIGHTS_NAME, False) if not path else Stumps.load(Path(path), F.feature_names())
+def _features(blocks: bool) -> list[str]:
+    return B.feature_names() if blocks else F.feature_names()
 
 
-def load_block_model(path: str = "") -> Stumps:
-    """The block filter: ``path`` (the ``-blocks.json`` of `centrum train`) or the shipped weights."""
-    return _shipped(BLOCK_WEIGHTS_NAME, True) if not path else Stumps.load(Path(path), B.feature_names())
+def _load(name: str, blocks: bool) -> Stumps:
+    key = "block_weights" if blocks else "weights"
+    check_model_name(key, name)
+    try:
+        if name in shipped_models():
+            return _shipped(name, blocks)
+        return Stumps.load(models_dir() / f"{name}.json", _features(blocks))
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        kind = "block filter" if blocks else "candidate scorer"
+        raise ConfigError(f"{key}: model {name!r} is not a usable {kind}: {type(e).__name__}: {e}") from e
+
+
+def load_model(name: str = WEIGHTS_NAME) -> Stumps:
+    """The candidate scorer named ``name`` (shipped or installed, see :func:`check_model_name`)."""
+    return _load(name, False)
+
+
+def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Stumps:
+    """The block filter named ``name`` (the ``-blocks`` file of `centrum train`, installed by name)."""
+    return _load(name, True)
 
 
 def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
@@ -230,8 +286,11 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
 
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     cfg = config or Config()
+    # Models first: a model that cannot be used is a parameter error, answered before any work.
+    model = load_model(cfg.weights)
+    block_model = load_block_model(cfg.block_weights) if cfg.filter == "model" else None
     results, base_ms = run_base(snapshot)
-    return combine(snapshot, results, cfg, base_ms)
+    return combine(snapshot, results, cfg, base_ms, model, block_model)
 
 
 def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: dict[str, float] | None = None,

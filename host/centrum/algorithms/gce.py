@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
 from . import _gce_stages as st
@@ -70,23 +71,23 @@ class Config:
     # measured better on the dev sets (module docstring), so it is the default.
     preset: Literal["paper", "framework"] = "framework"
     # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
-    rows: int | None = None
-    cols: int | None = None
+    rows: int | None = ranged(None, 1, 32)
+    cols: int | None = ranged(None, 1, 32)
     # preset. §3.1/§4.2 α: the grid covers min(α·h0, h1) of the document height. §4.2 prints α and β swapped;
     # Definition 2 requires α >= 1, so α = 2 (framework "gridCoef" 2).
-    alpha: float | None = None
+    alpha: float | None = ranged(None, 1.0, 10.0)
     # preset. §3.1 eq. 1 β: an element with link density D_l > β is link-dense (0.5; framework "linkRatio" 0.5).
-    beta: float | None = None
+    beta: float | None = ranged(None, 0.0, 1.0)
     # §3.1 "cells overlapping link-dense areas" are excluded: a cell is excluded when the fraction of its area
     # covered by link-dense areas exceeds this (0 = any overlap, the literal reading).
-    cell_link_coverage: float = 0.0
+    cell_link_coverage: float = ranged(0.0, 0.0, 1.0)
     # preset. §3.1 edge cells: rows excluded at the top, at the bottom, columns on each side (paper 1/1/1;
     # framework dead zone: first row and the outer columns, 1/0/1).
-    edge_top: int | None = None
-    edge_bottom: int | None = None
-    edge_cols: int | None = None
+    edge_top: int | None = ranged(None, 0, 32)
+    edge_bottom: int | None = ranged(None, 0, 32)
+    edge_cols: int | None = ranged(None, 0, 32)
     # preset. §3.3 Δw: a width jump is parent width / child width > Δw (paper 170 % -> 1.7; framework 1.3).
-    width_increase: float | None = None
+    width_increase: float | None = ranged(None, 1.0, 100.0)
     # preset. §3.3: the text says the expansion *stops* at the jump (the child, "stop"); Algorithm 1 assigns the
     # wider *parent* ("parent"). Paper preset: Algorithm 1; framework: stop.
     width_jump_mode: Literal["stop", "parent"] | None = None
@@ -101,7 +102,7 @@ class Config:
     # Attributes whose values are not names of the element's role (URLs, alt text, language) are not inspected.
     attr_ignore: tuple[str, ...] = ("href", "src", "alt", "lang", "dir", "hidden")
     # §3.3 eq. 2: a root shorter than this fraction of the window height h0 is "no best".
-    min_height_ratio: float = 0.5
+    min_height_ratio: float = ranged(0.5, 0.0, 100.0)
     # §3: elements with position: fixed (and their subtrees) are removed before everything else.
     remove_fixed: bool = True
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import IMAGE, IN_FRAME, Snapshot
 
@@ -63,7 +64,7 @@ class Config:
     """
 
     # Section 3.3: the size of the c-SET, "c = 3" in the paper's experiments.
-    c: int = 3
+    c: int = ranged(3, 1, 10_000)
     # Section 3.1: tags that are never rated (the paper's list; "undefined" is its name for unknown nodes).
     excluded_tags: tuple[str, ...] = (
         "a", "nav", "undefined", "hr", "span", "em", "body", "script", "header",
@@ -71,8 +72,8 @@ class Config:
     )
     # Section 3.5 (Algorithm 5): a link group is removed when its text ratio (words inside links / words
     # outside links) exceeds tr and it holds more than hr links.
-    tr: float = 1.5
-    hr: int = 7
+    tr: float = ranged(1.5, 0.0, 1e6)
+    hr: int = ranged(7, 0, 10_000_000)
     # Section 3.5 (Algorithm 5): remove lists whose items each hold a single link and no image.
     remove_link_lists: bool = True
     # Section 3.5: the post-process can be switched off to see the raw selection.

@@ -66,6 +66,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
@@ -88,18 +89,18 @@ _SEP, _BLOCK, _INLINE = 0, 1, 2
 @dataclass(frozen=True)
 class Config:
     # Section 3.2: zones join a column when both edges are within 10% of the column's average width.
-    tolerance: float = 0.1
+    tolerance: float = ranged(0.1, 0.0, 1.0)
     # Section 3.2: collapse parent/child columns that are equal within the tolerance.
     collapse: bool = True
     # Section 3.3: a column is main content when its score fraction exceeds its best child's by 0.3.
-    delta_threshold: float = 0.3
+    delta_threshold: float = ranged(0.3, 0.0, 1.0)
     # Section 3.3: a paragraph zone holds at least two sentences with a verb.
-    min_sentences: int = 2
+    min_sentences: int = ranged(2, 0, 10_000)
     # Section 3.3 uses an English verb test ("verb", needs textblob-aptagger); "script" is the language-
     # independent stand-in (Unicode terminators, a sentence "has a verb" when it has >= min_sentence_words tokens).
     sentence_test: Literal["script", "verb"] = "script"
     # Stand-in for "has a verb" in the script test (not in the paper); measured on dev pages, see README.
-    min_sentence_words: int = 4
+    min_sentence_words: int = ranged(4, 0, 10_000)
     # Public code: <br>/<hr> split zones only when significant text stands on both sides of them.
     linebreak_needs_text: bool = True
     # Public code labels nothing when no column on the greedy path reaches the threshold ("none");

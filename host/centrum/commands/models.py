@@ -1,0 +1,97 @@
+"""The ensemble's models (weights files), chosen by name in ``--param weights=NAME`` / ``block_weights=NAME``.
+
+  centrum models list                                  shipped and installed models, with their kind
+  centrum models install FILE [--name NAME] [--force]  copy a `centrum train` output into $CENTRUM_HOME/models/
+  centrum models remove NAME                           delete an installed model
+
+A request (the extension's parameter box, which a page could fill) names a model and never a path: only this
+command, run by the user, puts files where names can find them. A file is checked before it is installed: it must be
+a candidate scorer or a block filter trained on this version's features.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="models_command", metavar="ACTION")
+    sub.add_parser("list", help="list shipped and installed models")
+    p = sub.add_parser("install", help="install a weights file from `centrum train` under a name")
+    p.add_argument("file", type=Path, help="weights JSON (e.g. ensemble-weights.json or its -blocks.json)")
+    p.add_argument("--name", default=None, help="model name (default: the file name without .json)")
+    p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
+    p = sub.add_parser("remove", help="delete an installed model")
+    p.add_argument("name")
+
+
+def _err(message: str) -> int:
+    print(f"centrum models: {message}", file=sys.stderr)
+    return 2
+
+
+def kind_of(path: Path) -> str:
+    """"scorer" or "blocks" for a weights file of this version's features; ValueError (with the reason) otherwise."""
+    from ..algorithms import _ensemble_blocks as B
+    from ..algorithms import _ensemble_features as F
+    from ..algorithms._ensemble_model import Stumps
+
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {e}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path} is not an ensemble weights file")
+    for kind, names in (("scorer", F.feature_names()), ("blocks", B.feature_names())):
+        if obj.get("feature_names") == names:
+            Stumps.from_json(obj, names)  # every stump names a known feature
+            return kind
+    Stumps.from_json(obj)  # the format error, if it is one
+    raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..algorithms import ensemble as ens
+
+    if args.models_command == "list":
+        for name in ens.shipped_models():
+            print(f"{name}\tshipped")
+        for name in ens.installed_models():
+            print(f"{name}\tinstalled\t{ens.models_dir() / (name + '.json')}")
+        return 0
+    if args.models_command == "install":
+        name = args.name or (args.file.name[:-5] if args.file.name.endswith(".json") else args.file.name)
+        if not ens.is_model_name(name):
+            return _err(f"{name!r} is not a model name (letters, digits, '_', '-', inner '.'; at most "
+                        f"{ens.MODEL_NAME_CHARS} characters): give one with --name")
+        if name in ens.shipped_models():
+            return _err(f"{name!r} is the name of a shipped model: choose another with --name")
+        try:
+            kind = kind_of(args.file)
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            return _err(str(e))
+        target = ens.models_dir() / f"{name}.json"
+        if target.exists() and not args.force:
+            return _err(f"a model named {name!r} is installed ({target}); --force replaces it")
+        from ..paths import data_dir
+
+        data_dir()  # $CENTRUM_HOME created private (0700) if this is its first use
+        target.parent.mkdir(exist_ok=True)
+        tmp = target.with_name(f".{name}.json.tmp")
+        shutil.copyfile(args.file, tmp)
+        tmp.replace(target)  # atomic: a host reading the model never sees half a file
+        param = "weights" if kind == "scorer" else "block_weights"
+        print(f"installed {target} ({'candidate scorer' if kind == 'scorer' else 'block filter'}); "
+              f"use it with --param {param}={name}")
+        return 0
+    if args.models_command == "remove":
+        if not ens.is_model_name(args.name) or args.name not in ens.installed_models():
+            return _err(f"no installed model named {args.name!r}")
+        (ens.models_dir() / f"{args.name}.json").unlink()
+        print(f"removed {args.name}")
+        return 0
+    return _err("choose an action: list, install, remove (centrum models --help)")
