@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -150,3 +151,26 @@ def test_resume_keeps_finished_pages(first_run: tuple[Path, Path, subprocess.Com
     assert len((copy / "pages.jsonl").read_text(encoding="utf-8").splitlines()) == 3
     assert json.loads((copy / "results.json").read_text(encoding="utf-8"))["summary"]["render"]["pages"] == 3
     assert rows(copy).keys() == rows(out).keys()
+
+
+def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
+        first_run: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """`centrum train` from the eval's snapshot cache: LightGBM runs deterministic, so a retrain (records
+    recomputed) writes byte-identical candidate and block models; --cv prints the site-grouped table."""
+    _, cache, _ = first_run
+    env = {**os.environ, "CENTRUM_CACHE": str(tmp_path / "records")}
+
+    def train(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "centrum.cli", "train", str(TINYSET), "--cache", str(cache),
+                               "--peers", "none", "--out", str(out), *extra], capture_output=True, text=True,
+                              timeout=600, cwd=REPO, env=env)
+
+    first = train(tmp_path / "a.lgb.txt", "--cv", "--folds", "2")
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = train(tmp_path / "b.lgb.txt", "--no-record-cache")
+    assert second.returncode == 0, second.stderr[-3000:]
+    a, b = (tmp_path / "a.lgb.txt").read_bytes(), (tmp_path / "b.lgb.txt").read_bytes()
+    assert a.startswith(b"tree\n") and a == b
+    assert (tmp_path / "a-blocks.lgb.txt").read_bytes() == (tmp_path / "b-blocks.lgb.txt").read_bytes()
+    assert "## Site-grouped 2-fold cross-validation" in first.stdout and "| tinyset |" in first.stdout
+    assert "### Per language" in first.stdout and "| ja |" in first.stdout

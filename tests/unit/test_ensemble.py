@@ -486,3 +486,35 @@ def test_arc90_proposal_appends_siblings_as_readability_does():
     X = F.features(s, cands, prop, arrays)
     col = {n: i for i, n in enumerate(F.feature_names())}
     assert X[0, col["arc90_exact"]] == 1 and X[0, col["arc90_answered"]] == 1 and X[0, col["votes_exact"]] == 1
+
+
+def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tmp_path):
+    """TreeSHAP contributions plus the base are the score (what the debugger shows), the model file is LightGBM's
+    own text format and loads back to the same predictions, and a retrain writes the same bytes."""
+    recs = _records()
+    opts = T.FitOptions(learner="lightgbm", lgb_rounds=40, lgb_min_leaf=5, seed=3)
+    m = T.fit(recs, opts)
+    assert isinstance(m, M.Boosted) and m.meta["objective"] == "lambdarank"
+    X = np.concatenate([r.X for r in recs])
+    np.testing.assert_allclose(m.base + m.contributions(X).sum(axis=1), m.predict(X), atol=1e-9)
+    assert all(T.choose(m, r) == int(r.y.argmax()) for r in recs)
+    # The deciding feature carries the largest contribution for the chosen candidate.
+    top = np.argmax(np.abs(m.contributions(recs[0].X[[int(recs[0].y.argmax())]]))[0])
+    assert F.feature_names()[top] == "semantic_exact"
+    m.save(tmp_path / "m.lgb.txt")
+    T.fit(recs, opts).save(tmp_path / "again.lgb.txt")
+    assert (tmp_path / "m.lgb.txt").read_bytes() == (tmp_path / "again.lgb.txt").read_bytes()
+    back = M.load_model_file(tmp_path / "m.lgb.txt", F.feature_names())
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    with pytest.raises(ValueError, match="other features"):
+        M.load_model_file(tmp_path / "m.lgb.txt", [*F.feature_names()[:-1], "nope"])
+
+
+def test_lightgbm_block_filter_predicts_a_gold_share():
+    rng = np.random.default_rng(1)
+    names = B.feature_names()
+    X = rng.random((400, len(names)))
+    y = (X[:, 0] > 0.5).astype(float)
+    m = T.fit_lgb_blocks(X, y, np.ones(400), T.FitOptions(lgb_rounds=60, block_min_leaf=10))
+    p = m.predict(X)
+    assert ((p >= 0) & (p <= 1)).all() and ((p >= 0.5) == (y == 1)).mean() > 0.95

@@ -179,3 +179,75 @@ def fit(X: np.ndarray, y: np.ndarray, feature_names: list[str], rounds: int = 30
         model.right.append(learning_rate * rv)
         pred += np.where(codes[:, j] <= k, learning_rate * lv, learning_rate * rv)
     return model
+
+
+# ---- LightGBM ------------------------------------------------------------------------------------------------------
+# Model files are LightGBM's own text format (``Booster.model_to_string``), named ``<name>.lgb.txt``.
+LGB_SUFFIX = ".lgb.txt"
+
+
+class Boosted:
+    """A LightGBM booster behind the interface the ensemble reads (``predict``, ``contributions``, ``base``):
+    contributions are LightGBM's exact TreeSHAP values (``pred_contrib``), so that ``base`` plus a candidate's
+    contributions is its score, as with the stumps."""
+
+    def __init__(self, booster: Any, feature_names: list[str], meta: dict[str, Any] | None = None) -> None:
+        self.booster = booster
+        self.feature_names = list(feature_names)
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.meta.setdefault("objective", str(booster.params.get("objective", "")) if booster.params else "")
+        # Prediction on one thread: requests are small and the host must not fight the browser for cores.
+        self._threads = 1
+
+    @property
+    def base(self) -> float:
+        """TreeSHAP's expected value: the same for every row (the contributions' last column)."""
+        if "_base" not in self.__dict__:
+            row = np.zeros((1, len(self.feature_names)))
+            self.__dict__["_base"] = float(self.booster.predict(row, pred_contrib=True, num_threads=self._threads)
+                                           [0, -1])
+        return float(self.__dict__["_base"])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Raw scores (ranker) or probabilities (block filter, cross-entropy objective)."""
+        if X.shape[0] == 0:
+            return np.zeros(0)
+        return np.asarray(self.booster.predict(X, num_threads=self._threads), dtype=np.float64)
+
+    def contributions(self, X: np.ndarray) -> np.ndarray:
+        """(rows, features) in raw-score space."""
+        if X.shape[0] == 0:
+            return np.zeros((0, len(self.feature_names)))
+        c = np.asarray(self.booster.predict(X, pred_contrib=True, num_threads=self._threads), dtype=np.float64)
+        return c[:, :-1]
+
+    def to_string(self) -> str:
+        return str(self.booster.model_to_string(num_iteration=-1))
+
+    def save(self, path: Path) -> None:
+        path.write_text(self.to_string(), encoding="utf-8")
+
+    @classmethod
+    def from_string(cls, text: str, feature_names: list[str] | None = None) -> Boosted:
+        import lightgbm as lgb
+
+        booster = lgb.Booster(model_str=text)
+        names = list(booster.feature_name())
+        if feature_names is not None and names != feature_names:
+            differ = sorted(set(names) ^ set(feature_names))
+            raise ValueError(f"model was trained on other features (differ: {', '.join(differ[:8]) or 'order'})")
+        return cls(booster, names)
+
+    @classmethod
+    def load(cls, path: Path, feature_names: list[str] | None = None) -> Boosted:
+        return cls.from_string(path.read_text(encoding="utf-8"), feature_names)
+
+
+Model = Stumps | Boosted
+
+
+def load_model_file(path: Path, feature_names: list[str] | None = None) -> Model:
+    """A model file of either kind, by its name: ``*.lgb.txt`` LightGBM, ``*.json`` stumps."""
+    if path.name.endswith(LGB_SUFFIX):
+        return Boosted.load(path, feature_names)
+    return Stumps.load(path, feature_names)

@@ -92,6 +92,11 @@ class PageRecord:
     # Block filter training data: for the best candidate and every base algorithm's answer (a set that does not
     # depend on any learned model), (candidate index, block features, gold share per block; NaN = unknown).
     blocks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    # Set from the data set on every load (not part of the cached features): rows of the per-language and
+    # per-page-type tables, and the site that cross-validation keeps in one fold.
+    language: str = "und"
+    page_type: str | None = None
+    site: str = ""
 
 
 def block_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
@@ -251,10 +256,16 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
 
 
 def _work(args: tuple[PageItem, ExtractOptions]) -> PageRecord | str:
+    from ..evaluation.sites import page_site
+
     try:
-        return extract_page(*args)
+        rec = extract_page(*args)
     except Exception as e:  # noqa: BLE001 - one bad page is reported, not fatal
         return f"error: {type(e).__name__}: {e}"
+    if isinstance(rec, PageRecord):
+        item = args[0]
+        rec.language, rec.page_type, rec.site = item.language, item.page_type, page_site(item)
+    return rec
 
 
 def extract_all(items: Sequence[PageItem], opts: ExtractOptions, jobs: int = 1) -> Iterator[PageRecord | str]:
@@ -286,14 +297,70 @@ class FitOptions:
     balance_datasets: bool = True
     block_rounds: int = 300
     block_min_leaf: int = 50  # blocks are many and noisy: larger leaves than the candidate scorer's
+    # "lightgbm": LightGBM trees (lambdarank for candidates, cross-entropy on the gold share for blocks);
+    # "stumps": the numpy stumps above.
+    learner: str = "lightgbm"
+    lgb_rounds: int = 300
+    lgb_learning_rate: float = 0.05
+    lgb_leaves: int = 15
+    lgb_min_leaf: int = 20
+    # Candidate F1 in [0, 1] becomes an integer relevance grade 0..grades for lambdarank; the gain doubles every
+    # 0.1 of F1, so that the ranking cares most about the best candidates (as the listwise stumps' tau did).
+    grades: int = 30
+    # Fixed thread count: with deterministic=True the same data and seed give the same model bytes.
+    threads: int = 2
 
 
-def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
+def _lgb_params(opts: FitOptions, min_leaf: int) -> dict[str, Any]:
+    return {"learning_rate": opts.lgb_learning_rate, "num_leaves": opts.lgb_leaves, "min_data_in_leaf": min_leaf,
+            "feature_fraction": 0.8, "bagging_fraction": opts.subsample, "bagging_freq": 1, "max_bin": 63,
+            "seed": opts.seed, "deterministic": True, "force_row_wise": True, "num_threads": opts.threads,
+            "verbosity": -1}
+
+
+def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
+    """LightGBM lambdarank over each page's candidates (one query per page), pages weighted as in :func:`fit`."""
+    import lightgbm as lgb
+
+    names = F.feature_names()
+    X = np.concatenate([r.X for r in recs])
+    y = np.concatenate([r.y for r in recs])
+    grades = np.rint(np.clip(y, 0.0, 1.0) * opts.grades).astype(np.int32)
+    page_w = np.ones(len(recs))
+    if opts.balance_datasets:
+        per_set = Counter(r.dataset for r in recs)
+        page_w = np.array([len(recs) / len(per_set) / per_set[r.dataset] for r in recs])
+    sizes = [r.X.shape[0] for r in recs]
+    weights = np.repeat(page_w, sizes)  # one weight per row, equal within a query
+    gain = (2.0 ** (np.arange(opts.grades + 1) / (opts.grades / 10)) - 1.0).tolist()
+    params = {**_lgb_params(opts, opts.lgb_min_leaf), "objective": "lambdarank", "label_gain": gain,
+              "lambdarank_truncation_level": 30}
+    data = lgb.Dataset(X, label=grades, group=sizes, weight=weights, feature_name=names, params=params)
+    booster = lgb.train(params, data, num_boost_round=opts.lgb_rounds)
+    return M.Boosted(booster, names, {"objective": "lambdarank", "pages": len(recs), "candidates": int(X.shape[0]),
+                                      "balance_datasets": opts.balance_datasets,
+                                      "datasets": sorted({r.dataset for r in recs})})
+
+
+def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions) -> M.Boosted:
+    """LightGBM cross-entropy on each block's gold share (a probability, so block_threshold keeps its meaning)."""
+    import lightgbm as lgb
+
+    names = B.feature_names()
+    params = {**_lgb_params(opts, opts.block_min_leaf), "objective": "cross_entropy"}
+    data = lgb.Dataset(X, label=np.clip(y, 0.0, 1.0), weight=w, feature_name=names, params=params)
+    booster = lgb.train(params, data, num_boost_round=opts.lgb_rounds)
+    return M.Boosted(booster, names, {"objective": "cross_entropy", "blocks": int(X.shape[0])})
+
+
+def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the candidate scorer on every candidate of ``records`` (listwise per page, or least squares)."""
     recs = [r for r in records if r.X.shape[0]]
     names = F.feature_names()
     if not recs:
         return M.Stumps(names)
+    if opts.learner == "lightgbm":
+        return fit_lgb_ranker(recs, opts)
     X = np.concatenate([r.X for r in recs])
     if opts.tau > 0:
         y = np.concatenate([r.y for r in recs])
@@ -317,7 +384,7 @@ def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
     return model
 
 
-def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
+def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the block filter: least squares on each block's gold share, a block weighing by its words and every
     candidate's blocks together as much as any other's (long pages do not dominate)."""
     names = B.feature_names()
@@ -335,6 +402,11 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
     if not Xs:
         return M.Stumps(names)
     X, y, w = np.concatenate(Xs), np.concatenate(ys), np.concatenate(ws)
+    if opts.learner == "lightgbm":
+        boosted = fit_lgb_blocks(X, y, w * len(Xs) / w.sum(), opts)
+        boosted.meta.update({"pages": len({(r.dataset, r.id) for r in records if r.blocks}),
+                             "datasets": sorted({r.dataset for r in records})})
+        return boosted
     model = M.fit(X, y, names, rounds=opts.block_rounds, learning_rate=opts.learning_rate, bins=opts.bins,
                   subsample=opts.subsample, min_leaf=opts.block_min_leaf, seed=opts.seed,
                   weights=w * len(Xs) / w.sum())
@@ -344,7 +416,7 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Stumps:
 
 
 # ---- outputs of chosen candidates (second pass over the snapshots) --------------------------------------------
-def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Stumps]], E.Config]
+def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Model]], E.Config]
                 ) -> list[tuple[float, ...]] | str:
     from ..snapshot import parse_snapshot
 
@@ -369,7 +441,7 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Stumps]]
         return f"error: {type(e).__name__}: {e}"
 
 
-def score_outputs(items: Sequence[PageItem], requests: dict[str, list[tuple[int, M.Stumps]]], opts: ExtractOptions,
+def score_outputs(items: Sequence[PageItem], requests: dict[str, list[tuple[int, M.Model]]], opts: ExtractOptions,
                   jobs: int = 1, config: E.Config | None = None) -> dict[str, list[tuple[float, ...]]]:
     """Metric counts of the ensemble's final output (block filter applied) for chosen candidates:
     ``requests["<dataset>/<id>"]`` = [(candidate index, block model), ...] -> counts in the same order."""
@@ -385,7 +457,7 @@ def score_outputs(items: Sequence[PageItem], requests: dict[str, list[tuple[int,
     return out
 
 
-def choose(model: M.Stumps, rec: PageRecord) -> int:
+def choose(model: M.Model, rec: PageRecord) -> int:
     """Index of the candidate the model picks (-1: none)."""
     if rec.X.shape[0] == 0:
         return -1
@@ -425,19 +497,65 @@ def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord
     return out
 
 
-def lodo(records: Sequence[PageRecord], opts: FitOptions
-         ) -> tuple[dict[str, int], dict[str, M.Stumps], dict[str, M.Stumps]]:
-    """Leave-one-data-set-out: ({"<dataset>/<id>": chosen candidate}, candidate scorers, block filters), each data
-    set's models trained without it."""
+def group_table(records: Sequence[PageRecord], group: Callable[[PageRecord], str | None],
+                chooser: dict[str, Callable[[PageRecord], int]], extractors: Sequence[str],
+                outputs: dict[str, dict[str, tuple[float, ...]]] | None = None) -> dict[str, dict[str, float]]:
+    """{group: {column: mean per-page F1}} for rows that mix data sets (language, page type), where one data set's
+    aggregate does not apply; columns as in :func:`table`. Pages whose group is None are in no row."""
+    rows: dict[str, dict[str, list[float]]] = {}
+    for r in records:
+        g = group(r)
+        if not g:
+            continue
+        row = rows.setdefault(g, {})
+        row.setdefault("pages", []).append(1.0)
+        for name, pick in chooser.items():
+            j = pick(r)
+            row.setdefault(name, []).append(aggregate_f1(r.kind, [r.empty if j < 0 else r.counts[j]]))
+        for name, per_page in (outputs or {}).items():
+            row.setdefault(name, []).append(aggregate_f1(r.kind, [per_page.get(page_key(r), r.empty)]))
+        for name in extractors:
+            if name in r.extractors:
+                row.setdefault(name, []).append(r.extractors[name][0])
+    return {g: {k: (float(len(v)) if k == "pages" else float(np.mean(v))) for k, v in row.items()}
+            for g, row in sorted(rows.items())}
+
+
+def held_out(records: Sequence[PageRecord], opts: FitOptions, fold: Callable[[PageRecord], str]
+             ) -> tuple[dict[str, int], dict[str, M.Model], dict[str, M.Model]]:
+    """Cross-validation by ``fold`` (a page's fold name): ({"<dataset>/<id>": chosen candidate}, {fold: candidate
+    scorer}, {fold: block filter}), each fold's models trained on the other folds only."""
     picks: dict[str, int] = {}
-    models: dict[str, M.Stumps] = {}
-    block_models: dict[str, M.Stumps] = {}
-    for ds in sorted({r.dataset for r in records}):
-        rest = [r for r in records if r.dataset != ds]
-        model = fit(rest, opts)
-        models[ds] = model
-        block_models[ds] = fit_blocks(rest, opts)
-        for r in records:
-            if r.dataset == ds:
-                picks[f"{r.dataset}/{r.id}"] = choose(model, r)
+    models: dict[str, M.Model] = {}
+    block_models: dict[str, M.Model] = {}
+    names = [fold(r) for r in records]
+    for f in sorted(set(names)):
+        rest = [r for r, n in zip(records, names, strict=True) if n != f]
+        models[f] = fit(rest, opts)
+        block_models[f] = fit_blocks(rest, opts)
+        for r, n in zip(records, names, strict=True):
+            if n == f:
+                picks[page_key(r)] = choose(models[f], r)
     return picks, models, block_models
+
+
+def page_key(r: PageRecord) -> str:
+    return f"{r.dataset}/{r.id}"
+
+
+def lodo(records: Sequence[PageRecord], opts: FitOptions
+         ) -> tuple[dict[str, int], dict[str, M.Model], dict[str, M.Model]]:
+    """Leave-one-data-set-out: :func:`held_out` with the data set as the fold."""
+    return held_out(records, opts, lambda r: r.dataset)
+
+
+def site_cv(records: Sequence[PageRecord], opts: FitOptions, k: int = 5
+            ) -> tuple[dict[str, int], dict[str, M.Model], dict[str, M.Model], dict[str, str]]:
+    """k-fold cross-validation grouped by site (no registered domain in two folds, ``evaluation.sites``); also
+    returns each page's fold name."""
+    from ..evaluation.sites import site_folds
+
+    folds = site_folds([r.site or f"page:{page_key(r)}" for r in records], k)
+    fold_of = {page_key(r): f"fold{f}" for r, f in zip(records, folds, strict=True)}
+    picks, models, block_models = held_out(records, opts, lambda r: fold_of[page_key(r)])
+    return picks, models, block_models, fold_of

@@ -2,9 +2,12 @@
 filter on rendered data sets.
 
 Snapshots come from the ``centrum eval`` cache (run ``centrum eval`` on the data sets first; pages without a cached
-snapshot are skipped and counted) or from ``--snapshots DIR`` (``DIR/<dataset>/<id>.json`` raw snapshots). With
-``--cv`` the leave-one-data-set-out table (ensemble trained without the data set vs every algorithm and peer on the
-same pages) is printed and written to ``--report``. Same data and seed give byte-identical weights.
+snapshot are skipped and counted) or from ``--snapshots DIR`` (``DIR/<dataset>/<id>.json`` raw snapshots). Page
+records (features and labels) are cached, so a second run with another learner re-runs no algorithm. With ``--cv``
+two validations are printed and written to ``--report``, each next to every algorithm and peer on the same pages:
+k-fold cross-validation grouped by site (no registered domain in two folds), per data set, per language and per page
+type; and leave-one-data-set-out. Same data and seed give byte-identical model files (LightGBM runs deterministic
+on a fixed thread count).
 """
 
 from __future__ import annotations
@@ -20,12 +23,16 @@ from tqdm import tqdm
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
-    parser.add_argument("--out", type=Path, default=Path("ensemble-weights.json"),
-                        help="candidate scorer weights to write (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("ensemble.lgb.txt"),
+                        help="candidate scorer model to write (default: %(default)s; *.json with --learner stumps)")
     parser.add_argument("--blocks-out", type=Path, default=None,
-                        help="block filter weights to write (default: OUT with -blocks before .json)")
+                        help="block filter model to write (default: OUT with -blocks before its suffix)")
+    parser.add_argument("--learner", choices=("lightgbm", "stumps"), default="lightgbm",
+                        help="LightGBM trees (default) or the numpy stumps")
+    parser.add_argument("--folds", type=int, default=5, help="site-grouped folds with --cv (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="row subsampling seed (default: %(default)s)")
-    parser.add_argument("--cv", action="store_true", help="also run leave-one-data-set-out validation")
+    parser.add_argument("--cv", action="store_true",
+                        help="also run site-grouped k-fold and leave-one-data-set-out validation")
     parser.add_argument("--report", type=Path, default=None, help="write the tables as markdown here")
     parser.add_argument("--limit", type=int, default=None, help="first K pages (id order) of each data set")
     parser.add_argument("--cache", default=None, metavar="DIR", help="snapshot cache folder (as centrum eval)")
@@ -42,18 +49,42 @@ def _fmt(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def markdown(tab: dict[str, dict[str, float]], columns: list[str]) -> str:
-    head = ["data set", "pages", *columns]
+# Data sets whose gold is a peer's own output (readability-testpages: Readability.js's): kept in the tables, left
+# out of the "independent gold" mean.
+DEPENDENT_GOLD = frozenset({"readability-testpages"})
+
+
+def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[str, ...] = (),
+             label: str = "data set") -> str:
+    """One row per key of ``tab``, a column per name in ``columns``, the best peer of the row, and mean rows (all
+    rows, and without :data:`DEPENDENT_GOLD` where such a row is present)."""
+    best = bool(peers)
+    head = [label, "pages", *columns, *(["best peer"] if best else [])]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    means = {c: [] for c in columns}  # type: dict[str, list[float]]
-    for ds, row in tab.items():
-        lines.append("| " + " | ".join([ds, str(int(row["pages"])), *(_fmt(row.get(c, float("nan")))
-                                                                      for c in columns)]) + " |")
+
+    def best_peer(row: dict[str, float]) -> tuple[str, float]:
+        got = [(row[p], p) for p in peers if p in row and not math.isnan(row[p])]
+        return (max(got)[1], max(got)[0]) if got else ("-", float("nan"))
+
+    for key, row in tab.items():
+        name, value = best_peer(row)
+        lines.append("| " + " | ".join([key, str(int(row["pages"])), *(_fmt(row.get(c, float("nan")))
+                                                                       for c in columns),
+                                        *([f"{_fmt(value)} {name}"] if best else [])]) + " |")
+    subsets = [("**mean**", list(tab))]
+    if label == "data set" and DEPENDENT_GOLD & set(tab):
+        subsets.append(("**mean, independent gold**", [k for k in tab if k not in DEPENDENT_GOLD]))
+    for title, keys in subsets:
+        cells = []
         for c in columns:
-            if c in row and not math.isnan(row[c]):
-                means[c].append(row[c])
-    lines.append("| **mean** | " + str(int(sum(r["pages"] for r in tab.values()))) + " | " + " | ".join(
-        _fmt(sum(v) / len(v)) if v else "-" for v in means.values()) + " |")
+            v = [tab[k][c] for k in keys if c in tab[k] and not math.isnan(tab[k][c])]
+            cells.append(_fmt(sum(v) / len(v)) if v else "-")
+        if best:
+            per_peer = {p: [tab[k][p] for k in keys if p in tab[k]] for p in peers}
+            means = {p: sum(v) / len(v) for p, v in per_peer.items() if v and len(v) == len(keys)}
+            top = max(means.items(), key=lambda kv: kv[1]) if means else ("-", float("nan"))
+            cells.append(f"{_fmt(top[1])} {top[0]}")
+        lines.append(f"| {title} | {sum(int(tab[k]['pages']) for k in keys)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -99,46 +130,70 @@ def run(args: argparse.Namespace) -> int:
         print("centrum train: no page has a rendered snapshot; run `centrum eval` on the data sets first",
               file=sys.stderr)
         return 1
-    fo = T.FitOptions(seed=args.seed)
+    fo = T.FitOptions(seed=args.seed, learner=args.learner)
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
 
-        fo = replace(fo, **{k: v for k, v in (("rounds", args.rounds), ("learning_rate", args.learning_rate))
+        prefix = "lgb_" if args.learner == "lightgbm" else ""
+        fo = replace(fo, **{prefix + k: v for k, v in (("rounds", args.rounds), ("learning_rate", args.learning_rate))
                             if v is not None})
     model = T.fit(records, fo)
     model.meta["pages_per_dataset"] = {ds.name: sum(1 for r in records if r.dataset == ds.name) for ds in datasets}
     model.save(args.out)
     block_model = T.fit_blocks(records, fo)
-    blocks_out = args.blocks_out or args.out.with_name(args.out.stem + "-blocks.json")
+    blocks_out = args.blocks_out or blocks_path(args.out)
     block_model.save(blocks_out)
-    print(f"weights: {args.out} ({len(model.feature)} stumps, {model.meta.get('candidates', 0)} candidates), "
-          f"{blocks_out} ({len(block_model.feature)} stumps, {block_model.meta.get('blocks', 0)} blocks)")
-    extractors = [e for e in ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag", *peers)]
+    print(f"models: {args.out} ({model.meta.get('candidates', 0)} candidates), "
+          f"{blocks_out} ({block_model.meta.get('blocks', 0)} blocks)")
+    extractors = [*T.F.BASE_ALGORITHMS, *peers]
     oracle = {"oracle (rule trim)": lambda r: int(r.y.argmax()) if r.y.size else -1}
 
-    def final_outputs(picks: dict[str, int], block_models: dict[str, object], desc: str
+    def final_outputs(picks: dict[str, int], block_of: dict[str, object], desc: str
                       ) -> dict[str, tuple[float, ...]]:
-        requests = {f"{r.dataset}/{r.id}": [(picks[f"{r.dataset}/{r.id}"], block_models[r.dataset])] for r in records}
+        requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)])] for r in records}
         t1 = time.perf_counter()
         got = T.score_outputs(items, requests, opts, args.jobs)  # type: ignore[arg-type]
         print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
         return {k: v[0] for k, v in got.items()}
 
-    in_picks = {f"{r.dataset}/{r.id}": T.choose(model, r) for r in records}
-    in_out = final_outputs(in_picks, {r.dataset: block_model for r in records}, "in-sample")
-    choosers = {"ensemble, rule trim": lambda r: in_picks[f"{r.dataset}/{r.id}"], **oracle}
+    in_picks = {T.page_key(r): T.choose(model, r) for r in records}
+    in_out = final_outputs(in_picks, {T.page_key(r): block_model for r in records}, "in-sample")
+    choosers = {"ensemble, rule trim": lambda r: in_picks[T.page_key(r)], **oracle}
     text = ["## Ensemble training (in-sample: the training pages themselves)", "",
             markdown(T.table(records, choosers, extractors, {"ensemble (in-sample)": in_out}),
-                     ["ensemble (in-sample)", *choosers, *extractors])]
+                     ["ensemble (in-sample)", *choosers, *extractors], peers)]
     if args.cv:
+        picks, _, block_models, fold_of = T.site_cv(records, fo, args.folds)
+        cv_out = final_outputs(picks, {k: block_models[f] for k, f in fold_of.items()}, "site CV")
+        cv_choosers = {"ensemble CV, rule trim": lambda r: picks[T.page_key(r)], **oracle}
+        columns = ["ensemble (site CV)", *cv_choosers, *extractors]
+        finals = {"ensemble (site CV)": cv_out}
+        text += ["", f"## Site-grouped {args.folds}-fold cross-validation (no registered domain in two folds)", "",
+                 markdown(T.table(records, cv_choosers, extractors, finals), columns, peers), "",
+                 "### Per language: mean per-page F1 (site CV)", "",
+                 markdown(T.group_table(records, lambda r: r.language, cv_choosers, extractors, finals),
+                          columns, peers, "language"), ""]
+        by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals)
+        if by_type:
+            text += ["### Per page type: mean per-page F1 (site CV)", "",
+                     markdown(by_type, columns, peers, "page type"), ""]
         picks, _, block_models = T.lodo(records, fo)
-        cv_out = final_outputs(picks, block_models, "LODO")  # type: ignore[arg-type]
-        cv_choosers = {"ensemble LODO, rule trim": lambda r: picks[f"{r.dataset}/{r.id}"], **oracle}
-        text += ["", "## Leave-one-data-set-out (both models trained on the other data sets)", "",
-                 markdown(T.table(records, cv_choosers, extractors, {"ensemble (LODO)": cv_out}),
-                          ["ensemble (LODO)", *cv_choosers, *extractors])]
+        lodo_out = final_outputs(picks, {T.page_key(r): block_models[r.dataset] for r in records}, "LODO")
+        lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **oracle}
+        text += ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
+                 markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
+                          ["ensemble (LODO)", *lodo_choosers, *extractors], peers)]
     out = "\n".join(text) + "\n"
     print(out)
     if args.report:
         args.report.write_text(out, encoding="utf-8")
     return 0
+
+
+def blocks_path(out: Path) -> Path:
+    """``ensemble.lgb.txt`` -> ``ensemble-blocks.lgb.txt``; ``x.json`` -> ``x-blocks.json``."""
+    name = out.name
+    for suffix in (".lgb.txt", ".json"):
+        if name.endswith(suffix):
+            return out.with_name(name[: -len(suffix)] + "-blocks" + suffix)
+    return out.with_name(name + "-blocks")
