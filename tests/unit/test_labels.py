@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_nativehost import HostProcess
 
 from centrum import labels as L
 from centrum.evaluation.datasets import load_dataset
-from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
 from centrum.snapshot import parse_snapshot
 from centrum.testing import E, T, build
 
@@ -654,38 +654,10 @@ def test_writer_killed_inside_its_transaction(tmp_path: Path) -> None:
     assert L.save_label(db, label()) == 2  # the dead process's lock is gone
 
 
-class Host:
-    """The real ``centrum host`` process over pipes, as the browser drives it."""
-
-    def __init__(self, home: Path) -> None:
-        self.err = open(home.parent / f"{home.name}-stderr.txt", "wb")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen([sys.executable, "-m", "centrum.cli", "host"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err,
-                                     env={**os.environ, "CENTRUM_HOME": str(home)})
-
-    def ask(self, obj: Any) -> dict[str, Any]:
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(encode_message(obj))
-        self.proc.stdin.flush()
-        parts = []
-        while True:
-            frame = read_frame(self.proc.stdout, MAX_MESSAGE_BYTES)
-            assert frame is not None
-            chunk = json.loads(frame)
-            parts.append(chunk["data"])
-            if len(parts) == chunk["chunks"]:
-                return json.loads("".join(parts))
-
-    def close(self) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-        self.err.close()
-
-
 def test_native_host_label_save(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    host = Host(home)
+    home.mkdir()
+    host = HostProcess(home)
     try:
         ok = host.ask({"v": 1, "id": "l1", "type": "label.save", "label": label()})
         assert ok["status"] == "ok" and ok["result"] == {"label_id": 1}, ok
@@ -702,15 +674,16 @@ def test_native_host_label_save(tmp_path: Path) -> None:
     rows = L.list_labels(home / "labels.sqlite3")
     assert [(r["annotator"], r["url"]) for r in rows] == [
         ("alice", "http://127.0.0.1/news/canal"), ("'); DROP TABLE labels;--", "../../etc/passwd")]
-    # The host wrote only inside its data directory.
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "home-stderr.txt"]
+    # The host wrote only inside its data directory (stderr.txt is the test's capture of its stderr).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+    assert sorted(p.name for p in home.iterdir()) == ["host.log", "labels.sqlite3", "stderr.txt"]
 
 
 def test_native_host_storage_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "labels.sqlite3").mkdir()  # a folder where the database should be
-    host = Host(home)
+    host = HostProcess(home)
     try:
         res = host.ask({"v": 1, "id": "l1", "type": "label.save", "label": label()})
         assert res["status"] == "error" and res["error"]["code"] == "E_STORAGE", res
