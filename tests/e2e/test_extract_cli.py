@@ -60,9 +60,11 @@ def test_extract_html_format(fixture_server: str) -> None:
                 "--param", "tags=article")
     assert p.returncode == 0, p.stderr
     html = p.stdout.strip()
-    assert html.startswith('<article class="story"') and html.endswith("</article>")
-    assert "data-cx" not in html
-    assert "<svg" in html and "<figcaption>" in html
+    # The clean, allow-listed tree in a standalone document (issue #24), no longer the page's raw outer HTML.
+    assert html.startswith("<!DOCTYPE html>") and html.endswith("</html>")
+    assert html.count("Harbour town turns old ferry terminal into a public library</h1>") == 1  # title once
+    assert "data-cx" not in html and 'class="story"' not in html
+    assert "<svg" not in html and "<figcaption>" in html
 
 
 def test_extract_no_render_dana_reads_the_file() -> None:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import algorithms
+from .. import algorithms, outputs
 from ..config import ConfigError
 from ..result import Result
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
@@ -26,8 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("page", help="HTML file, http(s) URL, *.snapshot.json file, or - for a snapshot on stdin")
     parser.add_argument("-a", "--algorithm", default=algorithms.DEFAULT_ALGORITHM,
                         help=f"algorithm name (default: {algorithms.DEFAULT_ALGORITHM}; see `centrum algorithms`)")
-    parser.add_argument("-f", "--format", choices=("text", "html", "json"), default="text",
-                        help="text: the main content's text; html: its outer HTML; json: the result object + text")
+    parser.add_argument("-f", "--format", choices=outputs.FORMATS, default="text",
+                        help="text: the main content's text; markdown: GitHub-flavoured Markdown with YAML front "
+                        "matter; html: a standalone document with the clean, allow-listed tree; json: the result "
+                        "object + metadata, text, markdown, html, timings")
     parser.add_argument("--window", default="1920x1080", type=_window, help="browser window WxH (default 1920x1080)")
     parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                         help="algorithm parameter (repeatable), e.g. --param rows=7")
@@ -73,29 +75,6 @@ def _load_snapshot_json(page: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ValueError("a snapshot file must hold a JSON object")
     return raw
-
-
-def outer_html(snapshot: Snapshot, nodes: list[int]) -> str:
-    """Outer HTML of ``nodes`` cut from the collector's ``source`` (by their data-cx ids), ids stripped."""
-    if snapshot.source is None:
-        raise ValueError("the snapshot has no source serialization (collect with source: true)")
-    from lxml import etree, html
-
-    doc = html.document_fromstring(snapshot.source)
-    by_id = {el.get("data-cx"): el for el in doc.iter() if isinstance(el.tag, str) and el.get("data-cx")}
-    # Keep only the outermost chosen nodes: a chosen descendant is already inside its chosen ancestor.
-    chosen = sorted({int(i) for i in nodes})
-    outer = [i for i in chosen if not any(j != i and snapshot.is_ancestor(j, i) for j in chosen)]
-    parts = []
-    for i in outer:
-        el = by_id.get(str(i))
-        if el is None:
-            continue
-        for sub in el.iter():
-            if isinstance(sub.tag, str):
-                sub.attrib.pop("data-cx", None)
-        parts.append(etree.tostring(el, method="html", encoding="unicode", with_tail=False))
-    return "\n".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,35 +130,30 @@ def run(args: argparse.Namespace) -> int:
     if not result.nodes and not result.text:
         _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
         return 3
-    # An algorithm that states its own text (zoning: exactly its zones' text) knows better than whole subtrees.
-    text = result.text if result.text else snapshot.text_of(result.nodes)
-    return _print(args, result, text, snapshot)
-
-
-def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapshot | None) -> int:
-    if args.format == "text":
-        print(text)
-    elif args.format == "html":
-        if snapshot is None or not result.nodes:
-            _err("--format html needs node ids from a rendered page (not available with --no-render)")
-            return 2
-        try:
-            print(outer_html(snapshot, result.nodes))
-        except ValueError as e:
-            _err(str(e))
-            return 2
-    else:
-        payload = result.to_json(with_debug=args.debug)
-        payload["text"] = text
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=_json_default))
+    out = outputs.Outputs(snapshot, result, timing_ms=timings)
+    try:
+        value = out.get(args.format, with_debug=args.debug)
+    except outputs.OutputError as e:
+        _err(str(e))
+        return 2
+    print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2,
+                                                            default=outputs.json_default), end="" if
+          args.format in ("markdown", "html") else "\n")
     return 0
 
 
-def _json_default(o: object) -> object:
-    # numpy scalars and arrays that slipped into a debug trace
-    if hasattr(o, "tolist"):
-        return o.tolist()  # type: ignore[no-any-return]
-    return str(o)
+def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapshot | None) -> int:
+    """Output of a result made without a browser (--no-render): text and json only."""
+    if args.format == "text":
+        print(text)
+    elif args.format in ("html", "markdown"):
+        _err(f"--format {args.format} needs node ids from a rendered page (not available with --no-render)")
+        return 2
+    else:
+        payload = result.to_json(with_debug=args.debug)
+        payload["text"] = text
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=outputs.json_default))
+    return 0
 
 
 def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:

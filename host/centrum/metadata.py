@@ -1,0 +1,452 @@
+"""Article metadata from a page's serialized source: title, byline, published date, site name, language, lead image,
+excerpt.
+
+Sources, most explicit first: JSON-LD ``Article``-family objects (``@graph``, lists, nesting and broken JSON
+tolerated), OpenGraph / ``article:*`` / Twitter / Dublin Core ``<meta>`` tags, ``<html lang>``, ``<time datetime>``
+and a visible byline marked up as such (``itemprop=author``, ``rel=author``, a class naming an author or byline)
+near the title. Everything is read from markup conventions, never from words of one language, so it works the same
+on any page. The title loses its site-name suffix or prefix ("Story - Site", "Site | Story"). Dates come out as ISO
+8601 (``2026-11-20`` or ``2026-11-20T08:30:00+01:00``), URLs absolute.
+
+The caller parses the source once (``centrum.outputs.SourcePage``) and shares it with the output builders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlparse
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+    from .outputs import SourcePage
+    from .snapshot import Snapshot
+
+# schema.org types whose fields describe the page's article (Article and its usual subtypes, plus the generic
+# CreativeWork kinds pages use for posts).
+ARTICLE_TYPES = frozenset({
+    "article", "newsarticle", "blogposting", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
+    "reviewnewsarticle", "backgroundnewsarticle", "askpublicnewsarticle", "techarticle", "scholarlyarticle",
+    "liveblogposting", "socialmediaposting", "discussionforumposting", "report", "medicalscholarlyarticle",
+    "satiricalarticle", "advertisercontentarticle", "creativework", "webpage", "qapage", "howto", "recipe",
+})
+SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
+# Separators between a story title and the site name, as pages write them.
+TITLE_SEPARATORS = (" | ", " - ", " — ", " – ", " :: ", " · ", " » ", " / ", "_")
+EXCERPT_CHARS = 500
+BYLINE_MAX_CHARS = 120
+_AUTHOR_CLASS = re.compile(r"(^|[\s_-])(author|byline|writer)", re.I)
+_DATE_PARTS = re.compile(r"(\d{4})\D{1,3}?(\d{1,2})\D{1,3}?(\d{1,2})(?!\d)")
+
+
+@dataclass
+class Metadata:
+    title: str | None = None
+    byline: str | None = None
+    published: str | None = None  # ISO 8601
+    site_name: str | None = None
+    language: str | None = None  # BCP 47 tag as the page declares it (en, zh-CN, ar)
+    image: str | None = None  # absolute URL of the lead image
+    excerpt: str | None = None
+    url: str | None = None  # canonical URL when declared, else the page's URL
+
+    def to_json(self) -> dict[str, str | None]:
+        return asdict(self)
+
+
+def _clean(value: object) -> str | None:
+    """Whitespace-collapsed string, or None for empty / non-string values."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    out = " ".join(value.split())
+    return out or None
+
+
+# ---- JSON-LD --------------------------------------------------------------------------------------------------------
+def _load_json_ld(text: str) -> Any:
+    """Parse one ld+json block; tolerates HTML comment / CDATA wrappers, raw control characters and trailing commas
+    (all seen on real pages). None when it still does not parse."""
+    text = text.strip()
+    for wrapper in (("<!--", "-->"), ("<![CDATA[", "]]>"), ("//<![CDATA[", "//]]>")):
+        if text.startswith(wrapper[0]) and text.endswith(wrapper[1]):
+            text = text[len(wrapper[0]): -len(wrapper[1])].strip()
+    for attempt in (text, re.sub(r",\s*([}\]])", r"\1", text)):
+        try:
+            return json.loads(attempt, strict=False)
+        except (ValueError, RecursionError):
+            continue
+    return None
+
+
+def _types(obj: dict[str, Any]) -> set[str]:
+    t = obj.get("@type")
+    values = t if isinstance(t, list) else [t]
+    # "schema:NewsArticle" and "http://schema.org/NewsArticle" spellings name the same type.
+    return {v.rsplit("/", 1)[-1].rsplit(":", 1)[-1].lower() for v in values if isinstance(v, str)}
+
+
+def _ld_objects(data: Any, out: list[dict[str, Any]], budget: list[int]) -> None:
+    """Every object of the JSON-LD data in document order (lists, @graph, nested values), bounded."""
+    stack = [data]
+    while stack and budget[0] > 0:
+        budget[0] -= 1
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            out.append(item)
+            stack.extend(reversed([v for v in item.values() if isinstance(v, (list, dict))]))
+
+
+def _ld_name(value: Any) -> str | None:
+    """A person / organization name: a string, {"name": ...}, or a list of either (joined)."""
+    if isinstance(value, list):
+        names = [n for n in (_ld_name(v) for v in value) if n]
+        return ", ".join(dict.fromkeys(names)) or None
+    if isinstance(value, dict):
+        return _clean(value.get("name"))
+    name = _clean(value)
+    # An author given only as a profile URL names nobody.
+    return None if name and urlparse(name).scheme in ("http", "https") else name
+
+
+def _ld_url(value: Any) -> str | None:
+    if isinstance(value, list):
+        return next((u for u in (_ld_url(v) for v in value) if u), None)
+    if isinstance(value, dict):
+        return _ld_url(value.get("url") or value.get("contentUrl") or value.get("@id"))
+    return _clean(value)
+
+
+@dataclass
+class _JsonLd:
+    title: str | None = None
+    author: str | None = None
+    published: str | None = None
+    site: str | None = None
+    image: str | None = None
+    description: str | None = None
+    language: str | None = None
+
+
+def json_ld(texts: list[str]) -> _JsonLd:
+    """The first article-like object's fields across all ld+json blocks; site name from its publisher or a
+    WebSite / Organization object."""
+    found = _JsonLd()
+    objects: list[dict[str, Any]] = []
+    budget = [20000]  # objects visited over all blocks: a huge or hostile graph cannot stall the host
+    for text in texts:
+        data = _load_json_ld(text)
+        if data is not None:
+            _ld_objects(data, objects, budget)
+    site_fallback = None
+    for obj in objects:
+        types = _types(obj)
+        if types & ARTICLE_TYPES and not (types & SITE_TYPES):
+            # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
+            found.title = found.title or _clean(obj.get("headline")) or (
+                _clean(obj.get("name")) if types - {"webpage", "creativework"} else None)
+            found.author = found.author or _ld_name(obj.get("author") or obj.get("creator"))
+            found.published = found.published or _clean(obj.get("datePublished") or obj.get("dateCreated"))
+            found.image = found.image or _ld_url(obj.get("image") or obj.get("thumbnailUrl"))
+            found.description = found.description or _clean(obj.get("description"))
+            language = obj.get("inLanguage")
+            found.language = found.language or _clean(language.get("name") if isinstance(language, dict)
+                                                      else language)
+            publisher = obj.get("publisher")
+            if publisher is not None:
+                found.site = found.site or _ld_name(publisher)
+            part_of = obj.get("isPartOf")
+            if isinstance(part_of, dict) and _types(part_of) & SITE_TYPES:
+                found.site = found.site or _ld_name(part_of)
+        elif types & SITE_TYPES and site_fallback is None:
+            site_fallback = _clean(obj.get("name"))
+    found.site = found.site or site_fallback
+    return found
+
+
+# ---- dates ----------------------------------------------------------------------------------------------------------
+def iso_date(value: str | None) -> str | None:
+    """ISO 8601 for the date spellings pages use: ISO (with or without time / zone, ``Z``), RFC 2822, and
+    year-first digits with any separators (2026/11/20, 2026.11.20, 2026年11月20日). None when not a date."""
+    value = _clean(value)
+    if not value:
+        return None
+    text = value.replace("Z", "+00:00") if value.endswith("Z") else value
+    try:
+        dt = datetime.fromisoformat(text)
+        if len(text) <= 10:  # a bare date stays a date
+            return dt.date().isoformat()
+        return dt.isoformat()
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError, IndexError):
+        pass
+    m = _DATE_PARTS.search(value)
+    if m:
+        y, mo, d = (int(g) for g in m.groups())
+        try:
+            return datetime(y, mo, d).date().isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+# ---- title ----------------------------------------------------------------------------------------------------------
+def _norm(s: str) -> str:
+    return " ".join(s.casefold().split())
+
+
+def strip_site_name(title: str, site_names: list[str], host: str = "", headings: list[str] | None = None) -> str:
+    """``title`` without the site's name before or after a separator ("Story | Site", "Site - Story").
+
+    A part is the site name when it equals one of ``site_names`` or the page's host name spells it ("WIRED" on
+    wired.com); otherwise, when a visible heading equals one part of the title, that part wins. A title that is
+    only the site name stays as it is.
+    """
+    sites = {_norm(s) for s in site_names if s}
+    host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
+
+    def is_site(part: str) -> bool:
+        key = _norm(part)
+        if key in sites:
+            return True
+        squashed = re.sub(r"[^0-9a-z]", "", key)
+        return len(squashed) >= 3 and squashed in host_key
+
+    out = title.strip()
+    for _ in range(3):  # "Story | Section | Site": at most a few layers
+        changed = False
+        for sep in TITLE_SEPARATORS:
+            if sep not in out:
+                continue
+            head, _, tail = out.rpartition(sep)
+            if head.strip() and is_site(tail):
+                out, changed = head.strip(), True
+                break
+            first, _, rest = out.partition(sep)
+            if rest.strip() and is_site(first):
+                out, changed = rest.strip(), True
+                break
+        if not changed:
+            break
+    if headings:
+        keys = {_norm(h): h for h in headings if h}
+        for sep in TITLE_SEPARATORS:
+            if sep in out:
+                for part in out.split(sep):
+                    if _norm(part) in keys and len(part.strip()) >= 2:
+                        return keys[_norm(part)]
+    return out
+
+
+# ---- the page -------------------------------------------------------------------------------------------------------
+def _meta_tags(root: HtmlElement) -> dict[str, str]:
+    """First content of each <meta name|property|itemprop|http-equiv>, keys lower-cased."""
+    out: dict[str, str] = {}
+    for el in root.iter("meta"):
+        content = el.get("content")
+        if content is None or not content.strip():
+            continue
+        for key_attr in ("property", "name", "itemprop", "http-equiv"):
+            key = el.get(key_attr)
+            if key:
+                out.setdefault(key.strip().lower(), content.strip())
+    return out
+
+
+def _first(meta: dict[str, str], *keys: str) -> str | None:
+    for k in keys:
+        if meta.get(k):
+            return meta[k]
+    return None
+
+
+def _language(tag: str | None) -> str | None:
+    """A BCP 47-ish tag: og:locale's underscore form (zh_CN) becomes zh-CN."""
+    tag = _clean(tag)
+    if not tag:
+        return None
+    tag = tag.split(",")[0].strip().replace("_", "-")
+    return tag if re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*", tag) else None
+
+
+def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str | None = None) -> Metadata:
+    """Metadata of the page; ``nodes`` (the main content) focuses the byline and date search on the article,
+    ``text`` (its text) gives the excerpt when no description is declared."""
+    snapshot = page.snapshot
+    root = page.root
+    meta = _meta_tags(root)
+    ld = json_ld([el.text or "" for el in root.iter("script")
+                  if (el.get("type") or "").strip().lower() == "application/ld+json"])
+    base = page.base_url
+    host = urlparse(page.url).hostname or ""
+
+    site = _clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site
+    headings = _visible_headings(page)
+    raw_title = (_clean(_first(meta, "og:title", "twitter:title", "dc.title", "dcterms.title")) or ld.title
+                 or _clean(_title_tag(root)) or _clean(snapshot.page.title))
+    title = strip_site_name(raw_title, [site] if site else [], host, headings) if raw_title else (
+        headings[0] if headings else None)
+
+    byline = (ld.author or _clean(_first(meta, "author", "article:author", "dc.creator", "dcterms.creator",
+                                         "sailthru.author", "parsely-author"))
+              or _visible_byline(page, nodes or []))
+    if byline and (urlparse(byline).scheme in ("http", "https") or len(byline) > BYLINE_MAX_CHARS):
+        byline = _visible_byline(page, nodes or [])  # article:author is often a profile URL
+
+    published = None
+    for candidate in (ld.published, _first(meta, "article:published_time", "og:article:published_time",
+                                           "datepublished", "date", "dc.date", "dc.date.issued", "dcterms.created",
+                                           "dcterms.issued", "publish-date", "pubdate", "sailthru.date")):
+        published = iso_date(candidate)
+        if published:
+            break
+    if not published:
+        published = _time_element(page, nodes or [])
+
+    language = (_language(root.get("lang")) or _language(snapshot.page.lang) or _language(ld.language)
+                or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
+                    _first(meta, "og:locale")))
+
+    image = _clean(_first(meta, "og:image", "og:image:url", "og:image:secure_url", "twitter:image",
+                          "twitter:image:src")) or ld.image
+    image = urljoin(base, image) if image else None
+
+    excerpt = _clean(_first(meta, "description", "og:description", "twitter:description", "dc.description")) or (
+        ld.description)
+    if not excerpt:
+        excerpt = _first_paragraph(page, nodes or []) or _first_line(text)
+
+    canonical = next((el.get("href") for el in root.iter("link")
+                      if "canonical" in (el.get("rel") or "").lower().split() and el.get("href")), None)
+    url = urljoin(base, canonical.strip()) if canonical else page.url
+    return Metadata(title=title, byline=byline, published=published, site_name=site, language=language,
+                    image=image, excerpt=excerpt, url=url or None)
+
+
+def _title_tag(root: HtmlElement) -> str | None:
+    for el in root.iter("title"):
+        return el.text_content()
+    return None
+
+
+def _visible_headings(page: SourcePage) -> list[str]:
+    """Text of the visible h1 elements (the page's own idea of its title), in document order, at most a few."""
+    out = []
+    for el in page.root.iter("h1"):
+        if page.shown(el):
+            text = _clean(el.text_content())
+            if text:
+                out.append(text)
+                if len(out) >= 5:
+                    break
+    return out
+
+
+def _near(page: SourcePage, candidates: list[HtmlElement], nodes: list[int]) -> HtmlElement | None:
+    """The candidate inside the main content, else the first one after the first visible <h1>, else the first."""
+    if not candidates:
+        return None
+    snap = page.snapshot
+    for el in candidates:
+        i = page.node_id(el)
+        if i is not None and any(snap.is_ancestor(n, i) for n in nodes):
+            return el
+    h1 = next((page.node_id(el) for el in page.root.iter("h1") if page.shown(el)), None)
+    if h1 is not None:
+        for el in candidates:
+            i = page.node_id(el)
+            if i is not None and i > h1:
+                return el
+    return candidates[0]
+
+
+def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
+    """A short visible author name marked up as such: itemprop=author (its itemprop=name when given),
+    rel=author, then an element whose class names an author or byline."""
+    strong: list[HtmlElement] = []
+    weak: list[HtmlElement] = []
+    budget = 200  # candidates looked at: a page of author links cannot make this quadratic
+    for el in page.root.iter():
+        if not isinstance(el.tag, str) or not page.shown(el):
+            continue
+        if "author" in (el.get("itemprop") or "").lower().split() or "author" in (el.get("rel") or "").lower().split():
+            strong.append(el)
+        elif _AUTHOR_CLASS.search(el.get("class") or "") and el.tag not in ("body", "html", "article", "main"):
+            weak.append(el)
+        else:
+            continue
+        budget -= 1
+        if budget <= 0:
+            break
+    for group in (strong, weak):
+        el = _near(page, [e for e in group if _byline_text(e)], nodes)
+        if el is not None:
+            return _byline_text(el)
+    return None
+
+
+def _byline_text(el: HtmlElement) -> str | None:
+    names = [n for n in el.iter() if "name" in (n.get("itemprop") or "").lower().split()]
+    text = _clean(names[0].text_content() if names else el.text_content())
+    return text if text and len(text) <= BYLINE_MAX_CHARS else None
+
+
+def _time_element(page: SourcePage, nodes: list[int]) -> str | None:
+    """The datetime of a visible <time> (one marked itemprop=datePublished or pubdate first) near the article."""
+    marked: list[HtmlElement] = []
+    plain: list[HtmlElement] = []
+    for el in page.root.iter("time"):
+        if not el.get("datetime") or not iso_date(el.get("datetime")):
+            continue
+        if "datepublished" in (el.get("itemprop") or "").lower() or el.get("pubdate") is not None:
+            marked.append(el)
+        elif page.shown(el):
+            plain.append(el)
+        if len(marked) + len(plain) >= 200:
+            break
+    el = marked[0] if marked else _near(page, plain, nodes)
+    return iso_date(el.get("datetime")) if el is not None else None
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS].rstrip() + "…"
+
+
+def _first_paragraph(page: SourcePage, nodes: list[int]) -> str | None:
+    """The first shown <p> of the main content with some substance (40 characters)."""
+    for i in nodes[:50]:
+        el = page.by_id.get(i)
+        if el is None:
+            continue
+        for k, p in enumerate(el.iter("p")):
+            if k >= 200:
+                break
+            text = _clean(p.text_content())
+            if text and len(text) >= 40 and page.shown(p):
+                return _shorten(text)
+    return None
+
+
+def _first_line(text: str | None) -> str | None:
+    line = next((x.strip() for x in (text or "").split("\n") if len(x.strip()) >= 40), None)
+    return _shorten(line) if line else None
+
+
+def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
+    """What a snapshot without a ``source`` still says: its title, language and URL (and an excerpt)."""
+    excerpt = _first_line(text)
+    host = urlparse(snapshot.page.url).hostname or ""
+    title = _clean(snapshot.page.title)
+    return Metadata(title=strip_site_name(title, [], host) if title else None,
+                    language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None)

@@ -1,0 +1,786 @@
+"""What a user gets from the chosen nodes: clean HTML, GitHub-flavoured Markdown, text and JSON, with metadata.
+
+One walk over the source subtrees of the answer (the collector's serialization, every element carrying its
+``data-cx`` node id) builds a *clean tree*: only the elements and attributes of the allow-list shared with the reader
+view (``extension/src/allowlist.json``, packaged as ``centrum/assets/allowlist.json``), hidden nodes left out (by the
+snapshot's flags), links and images made absolute against the page URL (``<base href>`` respected), lazy images
+resolved (``data-src``/``data-srcset``/``srcset``/``<picture>``/``<noscript>``), ARIA headings made headings and
+footnote references marked. ``html`` serializes that tree; ``markdown`` (``centrum.markdown``) converts it; ``text``
+is the snapshot's own text joiner (``Snapshot.text_of``), so it is the text every algorithm and metric sees; ``json``
+holds all of them plus metadata, node ids and timings. Every step is linear in the size of the answer (plus one
+parse of the page's source).
+
+Golden files of the Markdown output live in ``tests/golden/``; ``python -m centrum.outputs --regenerate`` renders the
+fixture pages again and rewrites them (review the diff before committing).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+    from .metadata import Metadata
+    from .result import Result
+    from .snapshot import Snapshot
+
+FORMATS = ("text", "markdown", "html", "json")
+ALLOWLIST_PATH = Path(__file__).resolve().parent / "assets" / "allowlist.json"
+# Private marks on the clean tree, read by the Markdown converter and removed before HTML is written.
+FN_REF = "data-centrum-fn"  # on <a>: footnote number n of a reference
+FN_BODY = "data-centrum-fnbody"  # on the element that is footnote n's text (shown at the end in Markdown)
+CODE_LANG = "data-centrum-lang"  # on <pre>: the language its class names (language-x / lang-x)
+PRIVATE = (FN_REF, FN_BODY, CODE_LANG)
+MAX_DEPTH = 200  # deeper kept elements are unwrapped (their text stays): bounds every later recursion
+MAX_FOOTNOTES = 1000
+# Lazy-loading libraries keep the real address here until the image scrolls into view (markup conventions).
+LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src",
+            "data-full-src", "data-echo")
+LAZY_SRCSET = ("data-srcset", "data-lazy-srcset")
+PLACEHOLDER_DATA_URI = 512  # a data: image shorter than this is a blank placeholder, not the picture
+_BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]{1,30})", re.I)
+
+
+class OutputError(ValueError):
+    """An output cannot be made from this input (e.g. html/markdown from a snapshot without a source)."""
+
+
+@dataclass(frozen=True)
+class AllowList:
+    keep: frozenset[str]
+    drop: frozenset[str]
+    attributes: dict[str, tuple[str, ...]]  # tag -> attribute names; "*" applies to every kept tag
+    safe_link: re.Pattern[str]
+    safe_image: re.Pattern[str]
+    max_nodes: int
+
+    def attrs_of(self, tag: str) -> tuple[str, ...]:
+        return self.attributes.get(tag, ()) + self.attributes.get("*", ())
+
+
+@functools.cache
+def allowlist() -> AllowList:
+    """The allow-list shared with ``extension/src/clean.js`` (one data file, read once)."""
+    data = json.loads(ALLOWLIST_PATH.read_text(encoding="utf-8"))
+    return AllowList(
+        keep=frozenset(data["keep"]), drop=frozenset(data["drop"]),
+        attributes={k: tuple(v) for k, v in data["attributes"].items()},
+        # The patterns are JavaScript regexes used with the i flag; these ones mean the same in Python.
+        safe_link=re.compile(data["safe_link"], re.I), safe_image=re.compile(data["safe_image"], re.I),
+        max_nodes=int(data["max_nodes"]),
+    )
+
+
+# ---- the page's source ----------------------------------------------------------------------------------------------
+class SourcePage:
+    """The page's source parsed once (lxml), its elements found by node id, and what the snapshot says is shown.
+
+    ``snapshot`` None: plain HTML without a rendering (unit tests, ``from_html``); every element counts as shown.
+    """
+
+    def __init__(self, source: str, snapshot: Snapshot | None, url: str, *, raw_html: bool = False) -> None:
+        from lxml import etree, html
+
+        self.snapshot = snapshot
+        self.url = url
+        self.raw_html = raw_html  # parsed from a file, not the live DOM: a <pre>'s first newline is markup
+        source = _BAD_CHARS.sub("\ufffd", source)
+        parser = html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+        try:
+            self.root: HtmlElement = html.document_fromstring(source, parser=parser)
+        except (etree.ParserError, ValueError) as e:
+            raise OutputError(f"the page source cannot be parsed: {e}") from None
+        self.by_id: dict[int, HtmlElement] = {}
+        n = snapshot.n if snapshot is not None else None
+        for k, el in enumerate(self.root.iter()):
+            if not isinstance(el.tag, str):
+                continue
+            if snapshot is None:
+                el.set("data-cx", str(k))  # pre-order ids, as the collector would give
+                self.by_id[k] = el
+                continue
+            i = _int(el.get("data-cx"))
+            if i is not None and n is not None and 0 <= i < n:
+                self.by_id[i] = el
+        self._html_ids: dict[str, HtmlElement] | None = None
+        base = next((el.get("href") for el in self.root.iter("base") if el.get("href")), None)
+        self.base_url = _join(url, base.strip()) if base else url
+        self._shown: list[bool] | None = None
+        self._own_text: list[bool] | None = None
+        if snapshot is not None:
+            self._visibility(snapshot)
+
+    def _visibility(self, snap: Snapshot) -> None:
+        import numpy as np
+
+        from .snapshot import VISIBLE
+
+        vis = (snap.flags & VISIBLE) != 0
+        contents = snap.display == "contents"
+        # An element is shown when something in its subtree is painted: a container may have no box of its own
+        # (floated children, display: contents) and still hold the article; display none, visibility hidden and
+        # opacity 0 reach every descendant, so such a subtree has nothing painted.
+        painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner))
+        self._shown = (snap.subtree_sum(painted.astype(np.float64)) > 0).tolist()
+        styled = (snap.display != "none") & (snap.visibility == "visible") & (snap.opacity > 0)
+        self._own_text = ((vis | contents | styled) & (snap.font_size > 0)).tolist()
+        self._box_area = snap.area.tolist()
+        self._display = snap.display.tolist()
+        self._visibility_col = snap.visibility.tolist()
+        self._opacity = snap.opacity.tolist()
+
+    # ---- lookups ----
+    def node_id(self, el: HtmlElement) -> int | None:
+        return _int(el.get("data-cx"))
+
+    def shown(self, el: HtmlElement) -> bool:
+        if self._shown is None:
+            return True
+        i = self.node_id(el)
+        return True if i is None or i >= len(self._shown) else self._shown[i]
+
+    def own_text_shown(self, el: HtmlElement) -> bool:
+        if self._own_text is None:
+            return True
+        i = self.node_id(el)
+        return True if i is None or i >= len(self._own_text) else self._own_text[i]
+
+    def image_shown(self, el: HtmlElement) -> bool:
+        """An <img> is kept when painted, or when it only lacks a size because it has not loaded yet (native and
+        script lazy loading) while nothing hides it, or when it carries a lazy loader's address at all (fade-in
+        loaders keep opacity 0 until the image arrives)."""
+        if self._shown is None or any(el.get(a) for a in LAZY_SRC + LAZY_SRCSET):
+            return True
+        i = self.node_id(el)
+        if i is None or i >= len(self._shown):
+            return True
+        if self._shown[i]:
+            return True
+        return (self._box_area[i] == 0 and self._display[i] != "none" and self._visibility_col[i] == "visible"
+                and self._opacity[i] > 0)
+
+    def by_html_id(self, value: str) -> HtmlElement | None:
+        if self._html_ids is None:
+            self._html_ids = {}
+            for el in self.root.iter():
+                if isinstance(el.tag, str):
+                    for attr in ("id", "name"):
+                        v = el.get(attr)
+                        if v:
+                            self._html_ids.setdefault(v, el)
+        return self._html_ids.get(value)
+
+    def inside(self, nodes: set[int], el: HtmlElement) -> bool:
+        """``el`` is one of ``nodes`` or below one of them (O(depth))."""
+        cur: HtmlElement | None = el
+        while cur is not None:
+            i = self.node_id(cur)
+            if i is not None and i in nodes:
+                return True
+            cur = cur.getparent()
+        return False
+
+    def resolve(self, url: str | None) -> str | None:
+        if not url:
+            return None
+        return _join(self.base_url, url.strip()) or None
+
+
+def _int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _join(base: str, url: str) -> str:
+    try:
+        return urljoin(base, url)
+    except ValueError:  # "http://[broken" and friends
+        return ""
+
+
+def source_page(snapshot: Snapshot, url: str | None = None) -> SourcePage:
+    if snapshot.source is None:
+        raise OutputError("the snapshot has no source serialization (collect it with source: true); only the "
+                          "text and json outputs can be made without it")
+    return SourcePage(snapshot.source, snapshot, url or snapshot.page.url)
+
+
+def from_html(html: str, url: str = "about:blank") -> SourcePage:
+    """A page from plain HTML, every element taken as shown (no rendering): for tests and quick conversions."""
+    return SourcePage(html, None, url, raw_html=True)
+
+
+# ---- images ---------------------------------------------------------------------------------------------------------
+def parse_srcset(value: str) -> list[tuple[str, float]]:
+    """(url, size) candidates of a srcset: size is the width (``800w``), else the density times 1e-6 so widths win
+    over densities when both kinds appear, else 0. Follows the HTML standard's tokenizer: a URL is a run of
+    non-space characters (commas inside it stay), a trailing comma ends a descriptor-less candidate."""
+    out: list[tuple[str, float]] = []
+    pos, n = 0, len(value)
+    while pos < n:
+        while pos < n and (value[pos].isspace() or value[pos] == ","):
+            pos += 1
+        start = pos
+        while pos < n and not value[pos].isspace():
+            pos += 1
+        url = value[start:pos]
+        descriptor = ""
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            end = value.find(",", pos)
+            end = n if end < 0 else end
+            descriptor = value[pos:end].strip()
+            pos = end + 1
+        if not url:
+            continue
+        size = 0.0
+        for token in descriptor.split():
+            try:
+                if token.endswith("w"):
+                    size = float(token[:-1])
+                elif token.endswith("x"):
+                    size = float(token[:-1]) * 1e-6
+            except ValueError:
+                pass
+        out.append((url, size))
+    return out
+
+
+def image_url(page: SourcePage, img: HtmlElement) -> str | None:
+    """The absolute address of the picture an <img> stands for: a lazy loader's address first, then the largest
+    srcset candidate (its own, a lazy one, or its <picture>'s <source>s), then ``src`` unless it is a tiny data:
+    placeholder; None when there is none."""
+    for name in LAZY_SRC:
+        value = (img.get(name) or "").strip()
+        if value and not value.startswith("data:"):
+            return page.resolve(value)
+    candidates: list[tuple[str, float]] = []
+    for name in (*LAZY_SRCSET, "srcset"):
+        candidates += parse_srcset(img.get(name) or "")
+    parent = img.getparent()
+    if parent is not None and parent.tag == "picture":
+        for source in parent.iterchildren("source"):
+            for name in (*LAZY_SRCSET, "srcset"):
+                candidates += parse_srcset(source.get(name) or "")
+    real = [c for c in candidates if not c[0].startswith("data:")]
+    if real:
+        return page.resolve(max(real, key=lambda c: c[1])[0])  # max keeps the first of equal sizes
+    src = (img.get("src") or "").strip()
+    if src and (not src.startswith("data:") or len(src) >= PLACEHOLDER_DATA_URI):
+        return page.resolve(src)
+    return None
+
+
+# ---- the clean tree -------------------------------------------------------------------------------------------------
+@dataclass
+class Content:
+    """The clean tree of the answer: one block per outermost chosen node, plus footnote texts (number, element)."""
+
+    blocks: list[HtmlElement] = field(default_factory=list)
+    footnotes: list[tuple[int, HtmlElement]] = field(default_factory=list)
+
+
+class _Cleaner:
+    def __init__(self, page: SourcePage) -> None:
+        self.page = page
+        self.allow = allowlist()
+        self.budget = self.allow.max_nodes
+        self.images = 0
+        self.fn_numbers: dict[int, int] = {}  # id(target element) -> footnote number
+        self.fn_targets: list[HtmlElement] = []
+        self.fn_ref_ids: set[str] = set()  # ids of references and their wrappers (a footnote's back-links)
+        self.in_footnote = False
+
+    # -- attributes --
+    def attributes(self, el: HtmlElement, tag: str) -> dict[str, str] | None:
+        """Allowed attributes of a kept element; None drops the element (an image without a safe address)."""
+        allow = self.allow
+        out: dict[str, str] = {}
+        if tag == "a":
+            href = self.page.resolve(el.get("href"))
+            if href and allow.safe_link.match(href):
+                out["href"] = href
+        elif tag == "img":
+            src = image_url(self.page, el)
+            if not src or not allow.safe_image.match(src):
+                return None
+            out["src"] = src
+            alt = _text(el.get("alt"))
+            if alt:
+                out["alt"] = alt
+            for name in ("width", "height"):
+                v = (el.get(name) or "").strip()
+                if v.isdigit() and 0 < int(v) < 100000:
+                    out[name] = v
+        elif tag in ("td", "th"):
+            for name in ("colspan", "rowspan"):
+                span = _int((el.get(name) or "").strip())
+                if span is not None and 1 < span < 1000:
+                    out[name] = str(span)
+        elif tag == "time" and el.get("datetime"):
+            out["datetime"] = _text(el.get("datetime"))
+        elif tag == "details" and el.get("open") is not None:
+            out["open"] = ""
+        elif tag == "ol" and el.get("start"):
+            start = _int(el.get("start", "").strip())
+            if start is not None:
+                out["start"] = str(start)
+        for name in allow.attributes.get("*", ()):
+            v = el.get(name)
+            if v:
+                out[name] = _text(v)
+        return out
+
+    def out_tag(self, el: HtmlElement) -> str | None:
+        """The clean tag for a source element; None unwraps it. ``role=heading`` becomes h1-h6 (aria-level)."""
+        tag = el.tag
+        if "heading" in (el.get("role") or "").split() and tag not in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            level = _int((el.get("aria-level") or "").strip()) or 2
+            return f"h{min(max(level, 1), 6)}"
+        return tag if tag in self.allow.keep else None
+
+    # -- footnotes --
+    def footnote(self, el: HtmlElement) -> int | None:
+        """The footnote number of a reference link: a same-page fragment link to an existing element, marked up as
+        a note reference (inside or around <sup>, role=doc-noteref, rel=footnote)."""
+        href = (el.get("href") or "").strip()
+        if not href.startswith("#") or len(href) < 2:
+            return None
+        parent = el.getparent()
+        marked = ((parent is not None and parent.tag == "sup") or el.find("sup") is not None
+                  or "doc-noteref" in (el.get("role") or "").split()
+                  or "footnote" in (el.get("rel") or "").lower().split())
+        if not marked:
+            return None
+        target = self.page.by_html_id(href[1:])
+        if target is None or target is el or any(a is target for a in el.iterancestors()):
+            return None
+        for holder in (el, parent):
+            if holder is not None and holder.get("id"):
+                self.fn_ref_ids.add(holder.get("id"))
+        key = id(target)
+        if key not in self.fn_numbers:
+            if len(self.fn_targets) >= MAX_FOOTNOTES:
+                return None
+            self.fn_numbers[key] = len(self.fn_targets) + 1
+            self.fn_targets.append(target)
+        return self.fn_numbers[key]
+
+    def is_backlink(self, el: HtmlElement) -> bool:
+        href = (el.get("href") or "").strip()
+        return "doc-backlink" in (el.get("role") or "").split() or (href[:1] == "#" and href[1:] in self.fn_ref_ids)
+
+    # -- the walk --
+    def clean(self, root: HtmlElement) -> HtmlElement | None:
+        """A clean copy of ``root`` (its tag if allowed, else a <div>); None when it is hidden or dropped."""
+        from lxml import html
+
+        tag = root.tag if isinstance(root.tag, str) else ""
+        if tag in self.allow.drop or not self.page.shown(root):
+            return None
+        out_tag = self.out_tag(root) or "div"
+        attrs = self.attributes(root, out_tag) if out_tag == root.tag else {}
+        out = html.Element(out_tag, attrs or {})
+        self._mark(root, out)
+        self.walk(root, out)
+        return out
+
+    def _mark(self, src: HtmlElement, out: HtmlElement) -> None:
+        n = self.fn_numbers.get(id(src))
+        if n is not None and not self.in_footnote:
+            out.set(FN_BODY, str(n))
+        if out.tag == "pre":
+            for holder in (src, src.find("code")):
+                m = _LANG_CLASS.search(holder.get("class") or "") if holder is not None else None
+                if m:
+                    out.set(CODE_LANG, m.group(1).lower())
+                    break
+
+    def walk(self, src_root: HtmlElement, out_root: HtmlElement) -> None:
+        """Copy ``src_root``'s content into ``out_root`` (iterative: a 5000-deep page cannot overflow the stack)."""
+        from lxml import html
+
+        page, allow = self.page, self.allow
+        # Work items: ("text", text, out) or ("el", source element, out parent, depth, images-before-parent).
+        stack: list[tuple[Any, ...]] = []
+        self._push_children(stack, src_root, out_root, 1, self.images)
+        while stack:
+            item = stack.pop()
+            if item[0] == "text":
+                _append_text(item[2], item[1])
+                continue
+            _, el, parent, depth, images_before = item
+            tag = el.tag
+            if not isinstance(tag, str):
+                continue
+            self.budget -= 1
+            if self.budget < 0:
+                return
+            if tag == "noscript":
+                # The picture a lazy page shows only to script-less browsers: used when the enclosing element got
+                # no image of its own.
+                if self.images == images_before:
+                    self._noscript_images(el, parent)
+                continue
+            if tag in allow.drop or tag == "template" and el.get("shadowrootmode") is None:
+                continue
+            if tag == "img":
+                if not page.image_shown(el):
+                    continue
+            elif tag in ("br", "wbr"):
+                pass  # no box of their own, yet they break lines
+            elif not page.shown(el):
+                continue
+            if tag == "a" and self.in_footnote and self.is_backlink(el):
+                continue
+            out_tag = self.out_tag(el)
+            if tag == "template" or depth > MAX_DEPTH:
+                out_tag = None
+            if out_tag is None and id(el) in self.fn_numbers and not self.in_footnote:
+                out_tag = "div"  # a footnote's text needs an element to carry its mark
+            target = parent
+            if out_tag is not None:
+                attrs = self.attributes(el, out_tag)  # an ARIA heading keeps the attributes every tag may have
+                if attrs is None:
+                    continue
+                target = html.Element(out_tag, attrs)
+                parent.append(target)
+                self._mark(el, target)
+                if out_tag == "img":
+                    self.images += 1
+                    continue
+                if out_tag == "a" and not self.in_footnote:
+                    n = self.footnote(el)
+                    if n is not None:
+                        target.set(FN_REF, str(n))
+            self._push_children(stack, el, target, depth + 1, self.images)
+
+    def _push_children(self, stack: list[tuple[Any, ...]], el: HtmlElement, out: HtmlElement, depth: int,
+                       images_before: int) -> None:
+        children = list(el)
+        shadow = next((c for c in children if c.tag == "template" and c.get("shadowrootmode") is not None), None)
+        if shadow is not None:
+            # A shadow host shows its shadow tree (slotted light children are not placed: as the reader does).
+            children = [shadow]
+        text_shown = self.page.own_text_shown(el)
+        items: list[tuple[Any, ...]] = []
+        if text_shown and el.text and shadow is None:
+            text = el.text
+            if el.tag == "pre" and self.page.raw_html and text.startswith("\n"):
+                text = text[1:]  # the HTML parser drops a <pre>'s first newline
+            items.append(("text", text, out))
+        for child in children:
+            items.append(("el", child, out, depth, images_before))
+            if text_shown and child.tail and shadow is None:
+                items.append(("text", child.tail, out))
+        stack.extend(reversed(items))
+
+    def _noscript_images(self, noscript: HtmlElement, parent: HtmlElement) -> None:
+        from lxml import html
+
+        imgs = list(noscript.iter("img"))
+        if not imgs and noscript.text and "<img" in noscript.text.lower():
+            try:
+                imgs = [e for frag in html.fragments_fromstring(noscript.text) if not isinstance(frag, str)
+                        for e in frag.iter("img")]
+            except Exception:  # noqa: BLE001 - lxml raises several types on fragments it cannot parse
+                imgs = []
+        for img in imgs[:10]:
+            attrs = self.attributes(img, "img")
+            if attrs is not None:
+                parent.append(html.Element("img", attrs))
+                self.images += 1
+
+
+def _text(value: str | None) -> str:
+    return " ".join((value or "").split())
+
+
+def _append_text(parent: HtmlElement, text: str) -> None:
+    if not text:
+        return
+    last = parent[-1] if len(parent) else None
+    if last is not None:
+        last.tail = (last.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
+def outermost(page: SourcePage, nodes: list[int]) -> list[int]:
+    """The chosen nodes that are not inside another chosen node, in document order."""
+    chosen = sorted({int(i) for i in nodes})
+    chosen_set = set(chosen)
+    out = []
+    for i in chosen:
+        el = page.by_id.get(i)
+        if el is None:
+            continue
+        parent = el.getparent()
+        if parent is not None and page.inside(chosen_set, parent):
+            continue
+        out.append(i)
+    return out
+
+
+def clean_content(page: SourcePage, nodes: list[int]) -> Content:
+    """The clean tree of the chosen nodes (see the module docstring)."""
+    cleaner = _Cleaner(page)
+    content = Content()
+    for i in outermost(page, nodes):
+        block = cleaner.clean(page.by_id[i])
+        if block is not None:
+            content.blocks.append(block)
+    # Footnote texts, wherever the page keeps them (a note may cite another: the list grows while we go).
+    cleaner.in_footnote = True
+    k = 0
+    while k < len(cleaner.fn_targets) and cleaner.budget > 0:
+        target = cleaner.fn_targets[k]
+        k += 1
+        from lxml import html
+
+        body = html.Element("div")
+        cleaner.walk(target, body)
+        content.footnotes.append((k, body))
+    return content
+
+
+# ---- serializations -------------------------------------------------------------------------------------------------
+def content_text(snapshot: Snapshot, result: Result) -> str:
+    """The main content's text: an algorithm that states its own text (zoning: exactly its zones' text, DANA
+    without a browser) knows better than whole subtrees; otherwise the snapshot's text joiner."""
+    return result.text if result.text else snapshot.text_of(result.nodes)
+
+
+def _strip_private(el: HtmlElement) -> HtmlElement:
+    from copy import deepcopy
+
+    el = deepcopy(el)
+    for sub in el.iter():
+        for name in PRIVATE:
+            if name in sub.attrib:
+                del sub.attrib[name]
+    return el
+
+
+def content_html(content: Content) -> str:
+    """The clean tree as an HTML fragment (one element per chosen node)."""
+    from lxml import html
+
+    return "\n".join(html.tostring(_strip_private(b), encoding="unicode", method="html") for b in content.blocks)
+
+
+def _first_heading(content: Content) -> str | None:
+    for block in content.blocks:
+        for el in block.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+            return " ".join(el.text_content().split())
+    return None
+
+
+def shows_title(content: Content, title: str | None) -> bool:
+    """Whether an output should add the title: the content does not open with the same heading already (one
+    title, never two)."""
+    if not title:
+        return False
+    first = _first_heading(content)
+    return not (first and first.casefold() == " ".join(title.split()).casefold())
+
+
+def html_document(content: Content, meta: Metadata) -> str:
+    """A standalone HTML document: metadata in <head>, a header (title, byline, date, site) and the clean tree."""
+    from lxml import html
+    from lxml.html import builder as B
+
+    head = B.HEAD(B.META(charset="utf-8"))
+    if meta.title:
+        head.append(B.TITLE(meta.title))
+    for name, value in (("author", meta.byline), ("description", meta.excerpt)):
+        if value:
+            head.append(B.META(name=name, content=value))
+    for prop, value in (("og:site_name", meta.site_name), ("article:published_time", meta.published),
+                        ("og:image", meta.image)):
+        if value:
+            head.append(html.Element("meta", {"property": prop, "content": value}))
+    if meta.url and allowlist().safe_link.match(meta.url):
+        head.append(B.LINK(rel="canonical", href=meta.url))
+    article = html.Element("article")
+    header = html.Element("header")
+    if shows_title(content, meta.title):
+        header.append(B.H1(meta.title or ""))
+    facts: list[Any] = []
+    if meta.byline:
+        facts.append(meta.byline)
+    if meta.published:
+        facts.append(B.TIME(meta.published, datetime=meta.published))
+    if meta.site_name:
+        facts.append(meta.site_name)
+    if facts:
+        line = html.Element("p")
+        for k, fact in enumerate(facts):
+            if k:
+                _append_text(line, " · ")
+            if isinstance(fact, str):
+                _append_text(line, fact)
+            else:
+                line.append(fact)
+        header.append(line)
+    if len(header):
+        article.append(header)
+    for block in content.blocks:
+        article.append(_strip_private(block))
+    attrs = {"lang": meta.language} if meta.language else {}
+    doc = html.Element("html", attrs)
+    doc.append(head)
+    doc.append(B.BODY(article))
+    return "<!DOCTYPE html>\n" + html.tostring(doc, encoding="unicode", method="html") + "\n"
+
+
+@dataclass
+class Outputs:
+    """Everything one extraction gives, built lazily from one parse of the source."""
+
+    snapshot: Snapshot
+    result: Result
+    url: str | None = None  # the page's address when it differs from the snapshot's (HTML handed to the API)
+    timing_ms: dict[str, float] = field(default_factory=dict)
+    _page: SourcePage | None = None
+    _content: Content | None = None
+    _meta: Metadata | None = None
+    _text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = content_text(self.snapshot, self.result)
+        return self._text
+
+    def page(self) -> SourcePage:
+        if self._page is None:
+            t0 = time.perf_counter()
+            self._page = source_page(self.snapshot, self.url)
+            self.timing_ms["source_parse"] = (time.perf_counter() - t0) * 1000
+        return self._page
+
+    def content(self) -> Content:
+        if self._content is None:
+            if not self.result.nodes:
+                raise OutputError("the html and markdown outputs need node ids from a rendered page (this result "
+                                  "has text only)")
+            page = self.page()
+            t0 = time.perf_counter()
+            self._content = clean_content(page, self.result.nodes)
+            self.timing_ms["clean"] = (time.perf_counter() - t0) * 1000
+        return self._content
+
+    def metadata(self) -> Metadata:
+        if self._meta is None:
+            from .metadata import extract_metadata, snapshot_metadata
+
+            t0 = time.perf_counter()
+            if self.snapshot.source is None:
+                self._meta = snapshot_metadata(self.snapshot, self.text)
+                if self.url:
+                    self._meta.url = self.url
+            else:
+                self._meta = extract_metadata(self.page(), self.result.nodes, self.text)
+            self.timing_ms["metadata"] = (time.perf_counter() - t0) * 1000
+        return self._meta
+
+    def html(self) -> str:
+        content = self.content()
+        return html_document(content, self.metadata())
+
+    def markdown(self) -> str:
+        from .markdown import document
+
+        content = self.content()
+        t0 = time.perf_counter()
+        out = document(content, self.metadata())
+        self.timing_ms["markdown"] = (time.perf_counter() - t0) * 1000
+        return out
+
+    def json(self, with_debug: bool = False) -> dict[str, Any]:
+        """The result (node ids, candidates, message), metadata, text, html (the clean fragment) and markdown;
+        html and markdown are null when the snapshot has no source or the result no nodes."""
+        payload = self.result.to_json(with_debug=with_debug)
+        payload["metadata"] = self.metadata().to_json()
+        payload["text"] = self.text
+        try:
+            payload["markdown"] = self.markdown()
+            payload["html"] = content_html(self.content())
+        except OutputError:
+            payload["markdown"] = payload["html"] = None
+        payload["timing_ms"] = {**payload.get("timing_ms", {}), **self.timing_ms}
+        return payload
+
+    def get(self, fmt: str, with_debug: bool = False) -> str | dict[str, Any]:
+        if fmt == "text":
+            return self.text
+        if fmt == "markdown":
+            return self.markdown()
+        if fmt == "html":
+            return self.html()
+        if fmt == "json":
+            return self.json(with_debug)
+        raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def json_default(o: object) -> object:
+    """json.dumps fallback: numpy scalars and arrays that slipped into a debug trace."""
+    if hasattr(o, "tolist"):
+        return o.tolist()  # type: ignore[no-any-return]
+    return str(o)
+
+
+# ---- golden files ---------------------------------------------------------------------------------------------------
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN_DIR = REPO / "tests" / "golden"
+# (fixture page under tests/fixtures, golden file stem): `centrum extract -f markdown PAGE` must print the file.
+GOLDEN_PAGES = (("sample/article.html", "sample-article"), ("pages/table-code.html", "table-code"))
+
+
+def golden_markdown(page: str) -> str:
+    """What ``centrum extract -f markdown`` prints for a fixture page (default algorithm, default window)."""
+    from . import algorithms
+    from .render import Renderer
+    from .snapshot import parse_snapshot
+
+    with Renderer() as renderer:
+        raw = renderer.render(REPO / "tests" / "fixtures" / page, source=True).raw
+    snapshot = parse_snapshot(raw)
+    result = algorithms.run(algorithms.DEFAULT_ALGORITHM, snapshot)
+    return Outputs(snapshot, result).markdown()
+
+
+def _regenerate() -> None:
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    for page, stem in GOLDEN_PAGES:
+        out = GOLDEN_DIR / f"{stem}.md"
+        text = golden_markdown(page)
+        # Local fixture pages carry a file:// URL of this checkout; the golden file must not depend on where it is.
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="centrum output formats; --regenerate rewrites tests/golden/*.md")
+    ap.add_argument("--regenerate", action="store_true")
+    if ap.parse_args().regenerate:
+        _regenerate()
+    else:
+        ap.print_help()
