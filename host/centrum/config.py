@@ -70,7 +70,7 @@ def config_from_dict(cls: type[C], params: dict[str, Any] | None, base: C | None
         coerced = _coerce(key, value, hints[key])
         rng = field_range(fields[key])
         if rng is not None and coerced is not None and not rng[0] <= coerced <= rng[1]:
-            raise ConfigError(f"{key}: {coerced!r} is outside its range [{rng[0]}, {rng[1]}]")
+            raise ConfigError(f"{key}: {_clip(coerced)} is outside its range [{rng[0]}, {rng[1]}]")
         check = fields[key].metadata.get("check")
         if check is not None:  # a field's own rule, e.g. the ensemble's model names (raises ConfigError)
             check(key, coerced)
@@ -140,6 +140,8 @@ def _number(key: str, value: Any, hint: type) -> Number:
     """A finite int or float from a JSON number or a CLI string; NaN, infinities and 1e400 are refused."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ConfigError(f"{key}: expected a number, got {_clip(value)}")
+    if hint is int and isinstance(value, int):
+        return value  # exact, however large: the range check refuses it by value
     try:
         num = float(value)
     except (ValueError, OverflowError):  # OverflowError: an int beyond float, e.g. 10**400
@@ -148,8 +150,6 @@ def _number(key: str, value: Any, hint: type) -> Number:
         raise ConfigError(f"{key}: expected a finite number, got {_clip(value)}")
     if hint is float:
         return num
-    if isinstance(value, int):
-        return value
     if not num.is_integer():
         raise ConfigError(f"{key}: expected an integer, got {_clip(value)}")
     return int(num)

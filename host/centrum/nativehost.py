@@ -28,21 +28,12 @@ PROTOCOL = 1
 RESPONSE_CAP_BYTES = limits.RESPONSE_BYTES
 LIMITS = limits.LIMITS
 
-# Every code the host answers with (PROTOCOL.md "Error codes", rows where = host; test_protocol_doc compares).
-ERROR_CODES: dict[str, str] = {
-    "E_FRAME": "truncated frame (at end of input; the host exits with status 1) or a length over 1 GiB",
-    "E_JSON": "request is not UTF-8 JSON, or nests deeper than json_depth",
-    "E_REQUEST": "request is not an object, lacks id/type, v is not 1, or a field has the wrong type",
-    "E_TOO_LARGE": "request larger than request_bytes",
-    "E_UNKNOWN_TYPE": "type is not a request type",
-    "E_SNAPSHOT": "snapshot fails validation or exceeds elements/text_nodes",
-    "E_UNKNOWN_ALGORITHM": "no algorithm of that name",
-    "E_UNAVAILABLE": "algorithm exists but cannot load here",
-    "E_PARAMS": "a parameter is unknown, of the wrong type, or outside its range",
-    "E_ALGORITHM": "the algorithm raised on this page",
-    "E_STORAGE": "the label database could not be written",
-    "E_INTERNAL": "anything else; the host keeps serving",
-}
+# Every code the host answers with; PROTOCOL.md "Error codes" (rows where = host) says what each means, and
+# tests/unit/test_protocol_doc.py checks that the two lists agree.
+ERROR_CODES: tuple[str, ...] = (
+    "E_FRAME", "E_JSON", "E_REQUEST", "E_TOO_LARGE", "E_UNKNOWN_TYPE", "E_SNAPSHOT", "E_UNKNOWN_ALGORITHM",
+    "E_UNAVAILABLE", "E_PARAMS", "E_ALGORITHM", "E_STORAGE", "E_INTERNAL",
+)
 
 log = logging.getLogger("centrum.host")
 

@@ -313,3 +313,176 @@ def test_unencodable_answer_is_an_internal_error_and_the_host_goes_on() -> None:
     second = json.loads(read_message(stdout)["data"])
     assert first["error"]["code"] == "E_INTERNAL" and "encodable" in first["error"]["message"]
     assert second["result"] == "fine"
+
+
+# ---- issue #20: a host no request can kill; parameters are data ------------------------------------------------
+
+
+def ping_ok(host: HostProcess) -> None:
+    reply = host.ask({"v": 1, "id": "ping-after", "type": "ping"})
+    assert reply["status"] == "ok" and reply["id"] == "ping-after", reply
+
+
+def send_body(host: HostProcess, body: bytes) -> dict[str, Any]:
+    host.send_raw(struct.pack("=I", len(body)) + body)
+    return host.receive()
+
+
+def test_deep_json_is_refused_before_decoding(host: HostProcess) -> None:
+    from centrum.limits import JSON_DEPTH
+
+    deep = 100_000
+    for body in (b"[" * deep + b"]" * deep, b'{"a":' * deep + b"1" + b"}" * deep, b"[" * deep,
+                 b'{"v":1,"id":"d","type":"extract","params":' + b"[" * deep + b"]" * deep + b"}"):
+        reply = send_body(host, body)
+        assert reply["status"] == "error" and reply["error"]["code"] == "E_JSON", reply
+        assert f"json_depth = {JSON_DEPTH}" in reply["error"]["message"]
+        ping_ok(host)
+    # Exactly json_depth levels (the request object is one) are decoded and reach the handler; one more is refused.
+    inner = JSON_DEPTH - 1
+    ok_body = b'{"v":1,"id":"d","type":"ping","x":' + b"[" * inner + b"]" * inner + b"}"
+    assert send_body(host, ok_body)["status"] == "ok"
+    too_deep = b'{"v":1,"id":"d","type":"ping","x":' + b"[" * (inner + 1) + b"]" * (inner + 1) + b"}"
+    assert send_body(host, too_deep)["error"]["code"] == "E_JSON"
+    # Brackets inside strings (escaped quotes and backslashes included) are text, not nesting.
+    text = json.dumps({"v": 1, "id": "s", "type": "ping", "x": '\\"' + "[" * 1000 + '"\\\\'}).encode()
+    assert send_body(host, text)["status"] == "ok"
+
+
+def test_lone_surrogates_get_answers(host: HostProcess) -> None:
+    reply = host.ask({"v": 1, "id": "\ud800", "type": "dance"})
+    assert reply["error"]["code"] == "E_UNKNOWN_TYPE" and reply["id"] == "\ud800"
+    ping_ok(host)
+    reply = host.ask({"v": 1, "id": "t", "type": "\ud800"})
+    assert reply["error"]["code"] == "E_UNKNOWN_TYPE" and reply["type"] == "\ud800"
+    ping_ok(host)
+    assert host.ask({"v": 1, "id": "\udfff", "type": "ping"})["id"] == "\udfff"
+    reply = host.ask({"v": 1, "id": "l", "type": "label.save", "label": {"\ud800": 1}})
+    assert reply["status"] == "error" and reply["error"]["code"] == "E_REQUEST", reply
+    ping_ok(host)
+    reply = host.ask({"v": 1, "id": "p", "type": "extract", "algorithm": "r4", "params": {"\ud800x": 1},
+                      "snapshot": article_page().raw})
+    assert reply["error"]["code"] == "E_PARAMS" and "unknown parameter '\\ud800x'" in reply["error"]["message"]
+    ping_ok(host)
+
+
+def test_v_must_be_the_integer_1(host: HostProcess) -> None:
+    for v in ("absent", None, True, 1.0, "1", 2, [1]):
+        request = {"id": "v", "type": "ping"} | ({} if v == "absent" else {"v": v})
+        reply = host.ask(request)
+        assert reply["status"] == "error" and reply["error"]["code"] == "E_REQUEST", (v, reply)
+        assert reply["error"]["field"] == "v"
+    ping_ok(host)
+
+
+def test_nan_infinity_and_huge_numbers(host: HostProcess) -> None:
+    raw = json.dumps(article_page().raw)
+    for literal in ("NaN", "Infinity", "-Infinity"):
+        body = ('{"v":1,"id":"n","type":"extract","snapshot":' + raw.replace('"dpr": 1', f'"dpr": {literal}')
+                + "}").encode()
+        assert send_body(host, body)["error"]["code"] == "E_JSON"
+    # 1e400 is JSON (it decodes to inf): the snapshot validator names the field.
+    for where, field in (('"stylesheets": {"loaded": 1e400}', "page.stylesheets.loaded"),
+                         ('"timing": {"collect_ms": -1e400}', "page.timing.collect_ms")):
+        snap = json.loads(raw)
+        key, value = where.split(": ", 1)
+        snap["page"][key.strip('"')] = "PLACEHOLDER"
+        body = ('{"v":1,"id":"n","type":"extract","snapshot":' + json.dumps(snap).replace('"PLACEHOLDER"', value)
+                + "}").encode()
+        reply = send_body(host, body)
+        assert reply["error"]["code"] == "E_SNAPSHOT" and reply["error"]["field"] == field, reply
+    body = b'{"v":1,"id":"n","type":"extract","algorithm":"r4","params":{"c":' + b"9" * 5000 + b"}}"
+    assert send_body(host, body)["error"]["code"] == "E_JSON"  # beyond Python's int-string limit
+    ping_ok(host)
+
+
+def test_gce_cols_out_of_range(host: HostProcess) -> None:
+    raw = article_page().raw
+    for params in ({"cols": 40000000}, {"cols": 4e7}, {"cols": "40000000"}, {"alpha": 1e308}, {"alpha": "nan"},
+                   {"rows": 0}):
+        reply = host.ask({"v": 1, "id": "g", "type": "extract", "algorithm": "gce", "params": params,
+                          "snapshot": raw})
+        assert reply["error"]["code"] == "E_PARAMS", (params, reply)
+        assert next(iter(params)) in reply["error"]["message"]
+    reply = host.ask({"v": 1, "id": "g", "type": "extract", "algorithm": "gce", "params": {"cols": 40000000},
+                      "snapshot": raw})
+    assert reply["error"]["message"] == "cols: 40000000 is outside its range [1, 32]"
+    # "all" reports the refused parameters in gce's slot and runs the others.
+    reply = host.ask({"v": 1, "id": "g", "type": "extract", "algorithm": "all",
+                      "params": {"gce": {"cols": 40000000}}, "snapshot": raw})
+    assert reply["result"]["gce"]["error"]["code"] == "E_PARAMS"
+    assert reply["result"]["semantic"]["nodes"] == [article_page().ids["article"]]
+    ping_ok(host)
+
+
+def test_weights_are_model_names_never_paths(host: HostProcess, tmp_path: Path) -> None:
+    """A path-like weights value gets the same E_PARAMS answer whether the file exists or not."""
+    from importlib import resources
+
+    shipped = (resources.files("centrum") / "weights" / "ensemble-v4.json").read_text(encoding="utf-8")
+    raw = article_page().raw
+    target = tmp_path / "probe" / "weights.json"
+    for key in ("weights", "block_weights"):
+        for value in (str(target), "../probe/weights.json", "probe/weights", "/dev/zero", "/proc/self/fd/0", ".hidden",
+                      "weights.json/.."):
+            answers = []
+            for exists in (True, False):
+                if exists:
+                    target.parent.mkdir(exist_ok=True)
+                    target.write_text(shipped, encoding="utf-8")
+                else:
+                    target.unlink(missing_ok=True)
+                reply = host.ask({"v": 1, "id": "w", "type": "extract", "algorithm": "ensemble",
+                                  "params": {key: value}, "snapshot": raw})
+                assert reply["error"]["code"] == "E_PARAMS" and reply["error"]["message"].startswith(key), reply
+                answers.append(reply)
+            assert answers[0] == answers[1]
+    ping_ok(host)
+
+
+def test_snapshot_element_limit_before_work(host: HostProcess) -> None:
+    from centrum.limits import ELEMENTS
+
+    snap = json.loads(json.dumps(article_page().raw))
+    snap["elements"]["parent"] = [0] * (ELEMENTS + 1)
+    reply = host.ask({"v": 1, "id": "big", "type": "extract", "algorithm": "semantic", "snapshot": snap})
+    assert reply["error"]["code"] == "E_SNAPSHOT" and reply["error"]["field"] == "elements.parent"
+    assert f"limit of {ELEMENTS}" in reply["error"]["message"]
+    ping_ok(host)
+
+
+def test_installed_model_by_name(tmp_path: Path) -> None:
+    """`centrum models install` is the only way a file becomes usable; a request then names it."""
+    from importlib import resources
+
+    home = tmp_path / "home"
+    trained = tmp_path / "trained.json"
+    trained.write_text((resources.files("centrum") / "weights" / "ensemble-v4.json").read_text(encoding="utf-8"),
+                       encoding="utf-8")
+    env = {**os.environ, "CENTRUM_HOME": str(home)}
+
+    def models(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "centrum.cli", "models", *args], capture_output=True, text=True,
+                              env=env, timeout=60)
+
+    done = models("install", str(trained), "--name", "mine")
+    assert done.returncode == 0 and "weights=mine" in done.stdout, done.stderr
+    assert (home / "models" / "mine.json").read_text(encoding="utf-8") == trained.read_text(encoding="utf-8")
+    assert models("install", str(trained), "--name", "mine").returncode == 2  # no silent replacement
+    assert models("install", str(trained), "--name", "../evil").returncode == 2
+    assert models("install", "/etc/hostname", "--name", "junk").returncode == 2
+    assert not (home / "models" / "junk.json").exists()
+    assert "mine\tinstalled" in models("list").stdout
+    env_host = HostProcess(home)  # CENTRUM_HOME = home
+    try:
+        built = article_page()
+        by_name = env_host.ask({"v": 1, "id": 1, "type": "extract", "algorithm": "ensemble",
+                                "params": {"weights": "mine"}, "snapshot": built.raw})
+        shipped = env_host.ask({"v": 1, "id": 2, "type": "extract", "algorithm": "ensemble", "snapshot": built.raw})
+        assert by_name["status"] == "ok" and by_name["result"]["nodes"] == shipped["result"]["nodes"]
+        wrong_kind = env_host.ask({"v": 1, "id": 3, "type": "extract", "algorithm": "ensemble",
+                                   "params": {"block_weights": "mine"}, "snapshot": built.raw})
+        assert wrong_kind["error"]["code"] == "E_PARAMS" and "block filter" in wrong_kind["error"]["message"]
+    finally:
+        env_host.close()
+    assert models("remove", "mine").returncode == 0 and not (home / "models" / "mine.json").exists()

@@ -71,6 +71,8 @@ class Config:
     # measured better on the dev sets (module docstring), so it is the default.
     preset: Literal["paper", "framework"] = "framework"
     # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
+    # Ranges (config.ranged, checked before any work): the grid has up to rows·α x cols cells, each compared with
+    # every link-dense box, so rows, cols <= 32 and α <= 10 keep it at most ~10k cells.
     rows: int | None = ranged(None, 1, 32)
     cols: int | None = ranged(None, 1, 32)
     # preset. §3.1/§4.2 α: the grid covers min(α·h0, h1) of the document height. §4.2 prints α and β swapped;
@@ -79,8 +81,9 @@ class Config:
     # preset. §3.1 eq. 1 β: an element with link density D_l > β is link-dense (0.5; framework "linkRatio" 0.5).
     beta: float | None = ranged(None, 0.0, 1.0)
     # §3.1 "cells overlapping link-dense areas" are excluded: a cell is excluded when the fraction of its area
-    # covered by link-dense areas exceeds this (0 = any overlap, the literal reading).
-    cell_link_coverage: float = ranged(0.0, 0.0, 1.0)
+    # covered by link-dense areas exceeds this (0 = any overlap, the literal reading; overlapping areas count twice,
+    # so a value above 1 can still exclude a cell).
+    cell_link_coverage: float = ranged(0.0, 0.0, 1000.0)
     # preset. §3.1 edge cells: rows excluded at the top, at the bottom, columns on each side (paper 1/1/1;
     # framework dead zone: first row and the outer columns, 1/0/1).
     edge_top: int | None = ranged(None, 0, 32)

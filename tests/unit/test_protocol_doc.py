@@ -1,0 +1,100 @@
+"""PROTOCOL.md's limits, error codes and parameter ranges match what the host does (one source each: centrum/limits.py,
+nativehost.ERROR_CODES, the ranges next to each algorithm's config fields)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from centrum import limits, nativehost
+from centrum.algorithms import REGISTRY
+from centrum.config import field_range, is_numeric
+
+PROTOCOL = Path(__file__).resolve().parents[2] / "host" / "PROTOCOL.md"
+NATIVEHOST = Path(nativehost.__file__)
+
+
+def section(title: str) -> str:
+    text = PROTOCOL.read_text(encoding="utf-8")
+    start = text.index(f"\n### {title}\n")
+    end = text.find("\n#", start + 1)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def table_rows(text: str) -> list[list[str]]:
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("|")]
+    return rows[2:]  # header and rule
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_limits_table_matches_the_host() -> None:
+    documented = {}
+    for row in table_rows(section("Limits")):
+        name = row[0].strip("`")
+        documented[name] = int(number(row[1].split()[0]))
+    assert documented == limits.LIMITS
+    assert nativehost.LIMITS is limits.LIMITS
+
+
+def test_error_table_matches_the_host_codes() -> None:
+    rows = table_rows(section("Error codes"))
+    host_codes = {row[0].strip("`") for row in rows if row[1] == "host"}
+    assert host_codes == set(nativehost.ERROR_CODES)
+    # ... and every code the host's source raises is one of them (HostError("E_...") / LabelError("E_...")).
+    used = set()
+    for path in (NATIVEHOST, NATIVEHOST.parent / "labels.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"E_[A-Z_]+",
+                                                                                                node.value):
+                used.add(node.value)
+    assert used <= set(nativehost.ERROR_CODES), used - set(nativehost.ERROR_CODES)
+
+
+def configs() -> dict[str, type]:
+    """Algorithm name(s) -> its Config class (the DANA variants share one)."""
+    by_module: dict[str, list[str]] = {}
+    for name, spec in REGISTRY.items():
+        by_module.setdefault(spec.module, []).append(name)
+    return {", ".join(f"`{n}`" for n in names): importlib.import_module(module).Config
+            for module, names in by_module.items()}
+
+
+def test_parameter_ranges_table_matches_the_configs() -> None:
+    documented = {row[0]: row[1] for row in table_rows(section("Parameters"))}
+    expected = configs()
+    assert set(documented) == set(expected)
+    for algo, cls in expected.items():
+        hints = typing.get_type_hints(cls)
+        ranges = {f.name: field_range(f) for f in dataclasses.fields(cls) if is_numeric(hints[f.name])}
+        text = documented[algo]
+        if not ranges:
+            assert text == "none"
+            continue
+        doc = {m[1]: (number(m[2]), number(m[3])) for m in re.finditer(r"(\w+) ([\d.,]+)–([\d.,]+)", text)}
+        assert doc == {k: (float(v[0]), float(v[1])) for k, v in ranges.items() if v is not None}, algo
+
+
+@pytest.mark.parametrize("algo", list(configs()))
+def test_every_numeric_parameter_has_a_range_holding_its_defaults(algo: str) -> None:
+    cls = configs()[algo]
+    hints = typing.get_type_hints(cls)
+    presets = getattr(importlib.import_module(cls.__module__), "PRESETS", {})  # gce's named parameter sets
+    variants = [cls()] + [cls.named(p) for p in presets]
+    for f in dataclasses.fields(cls):
+        if not is_numeric(hints[f.name]):
+            continue
+        rng = field_range(f)
+        assert rng is not None, f"{algo}.{f.name} has no range"
+        for cfg in variants:  # the defaults and every preset's values lie inside the range
+            value = getattr(cfg, f.name)
+            assert value is None or rng[0] <= value <= rng[1], (algo, f.name, value)
