@@ -320,7 +320,7 @@ def resolve_path(snapshot: Snapshot, path: str) -> int | None:
 # One token at a "<", read as the HTML tokenizer reads it: a comment, a start tag's name, or an end tag / other
 # markup declaration. A start tag's attributes are then matched whole by _TAG_REST (quoted values may hold ">").
 # Possessive quantifiers everywhere: a match never backtracks, so the scan is linear in the source.
-_MARKUP = re.compile(r"<(?:(!--)|([A-Za-z][^\t\n\f\r />]*+)|/(?=[A-Za-z])|[/!?])")
+_MARKUP = re.compile(r"<(?:(!--)|([A-Za-z][^\t\n\f\r />]*+)|(/[A-Za-z][^\t\n\f\r />]*+)|[/!?])")
 _VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"?+|'[^']*+'?+|[^\t\n\f\r >]*+))?+"""
 _TAG_REST = re.compile(r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+" + _VALUE + r")*+>")
 _ATTR = re.compile(r"[\t\n\f\r /]*+([^\t\n\f\r />][^\t\n\f\r />=]*+)" + _VALUE)
@@ -332,6 +332,17 @@ _RAW_END = {name: re.compile(f"</{name}(?=[\t\n\f\r />])", re.IGNORECASE) for na
 _DROP_CONTENT = {"script", "textarea"}
 # Form values as the page serialized them: hidden inputs (CSRF tokens, session ids), pre-filled fields, choices.
 _DROP_ATTRS = {"input": {"value", "checked"}, "option": {"selected"}}
+_SPECIAL = "|".join((*_RAW_TEXT, "plaintext", *_DROP_ATTRS))  # the start tags the loop below looks at
+# Everything up to the next token that needs a look (one of the _SPECIAL start tags, or a tag that never ends),
+# matched in one regex call: text, comments, other start and end tags, doctype and bogus comments. Most of a page is
+# this, so the Python loop below runs once per special tag instead of once per tag.
+_PLAIN = re.compile(
+    r"(?:[^<]++"
+    r"|<!--(?:>|->|(?:[^-]++|-(?!-!?>))*+(?:--!?>)?+)"
+    r"|<(?!(?i:" + _SPECIAL + r")(?:[\t\n\f\r />]|\Z))[A-Za-z][^\t\n\f\r />]*+" + _TAG_REST.pattern
+    + r"|</[A-Za-z][^\t\n\f\r />]*+" + _TAG_REST.pattern
+    + r"|<(?![A-Za-z]|!--|/[A-Za-z])(?:[/!?][^>]*+>?+)?+"
+    r")*+")
 
 
 def scrub_source(source: str) -> str:
@@ -347,7 +358,8 @@ def scrub_source(source: str) -> str:
     pos = 0
     n = len(source)
     while pos < n:
-        m = _MARKUP.search(source, pos)
+        pos = _PLAIN.match(source, pos).end()  # type: ignore[union-attr]  # (...)*+ always matches
+        m = _MARKUP.match(source, pos)
         if m is None:
             break
         if m.group(1):  # comment: "<!-->" and "<!--->" end at once, as in the tokenizer
@@ -358,10 +370,13 @@ def scrub_source(source: str) -> str:
             pos = e.end() if e else n
             continue
         name = m.group(2)
-        if name is None:  # end tag (attributes as in a start tag), bogus comment, "<!DOCTYPE", "<?...>"
-            t = _TAG_REST.match(source, m.end()) if source.startswith("</", m.start()) else None
+        if m.group(3):  # end tag: attributes (and their quoted ">") as in a start tag
+            t = _TAG_REST.match(source, m.end())
+            pos = t.end() if t else n
+            continue
+        if name is None:  # bogus comment ("</ x", "<!DOCTYPE", "<?xml"): up to the first ">"
             gt = source.find(">", m.end())
-            pos = t.end() if t else (gt + 1 if gt >= 0 else n)
+            pos = gt + 1 if gt >= 0 else n
             continue
         t = _TAG_REST.match(source, m.end())
         if t is None:  # the tag never ends: the parser drops it and everything after it

@@ -419,6 +419,11 @@ def test_scrub_source_drops_script_contents_and_form_values() -> None:
     assert L.scrub_source("<SCRIPT>one</SCRIPT ><script>two") == "<SCRIPT></SCRIPT ><script>"
     assert L.scrub_source("<plaintext><input value=3>") == "<plaintext><input value=3>"
     assert L.scrub_source("") == "" and L.scrub_source("a < b > c") == "a < b > c"
+    # End tags end at their own ">" (a quoted one inside does not count); "</ x" is a bogus comment up to the first.
+    assert L.scrub_source('</a="><!--"><input value=1>') == '</a="><!--"><input value=1>'  # in a comment
+    assert L.scrub_source('</p x="<input value=1>"><input value=2>') == '</p x="<input value=1>"><input>'
+    assert L.scrub_source("</ e='>'<option selected>") == "</ e='>'<option>"
+    assert L.scrub_source('<//a="><p/a=">') == '<//a=">'
     # Linear: a long source of many tags and one of one huge attribute both scrub in one pass.
     big = '<input value="v" data-cx="1">' * 50_000 + '<p title="' + "x" * 1_000_000
     assert L.scrub_source(big) == '<input data-cx="1">' * 50_000
