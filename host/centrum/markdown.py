@@ -273,7 +273,7 @@ class _Converter:
             blocks = self.blocks(cell)
         finally:
             self.in_cell -= 1
-        text = "<br>".join(b.replace("\n", "<br>") for b in blocks)
+        text = "<br>".join(b.replace("\\\n", "<br>").replace("\n", "<br>") for b in blocks)
         return text.replace("|", "\\|")
 
     # ---- inline ----

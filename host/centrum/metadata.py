@@ -283,7 +283,8 @@ def _language(tag: str | None) -> str | None:
 def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str | None = None) -> Metadata:
     """Metadata of the page; ``nodes`` (the main content) focuses the byline and date search on the article,
     ``text`` (its text) gives the excerpt when no description is declared."""
-    snapshot = page.snapshot
+    page_title = page.snapshot.page.title if page.snapshot is not None else None
+    page_lang = page.snapshot.page.lang if page.snapshot is not None else None
     root = page.root
     meta = _meta_tags(root)
     ld = json_ld([el.text or "" for el in root.iter("script")
@@ -294,7 +295,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     site = _clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site
     headings = _visible_headings(page)
     raw_title = (_clean(_first(meta, "og:title", "twitter:title", "dc.title", "dcterms.title")) or ld.title
-                 or _clean(_title_tag(root)) or _clean(snapshot.page.title))
+                 or _clean(_title_tag(root)) or _clean(page_title))
     title = strip_site_name(raw_title, [site] if site else [], host, headings) if raw_title else (
         headings[0] if headings else None)
 
@@ -314,7 +315,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     if not published:
         published = _time_element(page, nodes or [])
 
-    language = (_language(root.get("lang")) or _language(snapshot.page.lang) or _language(ld.language)
+    language = (_language(root.get("lang")) or _language(page_lang) or _language(ld.language)
                 or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
                     _first(meta, "og:locale")))
 
@@ -330,6 +331,8 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     canonical = next((el.get("href") for el in root.iter("link")
                       if "canonical" in (el.get("rel") or "").lower().split() and el.get("href")), None)
     url = urljoin(base, canonical.strip()) if canonical else page.url
+    if url and url.startswith("about:"):
+        url = None  # HTML handed over without an address
     return Metadata(title=title, byline=byline, published=published, site_name=site, language=language,
                     image=image, excerpt=excerpt, url=url or None)
 
@@ -357,10 +360,9 @@ def _near(page: SourcePage, candidates: list[HtmlElement], nodes: list[int]) -> 
     """The candidate inside the main content, else the first one after the first visible <h1>, else the first."""
     if not candidates:
         return None
-    snap = page.snapshot
+    chosen = set(nodes)
     for el in candidates:
-        i = page.node_id(el)
-        if i is not None and any(snap.is_ancestor(n, i) for n in nodes):
+        if chosen and page.inside(chosen, el):
             return el
     h1 = next((page.node_id(el) for el in page.root.iter("h1") if page.shown(el)), None)
     if h1 is not None:

@@ -272,8 +272,10 @@ def image_url(page: SourcePage, img: HtmlElement) -> str | None:
     for name in (*LAZY_SRCSET, "srcset"):
         candidates += parse_srcset(img.get(name) or "")
     parent = img.getparent()
+    while parent is not None and parent.tag == "source":
+        parent = parent.getparent()  # lxml's parser nests what follows a <source> inside it
     if parent is not None and parent.tag == "picture":
-        for source in parent.iterchildren("source"):
+        for source in parent.iter("source"):
             for name in (*LAZY_SRCSET, "srcset"):
                 candidates += parse_srcset(source.get(name) or "")
     real = [c for c in candidates if not c[0].startswith("data:")]
@@ -448,8 +450,12 @@ class _Cleaner:
             if tag == "a" and self.in_footnote and self.is_backlink(el):
                 continue
             out_tag = self.out_tag(el)
-            if tag == "template" or depth > MAX_DEPTH:
+            if tag == "template":
                 out_tag = None
+            elif depth > MAX_DEPTH and out_tag is not None:
+                out_tag = None
+                _append_text(parent, " ")  # an unwrapped block must not glue its words to its neighbours'
+                stack.append(("text", " ", parent))
             if out_tag is None and id(el) in self.fn_numbers and not self.in_footnote:
                 out_tag = "div"  # a footnote's text needs an element to carry its mark
             target = parent
@@ -583,20 +589,20 @@ def content_html(content: Content) -> str:
     return "\n".join(html.tostring(_strip_private(b), encoding="unicode", method="html") for b in content.blocks)
 
 
-def _first_heading(content: Content) -> str | None:
+def _first_heading(content: Content) -> tuple[str, str] | None:
     for block in content.blocks:
         for el in block.iter("h1", "h2", "h3", "h4", "h5", "h6"):
-            return " ".join(el.text_content().split())
+            return el.tag, " ".join(el.text_content().split())
     return None
 
 
 def shows_title(content: Content, title: str | None) -> bool:
-    """Whether an output should add the title: the content does not open with the same heading already (one
-    title, never two)."""
+    """Whether an output should add the title: not when the content opens with its own title already (an <h1>, or
+    any heading saying the same), so a reader never sees two titles."""
     if not title:
         return False
     first = _first_heading(content)
-    return not (first and first.casefold() == " ".join(title.split()).casefold())
+    return not (first and (first[0] == "h1" or first[1].casefold() == " ".join(title.split()).casefold()))
 
 
 def html_document(content: Content, meta: Metadata) -> str:

@@ -1,0 +1,58 @@
+"""One allow-list for the reader view and the host's clean HTML / Markdown: ``extension/src/allowlist.json``.
+
+The host reads the data file (packaged through the ``centrum/assets/allowlist.json`` link). The reader's
+``extension/src/clean.js`` still spells the same lists in code (moving it to read the file is extension work,
+issue #24); until it does, this test holds the two equal, so neither can drift. The e2e test
+``tests/e2e/test_outputs.py::test_reader_and_host_keep_the_same_elements`` compares their outputs on fixture pages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from centrum.outputs import ALLOWLIST_PATH, allowlist
+
+REPO = Path(__file__).resolve().parents[2]
+CLEAN_JS = (REPO / "extension" / "src" / "clean.js").read_text(encoding="utf-8")
+DATA = json.loads((REPO / "extension" / "src" / "allowlist.json").read_text(encoding="utf-8"))
+
+
+def _js_set(name: str) -> set[str]:
+    m = re.search(rf"const {name} = new Set\(\[(.*?)\]\);", CLEAN_JS, re.S)
+    assert m, f"clean.js no longer defines {name} as a Set literal"
+    return set(re.findall(r'"([^"]+)"', m.group(1)))
+
+
+def _js_regex(name: str) -> str:
+    m = re.search(rf"const {name} = /(.*?)/i;", CLEAN_JS)
+    assert m, f"clean.js no longer defines {name} as a regex literal"
+    return m.group(1)
+
+
+def test_package_reads_the_extension_data_file() -> None:
+    assert ALLOWLIST_PATH.resolve() == (REPO / "extension" / "src" / "allowlist.json").resolve()
+    allow = allowlist()
+    assert allow.keep == set(DATA["keep"]) and allow.drop == set(DATA["drop"])
+    assert not allow.keep & allow.drop
+
+
+def test_clean_js_lists_equal_the_data_file() -> None:
+    assert _js_set("KEEP") == set(DATA["keep"])
+    assert _js_set("DROP") == set(DATA["drop"])
+    assert _js_set("ATTRS") == {a for names in DATA["attributes"].values() for a in names}
+    assert _js_regex("SAFE_LINK") == DATA["safe_link"]
+    assert _js_regex("SAFE_IMAGE") == DATA["safe_image"]
+    m = re.search(r"const MAX_NODES = (\d+);", CLEAN_JS)
+    assert m and int(m.group(1)) == DATA["max_nodes"]
+
+
+def test_per_tag_attributes_match_clean_js() -> None:
+    # clean.js's attributes(): the tags it gives attributes of their own, and the ones every tag may carry.
+    assert re.search(r'for \(const name of \["lang", "dir", "title"\]\)', CLEAN_JS)
+    assert DATA["attributes"]["*"] == ["lang", "dir", "title"]
+    for tag in ("a", "img", "time", "details", "ol"):
+        assert f'tag === "{tag}"' in CLEAN_JS, tag
+    assert 'tag === "td" || tag === "th"' in CLEAN_JS
+    assert set(DATA["attributes"]) == {"*", "a", "img", "td", "th", "time", "details", "ol"}

@@ -1,0 +1,199 @@
+"""Markdown and clean HTML from the host's cleaner (centrum.outputs + centrum.markdown), construct by construct.
+
+``markdown_of_html`` runs the same cleaner and converter as a rendered page's answer, with every element taken as
+shown; the tests at the end use hand-built snapshots to check what the snapshot's flags hide.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from centrum.markdown import escape, markdown_of_html
+from centrum.outputs import Outputs, clean_content, content_html, from_html, image_url, parse_srcset
+from centrum.result import Result
+from centrum.testing import E, T, build
+
+URL = "https://example.org/blog/post.html"
+
+
+def md(html: str, url: str = URL) -> str:
+    return markdown_of_html(html, url)
+
+
+def test_headings_including_aria_headings() -> None:
+    out = md('<h1>One</h1><h3>Three</h3><div role="heading" aria-level="4">Four</div>'
+             '<span role="heading">Default two</span><h2>Ends with #</h2>')
+    assert out.split("\n\n") == ["# One", "### Three", "#### Four", "## Default two", "## Ends with \\#"]
+
+
+def test_nested_lists_keep_structure_and_start() -> None:
+    out = md("<ul><li>a<ul><li>a1<ol><li>deep</li></ol></li><li>a2</li></ul></li><li>b</li></ul>"
+             '<ol start="7"><li>seven</li><li><p>eight</p><p>more</p></li></ol>')
+    assert out == ("- a\n  - a1\n    1. deep\n  - a2\n- b\n\n"
+                   "7. seven\n8. eight\n\n   more")
+
+
+def test_table_with_colspan_rowspan_and_pipes() -> None:
+    out = md("<table><caption>Cap</caption><thead><tr><th>H</th><th colspan=2>Wide</th></tr></thead>"
+             "<tbody><tr><td rowspan=2>tall</td><td>a|b</td><td>c<br>d</td></tr><tr><td>e</td><td>f</td></tr>"
+             "</tbody></table>")
+    assert out == ("Cap\n\n"
+                   "| H | Wide |  |\n"
+                   "| --- | --- | --- |\n"
+                   "| tall | a\\|b | c<br>d |\n"
+                   "|  | e | f |")
+
+
+def test_layout_table_comes_out_as_blocks() -> None:
+    out = md("<table><tr><td><h2>Story</h2><p>Body text.</p></td><td><p>Side</p></td></tr></table>")
+    assert out == "## Story\n\nBody text.\n\nSide"
+
+
+def test_code_keeps_leading_spaces_tabs_and_blank_lines() -> None:
+    code = "def f(x):\n    if x:\n\treturn 1\n\n        # ``` inside\n    return 2"
+    out = md(f'<pre><code class="language-python">{code}</code></pre><p>call <code>f(1)</code> or `x`</p>')
+    fence, rest = out.split("\n", 1)
+    assert fence == "````python"
+    assert rest.startswith(code + "\n````")
+    assert rest.endswith("call `f(1)` or \\`x\\`")
+
+
+def test_pre_first_newline_is_markup_in_raw_html() -> None:
+    assert md("<pre>\n  indented\n</pre>") == "```\n  indented\n```"
+
+
+def test_footnotes_become_gfm_footnotes() -> None:
+    out = md('<p>Claim<sup id="r1"><a href="#fn1">1</a></sup> and another<a href="#fn2" role="doc-noteref">'
+             '[2]</a>, again<sup><a href="#fn1">1</a></sup>.</p>'
+             '<ol><li id="fn1">First note. <a href="#r1">back</a></li>'
+             '<li id="fn2"><p>Second note.</p><p>Two paragraphs.</p></li></ol>')
+    assert out == ("Claim[^1] and another[^2], again[^1].\n\n"
+                   "[^1]: First note.\n[^2]: Second note.\n\n    Two paragraphs.")
+
+
+def test_fragment_link_that_is_not_a_note_stays_a_link() -> None:
+    out = md('<p>See <a href="#part2">part two</a>.</p><h2 id="part2">Part two</h2>')
+    assert out == "See [part two](https://example.org/blog/post.html#part2).\n\n## Part two"
+
+
+def test_images_with_alt_and_links_absolute() -> None:
+    out = md('<p><a href="../about">About <b>us</b></a> <a href="javascript:alert(1)">bad</a>'
+             '<a href="/x"><img src="pic one.png" alt="A [small] cat"></a></p>'
+             '<figure><img src="/big.jpg" alt=""><figcaption>Caption</figcaption></figure>')
+    assert out == ("[About **us**](https://example.org/about) bad"
+                   "[![A \\[small\\] cat](https://example.org/blog/pic%20one.png)](https://example.org/x)\n\n"
+                   "![](https://example.org/big.jpg)\n\nCaption")
+
+
+def test_base_href_is_respected() -> None:
+    out = md('<html><head><base href="https://cdn.example.net/a/"></head><body><p><img src="b.png" alt="b">'
+             '</p></body></html>')
+    assert out == "![b](https://cdn.example.net/a/b.png)"
+
+
+def test_blockquote_emphasis_sup_sub_and_breaks() -> None:
+    out = md("<blockquote><p>Quote <em> spaced </em>end</p><p>E = mc<sup>2</sup>, H<sub>2</sub>O<br>next</p>"
+             "</blockquote><hr><p><strong>Bold</strong><s>gone</s></p>")
+    assert out == ("> Quote *spaced* end\n>\n> E = mc<sup>2</sup>, H<sub>2</sub>O\\\n> next\n\n---\n\n"
+                   "**Bold**~~gone~~")
+
+
+def test_text_that_looks_like_markdown_is_escaped() -> None:
+    out = md("<p># not a heading</p><p>1. not a list</p><p>- nor this</p><p>*stars* _under_ [br] &amp;copy; "
+             "a<b>c</b></p><p>> quoted?</p>")
+    assert out.split("\n\n") == ["\\# not a heading", "1\\. not a list", "\\- nor this",
+                                 "\\*stars\\* \\_under\\_ \\[br\\] \\&copy; a**c**", "\\> quoted?"]
+    assert escape("a_b") == "a\\_b"
+
+
+def test_dropped_and_unwrapped_elements() -> None:
+    out = md('<div><script>alert(1)</script><style>p{}</style><form><input value="x">Form text</form>'
+             "<custom-el><p>Kept inside unknown</p></custom-el><svg><text>svg text</text></svg>"
+             "<iframe src='/x'></iframe><p>End</p></div>")
+    assert out == "Kept inside unknown\n\nEnd"
+
+
+def test_lazy_images_resolved() -> None:
+    page = from_html('<img id="a" src="data:image/gif;base64,R0lGOD" data-src="/real.jpg">'
+                     '<img id="b" data-srcset="s.jpg 300w, l.jpg 1200w, m.jpg 800w">'
+                     '<picture><source srcset="/p-small.webp 1x, /p-big.webp 2x"><img id="c" src="/fallback.jpg">'
+                     '</picture><img id="d" src="data:image/gif;base64,R0lGOD">'
+                     '<img id="e" srcset="https://cdn.example.org/x,y.jpg 2x, /z.jpg">', URL)
+
+    def url(i: str) -> str | None:
+        return image_url(page, page.by_html_id(i))  # type: ignore[arg-type]
+
+    assert url("a") == "https://example.org/real.jpg"
+    assert url("b") == "https://example.org/blog/l.jpg"
+    assert url("c") == "https://example.org/p-big.webp"
+    assert url("d") is None  # a blank placeholder is no picture
+    assert url("e") == "https://cdn.example.org/x,y.jpg"
+    assert parse_srcset("a.jpg, b.jpg 2x,c.jpg 640w") == [("a.jpg", 0.0), ("b.jpg", 2e-6), ("c.jpg", 640.0)]
+
+
+def test_noscript_image_used_only_when_the_figure_has_none() -> None:
+    out = md('<figure><img src="data:image/gif;base64,R0lGOD"><noscript><img src="/only.jpg" alt="only"></noscript>'
+             "<figcaption>one</figcaption></figure>"
+             '<figure><img data-src="/lazy.jpg" alt="lazy"><noscript><img src="/dup.jpg"></noscript></figure>')
+    assert out == "![only](https://example.org/only.jpg)\n\none\n\n![lazy](https://example.org/lazy.jpg)"
+
+
+def test_clean_html_keeps_allowed_attributes_only() -> None:
+    page = from_html('<div id="x" class="c" onclick="evil()" style="color:red"><p lang="fr" data-x="1">Bonjour '
+                     '<a href="/a" target="_blank" title="t">lien</a></p><td colspan="3" rowspan="1">c</td>'
+                     '<ol start="3" type="a"><li>x</li></ol><img src="/i.png" alt="i" width="10" height="x"></div>',
+                     URL)
+    html = content_html(clean_content(page, [page.node_id(page.by_html_id("x"))]))  # type: ignore[arg-type]
+    assert html == ('<div><p lang="fr">Bonjour <a href="https://example.org/a" title="t">lien</a></p>'
+                    '<td colspan="3">c</td><ol start="3"><li>x</li></ol>'
+                    '<img src="https://example.org/i.png" alt="i" width="10"></div>')
+
+
+def test_deep_nesting_does_not_overflow() -> None:
+    # Deeper than Python's recursion limit and the cleaner's depth cap (kept elements below it are unwrapped).
+    depth = 1500
+    out = md("<div>" * depth + "<p>deep text</p><ul><li>item</li></ul>" + "</div>" * depth)
+    assert out == "deep text item"
+    md("<div>" * 5000 + "<p>deeper than the HTML parser goes</p>" + "</div>" * 5000)  # no exception
+
+
+# ---- with a snapshot: what its flags hide ----------------------------------------------------------------------
+SOURCE = ('<html data-cx="0"><body data-cx="1"><article data-cx="2"><p data-cx="3">Shown text.</p>'
+          '<p data-cx="4">Hidden by display none.</p><div data-cx="5"><p data-cx="6">Inside a zero-height '
+          'float container.</p></div><p data-cx="7">Transparent <span data-cx="8">ghost</span> end.</p>'
+          '<img data-cx="9" src="/late.jpg" alt="late"><img data-cx="10" src="/pixel.gif"></article></body></html>')
+
+
+def test_hidden_nodes_left_out_zero_size_containers_kept() -> None:
+    page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [
+        E("article", (0, 0, 800, 600), [
+            E("p", (0, 0, 800, 20), [T("Shown text.")]),
+            E("p", (0, 0, 0, 0), [T("Hidden by display none.")], display="none"),
+            E("div", (0, 40, 800, 0), [E("p", (0, 40, 400, 20), [T("Inside a zero-height float container.")])]),
+            E("p", (0, 80, 800, 20), [T("Transparent"), E("span", (0, 80, 50, 20), [T("ghost")], opacity=0.0),
+                                      T("end.")]),
+            E("img", (0, 100, 0, 0)),  # not loaded yet (lazy, below the fold): no size, nothing hides it
+            E("img", (0, 120, 1, 1), visible=False),  # a tracking pixel (the collector: 1x1 shows nothing)
+        ]),
+    ])])
+    built = build(page, source=SOURCE, url=URL)
+    out = Outputs(built.snapshot, Result("test", [2]))
+    text = out.markdown()
+    assert "Shown text." in text and "zero-height float container" in text
+    assert "display none" not in text and "ghost" not in text and "Transparent end." in text
+    assert "![late](https://example.org/late.jpg)" in text and "pixel" not in text
+    assert "data-cx" not in out.html()
+
+
+def test_outputs_without_source_are_a_clear_error() -> None:
+    built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [E("p", (0, 0, 100, 20), [T("x")])])]))
+    out = Outputs(built.snapshot, Result("test", [2]))
+    assert out.get("text") == "x"
+    from centrum.outputs import OutputError
+
+    with pytest.raises(OutputError, match="no source"):
+        out.get("markdown")
+    payload = out.get("json")
+    assert isinstance(payload, dict) and payload["markdown"] is None and payload["text"] == "x"
+    with pytest.raises(ValueError, match="unknown output format"):
+        out.get("pdf")

@@ -1,0 +1,163 @@
+"""Metadata (centrum.metadata) from each source: JSON-LD, OpenGraph / meta tags, <time>, a visible byline, the
+title without its site name; on fixture pages (English, Chinese without a lang attribute, Arabic RTL) and small
+pages written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from centrum.metadata import Metadata, extract_metadata, iso_date, strip_site_name
+from centrum.outputs import Outputs, from_html
+from centrum.result import Result
+from centrum.testing import E, T, build
+
+PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
+
+
+def meta_of(html: str, url: str = "https://news.example.org/a/story", nodes: list[int] | None = None) -> Metadata:
+    return extract_metadata(from_html(html, url), nodes)
+
+
+def test_json_ld_graph_with_trailing_comma_and_author_list() -> None:
+    m = meta_of((PAGES / "table-code.html").read_text(encoding="utf-8"))
+    assert m.title == "Measuring tide gauges with a ten-line script"  # headline; " | Field Notes" never appears
+    assert m.byline == "Ana Ferreira"
+    assert m.published == "2026-10-02T09:15:00+02:00"
+    assert m.site_name == "Field Notes"
+    assert m.language == "en"
+    assert m.image == "https://fieldnotes.example.org/media/gauge-hero.jpg"  # og:image against <base href>
+    assert m.excerpt == "How we read three harbour tide gauges with a short script, and what the numbers said."
+
+
+def test_rtl_page_json_ld_in_a_comment_with_type_list() -> None:
+    m = meta_of((PAGES / "meta-rtl.html").read_text(encoding="utf-8"))
+    assert m.title == "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات"  # the site name was a prefix
+    assert m.byline == "سلمى حداد"  # meta author is only a profile URL
+    assert m.published == "2026-11-19T18:00:00+00:00"
+    assert m.site_name == "جريدة الساحل"
+    assert m.language == "ar"
+    assert m.image == "https://sahel.example.org/media/library.jpg"
+    assert m.url == "https://sahel.example.org/ar/2026/library"  # <link rel=canonical>
+
+
+def test_cjk_page_without_lang_opengraph_and_visible_byline() -> None:
+    html = (PAGES / "meta-cjk.html").read_text(encoding="utf-8")
+    page = from_html(html, "https://haibin.example.cn/news/1")
+    article = next(page.root.iter("article"))
+    m = extract_metadata(page, [page.node_id(article) or 0])
+    assert m.title == "港口图书馆今日开放"  # og:title minus " - 海滨日报" (og:site_name)
+    assert m.site_name == "海滨日报"
+    assert m.language == "zh-CN"  # og:locale zh_CN: no <html lang>
+    assert m.byline == "李明"  # itemprop=author's itemprop=name
+    assert m.published == "2026-11-20"  # 2026年11月20日
+    assert m.image == "https://haibin.example.cn/img/library.jpg"
+    assert m.excerpt is not None and m.excerpt.startswith("在北码头空置了十一年的渡轮码头")  # first paragraph
+
+
+def test_broken_json_ld_falls_back_to_meta_tags() -> None:
+    m = meta_of('<html><head><script type="application/ld+json">{"@type": "NewsArticle", "headline": </script>'
+                '<meta property="og:title" content="Real title"><meta name="author" content="Kim Lee">'
+                '<meta property="article:published_time" content="Fri, 20 Nov 2026 08:00:00 +0100">'
+                '<meta http-equiv="content-language" content="de-AT"></head><body><p>x</p></body></html>')
+    assert (m.title, m.byline, m.published, m.language) == ("Real title", "Kim Lee", "2026-11-20T08:00:00+01:00",
+                                                            "de-AT")
+
+
+def test_json_ld_nested_list_and_weaker_webpage() -> None:
+    m = meta_of('<script type="application/ld+json">[{"@type": "WebPage", "name": "Page name"}, {"@type": '
+                '"schema:NewsArticle", "headline": "Story", "author": "https://x.org/me", "creator": "Ada",'
+                ' "image": {"url": "/i.jpg"}, "datePublished": "2026-01-05"}]</script><title>T</title>')
+    assert m.title == "Story" and m.image == "https://news.example.org/i.jpg" and m.published == "2026-01-05"
+    assert m.byline is None  # an author given only as a URL names nobody
+
+
+def test_hostile_json_ld_is_bounded() -> None:
+    deep = "[" * 100000 + "]" * 100000
+    wide = '{"@graph": [' + ",".join('{"@type": "Thing"}' for _ in range(50000)) + "]}"
+    m = meta_of(f'<script type="application/ld+json">{deep}</script><script type="application/ld+json">{wide}'
+                "</script><title>Plain</title>")
+    assert m.title == "Plain"
+
+
+def test_time_element_marked_published_wins() -> None:
+    m = meta_of('<body><time datetime="2020-01-01">old</time><article><p>By x</p>'
+                '<time itemprop="datePublished" datetime="2026-03-04T05:06:07Z">then</time></article></body>')
+    assert m.published == "2026-03-04T05:06:07+00:00"
+
+
+def test_time_and_byline_near_the_main_content() -> None:
+    html = ('<body><aside><span class="author">Sidebar Person</span><time datetime="2019-05-05">x</time></aside>'
+            '<article id="main"><h1>T</h1><p class="byline-name">Main Person</p><time datetime="2026-07-08">y'
+            '</time><p>text</p></article></body>')
+    page = from_html(html, "https://x.org/")
+    main = page.node_id(page.by_html_id("main"))  # type: ignore[arg-type]
+    m = extract_metadata(page, [main] if main is not None else [])
+    assert m.byline == "Main Person" and m.published == "2026-07-08"
+
+
+def test_rel_author_beats_class_author() -> None:
+    m = meta_of('<h1>T</h1><div class="author-box">About the writer: long bio</div><a rel="author" href="/p">'
+                "Jo Doe</a>")
+    assert m.byline == "Jo Doe"
+
+
+@pytest.mark.parametrize(("title", "sites", "host", "headings", "expected"), [
+    ("Story title | WIRED", [], "www.wired.com", None, "Story title"),
+    ("Coastal Courier - Harbour opens", ["Coastal Courier"], "", None, "Harbour opens"),
+    ("港口图书馆 - 哔哩哔哩", ["哔哩哔哩"], "www.bilibili.com", None, "港口图书馆"),
+    ("Story :: Section :: Site", ["Site"], "", ["Story"], "Story"),
+    ("Story — The Paper", [], "", ["Story"], "Story"),
+    ("Only The Site", ["Only The Site"], "", None, "Only The Site"),
+    ("Pre-war art - a - review", [], "", None, "Pre-war art - a - review"),
+])
+def test_title_without_site_name(title: str, sites: list[str], host: str, headings: list[str] | None,
+                                 expected: str) -> None:
+    assert strip_site_name(title, sites, host, headings) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("2026-11-20", "2026-11-20"),
+    ("2026-11-20T08:30:00Z", "2026-11-20T08:30:00+00:00"),
+    ("2026-11-20T08:30:00.123+05:30", "2026-11-20T08:30:00.123000+05:30"),
+    ("Fri, 20 Nov 2026 08:00:00 GMT", "2026-11-20T08:00:00+00:00"),
+    ("2026/11/20", "2026-11-20"),
+    ("2026年11月20日", "2026-11-20"),
+    ("20 novembre", None),
+    ("2026-13-45", None),
+    ("", None),
+])
+def test_iso_dates(value: str, expected: str | None) -> None:
+    assert iso_date(value) == expected
+
+
+def test_hidden_byline_is_not_used_and_metadata_reaches_the_outputs() -> None:
+    source = ('<html lang="fi" data-cx="0"><head data-cx="1"><title data-cx="2">Otsikko | Lehti</title></head>'
+              '<body data-cx="3"><span itemprop="author" data-cx="4">Hidden Name</span><article data-cx="5">'
+              '<h1 data-cx="6">Otsikko</h1><span itemprop="author" data-cx="7">Näkyvä Nimi</span>'
+              '<p data-cx="8">Teksti joka on tarpeeksi pitkä ollakseen kappale tässä testissä.</p></article></body>'
+              "</html>")
+    page = E("html", (0, 0, 1000, 1000), [
+        E("head", children=[E("title", children=[T("Otsikko | Lehti")])]),
+        E("body", (0, 0, 1000, 1000), [
+            E("span", (0, 0, 0, 0), [T("Hidden Name")], display="none", attrs={"itemprop": "author"}),
+            E("article", (0, 0, 800, 400), [
+                E("h1", (0, 0, 800, 40), [T("Otsikko")]),
+                E("span", (0, 40, 100, 20), [T("Näkyvä Nimi")], attrs={"itemprop": "author"}),
+                E("p", (0, 60, 800, 20), [T("Teksti joka on tarpeeksi pitkä ollakseen kappale tässä testissä.")]),
+            ]),
+        ]),
+    ])
+    built = build(page, source=source, url="https://lehti.example.fi/a", title="Otsikko | Lehti", lang="fi")
+    out = Outputs(built.snapshot, Result("test", [8]))
+    m = out.metadata()
+    assert m.byline == "Näkyvä Nimi" and m.title == "Otsikko" and m.language == "fi"
+    md = out.markdown()
+    assert md.startswith('---\ntitle: "Otsikko"\nauthor: "Näkyvä Nimi"\nlang: "fi"\nurl: "https://lehti.example.fi/a"')
+    assert "\n# Otsikko\n" in md  # the answer (a paragraph) has no title of its own
+    payload = out.get("json")
+    assert isinstance(payload, dict) and payload["metadata"]["byline"] == "Näkyvä Nimi"
+    assert payload["nodes"] == [8] and "clean" in payload["timing_ms"]
+    html = out.html()
+    assert '<meta name="author" content="Näkyvä Nimi">' in html and '<html lang="fi">' in html
