@@ -14,16 +14,21 @@
   const KEY = Symbol.for("centrum.clean");
   if (globalThis[KEY]) return;
 
-  /* The extension API namespace. Named page elements (id="browser", a <form id="chrome"> with a control named
-     "runtime", a frame named "browser") can stand in for a global name, but none of them can yield a function, so
-     the real namespace is the one whose runtime.sendMessage is a function. Firefox's `browser` (promises) first. */
+  /* The extension API namespace, or null. Named page elements (id="browser", a frame named "browser") can stand in
+     for a global name, but none of them can yield a function, so the real namespace is the one whose
+     runtime.sendMessage is a function (`browser`, with promises, first). Chromium has a hole here: when the page
+     already has a window property "chrome" or "browser" (an element with that id) it installs that namespace on
+     the element, and a <form id="chrome"> with a control named "runtime" then hides chrome.runtime behind the
+     control (a form's named controls override every other property). With both names taken that way nothing in
+     this world reaches the API: api is null and the panels say so (view.js); highlight and reader view, driven
+     from the background, still work. */
   const api = [globalThis.browser, globalThis.chrome].find((ns) => {
     try {
-      return Boolean(ns) && typeof ns.runtime.sendMessage === "function";
+      return Boolean(ns) && typeof ns.runtime.sendMessage === "function" && typeof ns.storage.local.set === "function";
     } catch (e) {
       return false;
     }
-  });
+  }) || null;
 
   // Handlers run for the user's own input only (a page script's el.click() is isTrusted false).
   const trusted = (fn) => (event) => (event && event.isTrusted === true ? fn(event) : undefined);
@@ -241,9 +246,8 @@
 
   const SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
 
-  function storage() {
-    return api.storage.local;
-  }
+  // Without the API (see above) a setting applies to this reader only.
+  const storage = () => (api ? api.storage.local : { set: () => Promise.resolve() });
 
   /* Reader toolbar: theme, font size, where the reader opens. Every change is stored (chrome.storage.local). */
   function toolbar(doc, reader, settings, onClose) {

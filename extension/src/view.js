@@ -80,6 +80,17 @@
     annot: null, // annotator state
   };
 
+  // A request of the panels to the background. Without the extension API (a page that hides it from the content
+  // scripts, see clean.js) the answer is an E_PAGE error the panel shows.
+  function send(message) {
+    if (!api) {
+      return Promise.resolve({ error: { code: "E_PAGE", message: "This page hides the extension's messaging from " +
+        "its content scripts (forms named \"chrome\" and \"browser\" with controls named \"runtime\"): the panels cannot " +
+        "reach Centrum here. Highlight and reader view still work." } });
+    }
+    return api.runtime.sendMessage(message);
+  }
+
   // Handlers run for the user's own input only: a page's el.click(), dispatchEvent(new KeyboardEvent(...)) or a
   // synthetic change event has isTrusted false and is ignored.
   const trusted = (fn) => (event) => (event && event.isTrusted === true ? fn(event) : undefined);
@@ -137,7 +148,10 @@
     if (modes) {
       // The other modes, asked of the background (which holds the activeTab grant and the host port). With nothing
       // found there is nothing to read, but the debugger and the annotator are still useful.
-      const open = (mode) => () => api.runtime.sendMessage({ type: "centrum.open", mode });
+      const open = (mode) => async () => {
+        const answer = await send({ type: "centrum.open", mode });
+        if (answer && answer.error && answer.error.code === "E_PAGE") view.error(answer.error);
+      };
       const labels = { reader: "Reader view", debugger: "Debugger", annotate: "Annotate" };
       const list = Array.isArray(modes) ? modes : Object.keys(labels);
       box.appendChild(h("span", { class: "modes" },
@@ -352,7 +366,7 @@
       dbg.params[name] = parsed;
       dbg.status = { kind: "", text: `running ${name}\u2026` };
       renderDebugger();
-      const answer = await api.runtime.sendMessage({ type: "centrum.rerun", algorithm: name, params: parsed });
+      const answer = await send({ type: "centrum.rerun", algorithm: name, params: parsed });
       if (!answer || answer.error) {
         const err = (answer && answer.error) || { code: "E_INTERNAL", message: "no answer" };
         dbg.status = { kind: "error", text: `${err.code}: ${err.message}` };
@@ -496,11 +510,11 @@
       const annotator = a.name.value.trim();
       if (!a.picked.length) return renderAnnot("select the main content first", "error");
       if (!annotator) return renderAnnot("enter the annotator name", "error");
-      await api.storage.local.set({ annotatorName: annotator });
+      if (api) await api.storage.local.set({ annotatorName: annotator });
       const ids = nodeIds();
       const nodes = a.picked.map((el) => ids.get(el)).sort((x, y) => x - y);
       renderAnnot("saving\u2026");
-      const answer = await api.runtime.sendMessage({ type: "centrum.label", annotator, nodes });
+      const answer = await send({ type: "centrum.label", annotator, nodes });
       if (!answer || answer.error) {
         const err = (answer && answer.error) || { code: "E_INTERNAL", message: "no answer" };
         return renderAnnot(`not saved: ${err.code}: ${err.message}`, "error");

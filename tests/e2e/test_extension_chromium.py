@@ -258,18 +258,20 @@ def ui_eval(page: Page, function: str, arg: Any = None) -> Any:
         cdp.detach()
 
 
-def ui_box(page: Page, selector: str) -> tuple[float, float]:
-    """Viewport centre of the first element matching ``selector`` in the extension's UI (scrolled into view)."""
-    box = ui_eval(page, """(root, sel) => { const el = root && root.querySelector(sel);
+def ui_box(page: Page, selector: str, position: tuple[float, float] | None = None) -> tuple[float, float]:
+    """Viewport point of the first element matching ``selector`` in the extension's UI (scrolled into view): its
+    centre, or ``position`` from its top left corner."""
+    box = ui_eval(page, """(root, [sel, at]) => { const el = root && root.querySelector(sel);
         if (!el) return null; el.scrollIntoView({block: 'nearest'}); const r = el.getBoundingClientRect();
-        return [r.left + r.width / 2, r.top + r.height / 2]; }""", selector)
+        return at ? [r.left + at[0], r.top + at[1]] : [r.left + r.width / 2, r.top + r.height / 2]; }""",
+                  [selector, position])
     assert box, f"no {selector!r} in the extension's UI"
     return box[0], box[1]
 
 
-def ui_click(page: Page, selector: str) -> None:
+def ui_click(page: Page, selector: str, position: tuple[float, float] | None = None) -> None:
     """A real mouse click (trusted input) on an element of the extension's UI."""
-    x, y = ui_box(page, selector)
+    x, y = ui_box(page, selector, position)
     page.mouse.click(x, y)
 
 
