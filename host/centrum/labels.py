@@ -5,6 +5,12 @@ the UTC time, the annotator's name, the protocol-v1 snapshot (zlib-compressed JS
 path of each selected node, their text (computed by the host with :meth:`Snapshot.text_of` unless given), the
 serialized page (the snapshot's ``source`` or ``label.source``) and, optionally, the data set / page id it belongs to.
 
+Privacy (issue #20): the stored page keeps no script contents and no form values (:func:`scrub_source`; a
+textarea's text is blanked in the stored snapshot too), URLs are stored without query and fragment unless the label
+says ``keep_query``, the database and its folder are private (:mod:`centrum.paths`), and :func:`delete_labels`
+removes labels for good. A label may carry ``save_id``, a client-made random key: a retried save with the same key
+stores nothing and answers the first label's id.
+
 Safety (issue #10): every statement is parameterized; nothing in a label is ever used as a file path (exported file
 names are derived from the label's integer id plus a ``[A-Za-z0-9._-]`` slug); a write is one ``BEGIN IMMEDIATE``
 transaction in WAL mode with ``synchronous=FULL``, so a writer killed mid-write loses only its own uncommitted label.
