@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -286,3 +287,17 @@ def test_dom_node_f1_on_a_built_snapshot() -> None:
     assert node_prf(end, [ids["article"]], [ids["p1"]]) == pytest.approx((1.0, 1 / 3, 0.5))
     assert node_prf(end, [ids["article"]], [ids["article"]]) == (1.0, 1.0, 1.0)
     assert node_prf(end, [ids["article"]], []) == (0.0, 0.0, 0.0)
+
+
+def test_paired_bootstrap_interval_holds_zero_only_for_noise() -> None:
+    from centrum.evaluation.metrics import paired_bootstrap
+
+    rng = np.random.default_rng(0)
+    base = rng.random(60)
+    better = base + 0.1  # every page 0.1 better: the interval is tight around +0.1
+    mean, lo, hi = paired_bootstrap(better, base)
+    assert mean == pytest.approx(0.1) and 0.09 < lo <= hi < 0.11
+    noise = base + rng.normal(0, 0.2, 60) * np.where(np.arange(60) % 2, 1, -1)
+    mean, lo, hi = paired_bootstrap(noise, base)
+    assert lo < 0 < hi
+    assert paired_bootstrap(better, base) == paired_bootstrap(better, base)  # seeded

@@ -499,9 +499,15 @@ def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord
 
 def group_table(records: Sequence[PageRecord], group: Callable[[PageRecord], str | None],
                 chooser: dict[str, Callable[[PageRecord], int]], extractors: Sequence[str],
-                outputs: dict[str, dict[str, tuple[float, ...]]] | None = None) -> dict[str, dict[str, float]]:
+                outputs: dict[str, dict[str, tuple[float, ...]]] | None = None,
+                compare: tuple[str, Sequence[str]] | None = None) -> dict[str, dict[str, float]]:
     """{group: {column: mean per-page F1}} for rows that mix data sets (language, page type), where one data set's
-    aggregate does not apply; columns as in :func:`table`. Pages whose group is None are in no row."""
+    aggregate does not apply; columns as in :func:`table`. Pages whose group is None are in no row.
+
+    ``compare=(column, peers)`` adds ``delta``, ``delta_lo``, ``delta_hi``: the column minus the row's best peer
+    (by mean) on the same pages, with its paired-bootstrap 95 % interval."""
+    from ..evaluation.metrics import paired_bootstrap
+
     rows: dict[str, dict[str, list[float]]] = {}
     for r in records:
         g = group(r)
@@ -517,8 +523,17 @@ def group_table(records: Sequence[PageRecord], group: Callable[[PageRecord], str
         for name in extractors:
             if name in r.extractors:
                 row.setdefault(name, []).append(r.extractors[name][0])
-    return {g: {k: (float(len(v)) if k == "pages" else float(np.mean(v))) for k, v in row.items()}
-            for g, row in sorted(rows.items())}
+    out = {g: {k: (float(len(v)) if k == "pages" else float(np.mean(v))) for k, v in row.items()}
+           for g, row in sorted(rows.items())}
+    if compare is not None:
+        column, peers = compare
+        for g, row in rows.items():
+            full = [p for p in peers if len(row.get(p, [])) == len(row["pages"])]
+            if column in row and full:
+                best = max(full, key=lambda p: (float(np.mean(row[p])), p))
+                delta, lo, hi = paired_bootstrap(row[column], row[best])
+                out[g].update({"delta": delta, "delta_lo": lo, "delta_hi": hi})
+    return out
 
 
 def held_out(records: Sequence[PageRecord], opts: FitOptions, fold: Callable[[PageRecord], str]

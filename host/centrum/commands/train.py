@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
 
 
+def _delta(row: dict[str, float]) -> str:
+    if "delta" not in row:
+        return "-"
+    return f"{row['delta']:+.3f} [{row['delta_lo']:+.3f}, {row['delta_hi']:+.3f}]"
+
+
 def _fmt(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
@@ -59,7 +65,9 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
     """One row per key of ``tab``, a column per name in ``columns``, the best peer of the row, and mean rows (all
     rows, and without :data:`DEPENDENT_GOLD` where such a row is present)."""
     best = bool(peers)
-    head = [label, "pages", *columns, *(["best peer"] if best else [])]
+    delta = any("delta" in row for row in tab.values())
+    head = [label, "pages", *columns, *(["best peer"] if best else []),
+            *([f"{columns[0]} - best peer [95% CI]"] if delta else [])]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def best_peer(row: dict[str, float]) -> tuple[str, float]:
@@ -70,7 +78,8 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
         name, value = best_peer(row)
         lines.append("| " + " | ".join([key, str(int(row["pages"])), *(_fmt(row.get(c, float("nan")))
                                                                        for c in columns),
-                                        *([f"{_fmt(value)} {name}"] if best else [])]) + " |")
+                                        *([f"{_fmt(value)} {name}"] if best else []),
+                                        *([_delta(row)] if delta else [])]) + " |")
     subsets = [("**mean**", list(tab))]
     if label == "data set" and DEPENDENT_GOLD & set(tab):
         subsets.append(("**mean, independent gold**", [k for k in tab if k not in DEPENDENT_GOLD]))
@@ -84,6 +93,8 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
             means = {p: sum(v) / len(v) for p, v in per_peer.items() if v and len(v) == len(keys)}
             top = max(means.items(), key=lambda kv: kv[1]) if means else ("-", float("nan"))
             cells.append(f"{_fmt(top[1])} {top[0]}")
+        if delta:
+            cells.append("")
         lines.append(f"| {title} | {sum(int(tab[k]['pages']) for k in keys)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -171,9 +182,10 @@ def run(args: argparse.Namespace) -> int:
         text += ["", f"## Site-grouped {args.folds}-fold cross-validation (no registered domain in two folds)", "",
                  markdown(T.table(records, cv_choosers, extractors, finals), columns, peers), "",
                  "### Per language: mean per-page F1 (site CV)", "",
-                 markdown(T.group_table(records, lambda r: r.language, cv_choosers, extractors, finals),
-                          columns, peers, "language"), ""]
-        by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals)
+                 markdown(T.group_table(records, lambda r: r.language, cv_choosers, extractors, finals,
+                                        compare=("ensemble (site CV)", peers)), columns, peers, "language"), ""]
+        by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals,
+                                compare=("ensemble (site CV)", peers))
         if by_type:
             text += ["### Per page type: mean per-page F1 (site CV)", "",
                      markdown(by_type, columns, peers, "page type"), ""]

@@ -319,6 +319,18 @@ def _bootstrap_f1_ci(rows: Sequence[Mapping[str, Any]], samples: int = BOOTSTRAP
     return float(1.96 * np.std(f1, ddof=1))
 
 
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], samples: int = BOOTSTRAP_SAMPLES,
+                     seed: int = 0) -> tuple[float, float, float]:
+    """Mean of ``a - b`` over paired pages and its 95 % percentile interval over page resamples: a difference
+    whose interval holds 0 is not significant at that level."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    means = d[np.random.default_rng(seed).integers(0, d.size, size=(samples, d.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi)
+
+
 def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Data-set scores of one extractor from its per-page rows (all of one gold kind).
 
