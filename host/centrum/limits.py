@@ -12,6 +12,9 @@ MIB = 1024 * 1024
 
 # Browser -> host: Chrome's documented maximum message size. A larger frame is answered E_TOO_LARGE (skipped).
 REQUEST_BYTES = 64 * MIB
+# A request's `id` and `type` strings: both are echoed in the answer, the id in every chunk envelope, which must
+# stay under message_bytes. An integer id must be exact in JavaScript (|id| < 2^53). Answered E_REQUEST.
+ID_CHARS = 256
 # JSON nesting of a request (objects and arrays). A snapshot request nests 4 deep and a label 5; the cap keeps
 # the decoder's recursion (Python's limit is ~1000 frames) far away. Answered E_JSON, checked before decoding.
 JSON_DEPTH = 32
@@ -31,6 +34,7 @@ MESSAGE_BYTES = 1 * MIB
 LIMITS: dict[str, int] = {
     "request_bytes": REQUEST_BYTES,
     "json_depth": JSON_DEPTH,
+    "id_chars": ID_CHARS,
     "elements": ELEMENTS,
     "text_nodes": TEXT_NODES,
     "param_string_chars": PARAM_STRING_CHARS,

@@ -323,9 +323,10 @@ class Host:
         else:
             body["status"] = "error"
             body["error"] = error.to_json()
-        text = dumps(body)
-        for chunk in chunk_response(msg_id, text):
-            self.stdout.write(encode_message(chunk))
+        # Every frame is built before the first is written: an answer that fails to encode leaves no partial output.
+        frames = [encode_message(chunk) for chunk in chunk_response(msg_id, dumps(body))]
+        for frame in frames:
+            self.stdout.write(frame)
         self.stdout.flush()
 
     def send_error(self, msg_id: Any, rtype: Any, error: HostError) -> None:
@@ -373,13 +374,16 @@ class Host:
             request = decode_request(body)
             raw_type = request.get("type")
             raw_id = request.get("id")
-            if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-                raise HostError("E_REQUEST", "request needs an id (string or integer)", "id")
-            if isinstance(raw_type, str):
+            type_ok = isinstance(raw_type, str) and len(raw_type) <= limits.ID_CHARS
+            if type_ok:
                 rtype = raw_type  # echoed even when the id is bad, so the extension can tell what failed
+            if not _valid_id(raw_id):
+                raise HostError("E_REQUEST", f"request needs an id: a string of at most id_chars = {limits.ID_CHARS} "
+                                             "characters or an integer of magnitude below 2^53", "id")
             msg_id = raw_id
-            if not isinstance(raw_type, str):
-                raise HostError("E_REQUEST", "request needs a type (string)", "type")
+            if not type_ok:
+                raise HostError("E_REQUEST", f"request needs a type: a string of at most id_chars = {limits.ID_CHARS} "
+                                             "characters", "type")
             v = request.get("v")
             if type(v) is not int or v != PROTOCOL:  # not True, not 1.0: the field is the integer 1
                 raise HostError("E_REQUEST", f"protocol v{_clip(repr(v))} not supported (host speaks v{PROTOCOL}; "
@@ -408,6 +412,12 @@ class Host:
             return
         log.info("%.80r %.80r ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000,
                  len(body))
+
+
+def _valid_id(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) <= limits.ID_CHARS
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**53
 
 
 def _clip(text: str, limit: int = 80) -> str:

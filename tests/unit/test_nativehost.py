@@ -486,3 +486,18 @@ def test_installed_model_by_name(tmp_path: Path) -> None:
     finally:
         env_host.close()
     assert models("remove", "mine").returncode == 0 and not (home / "models" / "mine.json").exists()
+
+
+def test_id_and_type_are_bounded(host: HostProcess) -> None:
+    from centrum.limits import ID_CHARS
+
+    assert host.ask({"v": 1, "id": "i" * ID_CHARS, "type": "ping"})["status"] == "ok"
+    reply = host.ask({"v": 1, "id": "i" * (ID_CHARS + 1), "type": "ping"})
+    assert reply["error"]["field"] == "id" and reply["id"] is None and reply["type"] == "ping"
+    assert host.ask({"v": 1, "id": 2**53, "type": "ping"})["error"]["field"] == "id"
+    assert host.ask({"v": 1, "id": -(2**53) + 1, "type": "ping"})["id"] == -(2**53) + 1
+    frames = len(host.sizes)
+    reply = host.ask({"v": 1, "id": "t", "type": "x" * 2_000_000})
+    assert reply["error"]["code"] == "E_REQUEST" and reply["error"]["field"] == "type" and reply["type"] is None
+    assert host.sizes[frames:] and max(host.sizes[frames:]) < 1000  # the 2 MB type is not echoed
+    ping_ok(host)

@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "object + metadata, text, markdown, html, timings")
     parser.add_argument("--window", default="1920x1080", type=_window, help="browser window WxH (default 1920x1080)")
     parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="algorithm parameter (repeatable), e.g. --param rows=7")
+                        help="algorithm parameter (repeatable), e.g. --param rows=7; numbers have ranges "
+                             "(host/PROTOCOL.md, Parameters); the ensemble's weights=NAME is a model name "
+                             "(`centrum models list`), not a path")
     parser.add_argument("--no-render", action="store_true",
                         help="dana/danag/addanag only: run on the raw HTML file without a browser")
     parser.add_argument("--timeout", type=float, default=15.0, help="page load timeout in seconds (default 15)")
