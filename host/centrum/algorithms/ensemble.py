@@ -49,7 +49,7 @@ from ..result import Candidate, Result
 from ..snapshot import Snapshot
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
-from ._ensemble_model import Stumps
+from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
 
 WEIGHTS_NAME = "ensemble-v4"
 BLOCK_WEIGHTS_NAME = "ensemble-v4-blocks"
@@ -66,15 +66,42 @@ def models_dir() -> Path:
     return centrum_home() / "models"
 
 
+# Model files: LightGBM's own text format, or the stumps' JSON; a name means the first that exists.
+MODEL_SUFFIXES = (LGB_SUFFIX, ".json")
+
+
+def model_files(names: list[str]) -> dict[str, str]:
+    """{model name: file name} of the model files among ``names`` (a folder listing)."""
+    out: dict[str, str] = {}
+    for suffix in reversed(MODEL_SUFFIXES):  # earlier suffixes win
+        for n in names:
+            if n.endswith(suffix) and is_model_name(n[: -len(suffix)]):
+                out[n[: -len(suffix)]] = n
+    return out
+
+
+def _shipped_files() -> dict[str, str]:
+    return model_files([p.name for p in (resources.files("centrum") / "weights").iterdir()])
+
+
+def _installed_files() -> dict[str, str]:
+    folder = models_dir()
+    if not folder.is_dir():
+        return {}
+    return model_files([p.name for p in folder.iterdir() if p.is_file()])
+
+
 def shipped_models() -> list[str]:
-    return sorted(p.name[:-5] for p in (resources.files("centrum") / "weights").iterdir() if p.name.endswith(".json"))
+    return sorted(_shipped_files())
 
 
 def installed_models() -> list[str]:
-    folder = models_dir()
-    if not folder.is_dir():
-        return []
-    return sorted(p.stem for p in folder.glob("*.json") if is_model_name(p.stem) and p.is_file())
+    return sorted(_installed_files())
+
+
+def installed_model_path(name: str) -> Path | None:
+    found = _installed_files().get(name)
+    return models_dir() / found if found else None
 
 
 def is_model_name(name: str) -> bool:
@@ -122,33 +149,39 @@ class Config:
 
 
 @functools.cache
-def _shipped(name: str, blocks: bool) -> Stumps:
-    ref = resources.files("centrum") / "weights" / f"{name}.json"
-    return Stumps.from_json(json.loads(ref.read_text(encoding="utf-8")), _features(blocks))
+def _shipped(name: str, blocks: bool) -> Model:
+    file_name = _shipped_files()[name]
+    text = (resources.files("centrum") / "weights" / file_name).read_text(encoding="utf-8")
+    if file_name.endswith(LGB_SUFFIX):
+        return Boosted.from_string(text, _features(blocks))
+    return Stumps.from_json(json.loads(text), _features(blocks))
 
 
 def _features(blocks: bool) -> list[str]:
     return B.feature_names() if blocks else F.feature_names()
 
 
-def _load(name: str, blocks: bool) -> Stumps:
+def _load(name: str, blocks: bool) -> Model:
     key = "block_weights" if blocks else "weights"
     check_model_name(key, name)
     try:
         if name in shipped_models():
             return _shipped(name, blocks)
-        return Stumps.load(models_dir() / f"{name}.json", _features(blocks))
+        path = installed_model_path(name)
+        if path is None:  # removed since the check
+            raise OSError(f"model {name!r} is no longer installed")
+        return load_model_file(path, _features(blocks))
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         kind = "block filter" if blocks else "candidate scorer"
         raise ConfigError(f"{key}: model {name!r} is not a usable {kind}: {type(e).__name__}: {e}") from e
 
 
-def load_model(name: str = WEIGHTS_NAME) -> Stumps:
+def load_model(name: str = WEIGHTS_NAME) -> Model:
     """The candidate scorer named ``name`` (shipped or installed, see :func:`check_model_name`)."""
     return _load(name, False)
 
 
-def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Stumps:
+def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
     """The block filter named ``name`` (the ``-blocks`` file of `centrum train`, installed by name)."""
     return _load(name, True)
 
@@ -241,7 +274,7 @@ def _kept_nodes(snap: Snapshot, inside: np.ndarray, dropped_text: np.ndarray) ->
     return [int(i) for i in np.nonzero(top)[0]]
 
 
-def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Stumps
+def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Model
                  ) -> tuple[np.ndarray, B.PageBlocks, np.ndarray]:
     """(per text node: dropped, the blocks, their scores) of the learned block filter on candidate ``nodes``."""
     rule = trim_mask(snap, nodes, pm.arrays, cfg)
@@ -256,7 +289,7 @@ def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Con
 
 
 def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
-           block_model: Stumps | None = None) -> Output:
+           block_model: Model | None = None) -> Output:
     """The answer for the chosen ``nodes``: kept subtrees and rendered text after the configured filter."""
     inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))
     if snap.m == 0:
@@ -294,7 +327,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
 
 
 def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: dict[str, float] | None = None,
-            model: Stumps | None = None, block_model: Stumps | None = None) -> Result:
+            model: Model | None = None, block_model: Model | None = None) -> Result:
     """The ensemble's decision given the base algorithms' results (split out so timing and training reuse it)."""
     t0 = time.perf_counter()
     model = model or load_model(cfg.weights)

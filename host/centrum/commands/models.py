@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="models_command", metavar="ACTION")
     sub.add_parser("list", help="list shipped and installed models")
     p = sub.add_parser("install", help="install a weights file from `centrum train` under a name")
-    p.add_argument("file", type=Path, help="weights JSON (e.g. ensemble-weights.json or its -blocks.json)")
-    p.add_argument("--name", default=None, help="model name (default: the file name without .json)")
+    p.add_argument("file", type=Path, help="a `centrum train` model file (e.g. ensemble.lgb.txt or its "
+                   "-blocks.lgb.txt; stumps: *.json)")
+    p.add_argument("--name", default=None, help="model name (default: the file name without its suffix)")
     p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
     p = sub.add_parser("remove", help="delete an installed model")
     p.add_argument("name")
@@ -35,11 +36,20 @@ def _err(message: str) -> int:
 
 
 def kind_of(path: Path) -> str:
-    """"scorer" or "blocks" for a weights file of this version's features; ValueError (with the reason) otherwise."""
+    """"scorer" or "blocks" for a model file of this version's features; ValueError (with the reason) otherwise."""
     from ..algorithms import _ensemble_blocks as B
     from ..algorithms import _ensemble_features as F
-    from ..algorithms._ensemble_model import Stumps
+    from ..algorithms._ensemble_model import LGB_SUFFIX, Boosted, Stumps
 
+    if path.name.endswith(LGB_SUFFIX):
+        try:
+            names = Boosted.load(path).feature_names
+        except Exception as e:  # noqa: BLE001 - LightGBM raises its own error type for a bad file
+            raise ValueError(f"{path} is not a LightGBM model file: {e}") from None
+        for kind, expected in (("scorer", F.feature_names()), ("blocks", B.feature_names())):
+            if names == expected:
+                return kind
+        raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -61,10 +71,13 @@ def run(args: argparse.Namespace) -> int:
         for name in ens.shipped_models():
             print(f"{name}\tshipped")
         for name in ens.installed_models():
-            print(f"{name}\tinstalled\t{ens.models_dir() / (name + '.json')}")
+            print(f"{name}\tinstalled\t{ens.installed_model_path(name)}")
         return 0
     if args.models_command == "install":
-        name = args.name or (args.file.name[:-5] if args.file.name.endswith(".json") else args.file.name)
+        suffix = next((x for x in ens.MODEL_SUFFIXES if args.file.name.endswith(x)), None)
+        if suffix is None:
+            return _err(f"{args.file.name}: a model file ends in {' or '.join(ens.MODEL_SUFFIXES)}")
+        name = args.name or args.file.name[: -len(suffix)]
         if not ens.is_model_name(name):
             return _err(f"{name!r} is not a model name (letters, digits, '_', '-', inner '.'; at most "
                         f"{ens.MODEL_NAME_CHARS} characters): give one with --name")
@@ -74,16 +87,19 @@ def run(args: argparse.Namespace) -> int:
             kind = kind_of(args.file)
         except (ValueError, KeyError, TypeError, IndexError) as e:
             return _err(str(e))
-        target = ens.models_dir() / f"{name}.json"
-        if target.exists() and not args.force:
-            return _err(f"a model named {name!r} is installed ({target}); --force replaces it")
+        target = ens.models_dir() / f"{name}{suffix}"
+        existing = ens.installed_model_path(name)
+        if existing is not None and not args.force:
+            return _err(f"a model named {name!r} is installed ({existing}); --force replaces it")
         from ..paths import data_dir
 
         data_dir()  # $CENTRUM_HOME created private (0700) if this is its first use
         target.parent.mkdir(exist_ok=True)
-        tmp = target.with_name(f".{name}.json.tmp")
+        tmp = target.with_name(f".{name}{suffix}.tmp")
         shutil.copyfile(args.file, tmp)
         tmp.replace(target)  # atomic: a host reading the model never sees half a file
+        if existing is not None and existing != target:
+            existing.unlink()  # the other kind of file of the same name would shadow or be shadowed
         param = "weights" if kind == "scorer" else "block_weights"
         print(f"installed {target} ({'candidate scorer' if kind == 'scorer' else 'block filter'}); "
               f"use it with --param {param}={name}")
@@ -91,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
     if args.models_command == "remove":
         if not ens.is_model_name(args.name) or args.name not in ens.installed_models():
             return _err(f"no installed model named {args.name!r}")
-        (ens.models_dir() / f"{args.name}.json").unlink()
+        path = ens.installed_model_path(args.name)
+        assert path is not None
+        path.unlink()
         print(f"removed {args.name}")
         return 0
     return _err("choose an action: list, install, remove (centrum models --help)")
