@@ -14,6 +14,7 @@ from . import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("centrum.commands.extract", "print the main content of a page (file or URL)"),
     "eval": ("centrum.commands.eval", "evaluate algorithms and peers on data sets"),
+    "batch": ("centrum.commands.batch", "main content of whole crawls (WARC files, page folders, URL lists) on Ray"),
     "bench": ("centrum.commands.bench", "benchmark collection, transfer, parsing and every algorithm"),
     "train": ("centrum.commands.train", "train the ensemble's weights on the shared data sets"),
     "models": ("centrum.commands.models", "list, install or remove the ensemble's models (weights by name)"),

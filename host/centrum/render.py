@@ -52,6 +52,22 @@ CHROMIUM_ARGS = [
 # Local pages: a saved page's iframes and stylesheets are siblings on disk; without this every file:// URL is its
 # own origin and the collector could not walk a saved same-origin iframe.
 FILE_ARGS = ["--allow-file-access-from-files"]
+# Archived pages (``centrum batch`` over WARC files): every request is answered from the archive by interception;
+# no host name resolves either, so a request that escapes interception (a preconnect, DNS prefetch) reaches nobody.
+ARCHIVE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND"]
+
+
+@dataclass(frozen=True)
+class Archived:
+    """One archived HTTP response served to the page instead of the network (``Renderer(archive=True)``)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+# url -> the archived response, or None when the archive does not hold it (the request is then refused).
+ArchiveLookup = Callable[[str], "Archived | None"]
 
 
 # Resolves after the next animation frame (bounded: a page in the background may never get one).
@@ -167,12 +183,14 @@ class Renderer:
         chromium: str | None = None,
         isolated: bool = True,
         settle_ms: int = 0,
+        archive: bool = False,
     ) -> None:
         self.window = window
         self.timeout_s = timeout_s
         self.chromium = chromium
         self.isolated = isolated  # collect in a CDP isolated world (False: in the page's own world)
         self.settle_ms = settle_ms  # extra wait after "load" for late layout (web fonts, lazy scripts)
+        self.archive = archive  # launched for archived pages only: no host name resolves (ARCHIVE_ARGS)
         self._collector = collector_source()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pw: Any = None
@@ -210,7 +228,8 @@ class Renderer:
             self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(
-                executable_path=exe, headless=True, args=CHROMIUM_ARGS + FILE_ARGS, timeout=60_000
+                executable_path=exe, headless=True,
+                args=CHROMIUM_ARGS + FILE_ARGS + (ARCHIVE_ARGS if self.archive else []), timeout=60_000
             )
         except PlaywrightError as e:
             where = exe or "Playwright's bundled Chromium"
@@ -244,17 +263,28 @@ class Renderer:
 
     # ---- rendering -----------------------------------------------------------------------------
     def render(
-        self, target: str | os.PathLike[str], source: bool = True, extra: dict[str, str] | None = None
+        self, target: str | os.PathLike[str], source: bool = True, extra: dict[str, str] | None = None,
+        archive: ArchiveLookup | None = None,
     ) -> Rendered:
-        """Load ``target``, wait for "load" (bounded), collect the snapshot, then evaluate ``extra`` functions."""
-        url, local = target_url(target)
+        """Load ``target``, wait for "load" (bounded), collect the snapshot, then evaluate ``extra`` functions.
+
+        With ``archive`` (a Renderer made with ``archive=True``), ``target`` is the page's original URL and every
+        request the page makes, the page itself included, is answered by ``archive(url)``; a URL it does not hold
+        is refused, never fetched."""
+        if archive is not None:
+            if not self.archive:
+                raise RenderError("archived pages need a Renderer(archive=True) (host names must not resolve)")
+            url, local = os.fspath(target), False
+        else:
+            url, local = target_url(target)
         if self._pool is None:
             self.start()
         with self._lock:
-            return self._call(self._render, url, local, source, extra or {})
+            return self._call(self._render, url, local, source, extra or {}, archive)
 
-    def _render(self, url: str, local: bool, source: bool, extra: dict[str, str]) -> Rendered:
-        out = self._render_once(url, local, source, extra, javascript=True)
+    def _render(self, url: str, local: bool, source: bool, extra: dict[str, str],
+                archive: ArchiveLookup | None = None) -> Rendered:
+        out = self._render_once(url, local, source, extra, javascript=True, archive=archive)
         if local and out.redirects:
             # The saved page tried to leave or reload itself. Starting a navigation stops the parser, so what was
             # collected may be a fraction of the page: render it again without its scripts, as it was saved.
@@ -265,7 +295,7 @@ class Renderer:
         return out
 
     def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],
-                     javascript: bool) -> Rendered:
+                     javascript: bool, archive: ArchiveLookup | None = None) -> Rendered:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -318,6 +348,20 @@ class Renderer:
                         r.abort("blockedbyclient")
 
                 context.route("**/*", route)
+            elif archive is not None:
+                def route_archive(r: Any) -> None:
+                    req_url = r.request.url
+                    if req_url.startswith(("data:", "blob:")):
+                        r.continue_()
+                        return
+                    hit = archive(req_url.split("#", 1)[0])
+                    if hit is None:
+                        blocked[0] += 1
+                        r.abort("blockedbyclient")
+                    else:
+                        r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
+
+                context.route("**/*", route_archive)
             page = context.new_page()
 
             def finished(req: Any) -> None:
@@ -389,7 +433,8 @@ class Renderer:
             "total": (t_end - t0) * 1000,
         }
         if blocked[0]:
-            warnings.append(f"blocked {blocked[0]} request(s) leaving the local page")
+            warnings.append(f"blocked {blocked[0]} request(s) leaving the local page" if local else
+                            f"refused {blocked[0]} request(s) not in the archive")
         return Rendered(raw=raw, url=url, stylesheets=sheets, timing=timing, extra=values, errors=errors,
                         redirects=max(navigations[0] - 1, 0),
                         warnings=warnings, blocked=blocked[0])

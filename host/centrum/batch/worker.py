@@ -1,0 +1,313 @@
+"""One batch worker: a headless Chromium (``centrum.render.Renderer``) and the algorithms, turning a :class:`Task`
+into one output row. Plain Python: the engine wraps it as a Ray actor, and nothing here imports Ray.
+
+Faults: a render that fails or outlasts ``page_timeout`` (its Chromium is killed by process id) is retried once on a
+fresh browser, then the row records the failure with its reason. Every row carries the worker's process id and Ray
+node, so a run shows where each record was processed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .inputs import IndexEntry, Task, WarcIndex, archived, html_charset, read_response
+
+# Error codes of failed rows (``error_code``); "" for a row with content.
+E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)
+E_TIMEOUT = "E_TIMEOUT"  # the page outlasted --page-timeout (twice); its browser was killed
+E_INPUT = "E_INPUT"  # the record could not be read or decoded
+E_SNAPSHOT = "E_SNAPSHOT"  # the collected snapshot was rejected
+E_ALGORITHM = "E_ALGORITHM"  # the algorithm raised
+E_EMPTY = "E_EMPTY"  # the algorithm found no main content
+E_WORKER = "E_WORKER"  # the worker process died on this record more than once
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    algorithm: str
+    render: bool = True  # False: source-only algorithms on the HTML bytes, no browser
+    params: dict[str, Any] = field(default_factory=dict)
+    window: tuple[int, int] = (1920, 1080)
+    timeout_s: float = 15.0  # renderer: bound on waiting for "load"
+    page_timeout_s: float = 60.0  # hard bound on one render; the browser is killed past it
+    markdown: bool = True  # also write the Markdown of the answer (centrum.outputs)
+
+
+def empty_row(task: Task, algorithm: str, code: str, message: str) -> dict[str, Any]:
+    """The row of a record that produced nothing (also written by the engine for a record whose worker died)."""
+    return {"record_id": task.record_id, "url": task.url, "source": task.path, "algorithm": algorithm,
+            "status": "failed", "error_code": code, "error_message": message[:2000], "text": None, "markdown": None,
+            "metadata": None, "node_paths": [], "nodes": [], "timing_ms": "{}", "http_status": None, "charset": None,
+            "render_class": "unrendered", "stylesheets_loaded": 0, "stylesheets_failed": 0, "warnings": [],
+            "attempts": 0, "worker_pid": os.getpid(), "worker_node": _node_id()}
+
+
+def _node_id() -> str:
+    try:
+        import ray  # present whenever this runs inside the engine's actors
+
+        if ray.is_initialized():
+            return str(ray.get_runtime_context().get_node_id())
+    except ImportError:
+        pass
+    return ""
+
+
+def _kill_browsers() -> int:
+    """SIGKILL the Chromium processes below this worker (Playwright's own driver stays, so the next browser can
+    start). Returns how many were killed."""
+    from ..evaluation.runner import _descendants
+
+    killed = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/comm", encoding="ascii", errors="replace") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm.startswith(("chrom", "headless_shell")):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+class BatchWorker:
+    def __init__(self, options: WorkerOptions) -> None:
+        from .. import algorithms
+
+        if options.algorithm not in algorithms.REGISTRY:
+            raise ValueError(f"unknown algorithm {options.algorithm!r}")
+        self.opts = options
+        self._renderers: dict[bool, Any] = {}  # archive mode -> Renderer
+        self._indexes: dict[str, WarcIndex] = {}  # WARC path -> its index (from the driver, kept per WARC)
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="centrum-batch")
+        self._source_config: Any = None
+        if not options.render:
+            from ..commands.extract import SOURCE_ALGORITHMS
+
+            if options.algorithm not in SOURCE_ALGORITHMS:
+                raise ValueError(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML "
+                                 f"source); {options.algorithm!r} needs a rendered page")
+            from ..algorithms import dana
+            from ..config import config_from_dict
+
+            self._source_config = config_from_dict(dana.Config, options.params)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def node(self) -> str:
+        return _node_id()
+
+    def set_index(self, path: str, index: WarcIndex) -> None:
+        # The driver hands WARCs out in order; a few are kept for records re-run from an earlier one.
+        self._indexes[path] = index
+        while len(self._indexes) > 4:
+            self._indexes.pop(next(iter(self._indexes)))
+
+    def close(self) -> None:
+        for r in self._renderers.values():
+            try:
+                r.close()
+            except Exception:  # noqa: BLE001 - a killed browser cannot be closed more cleanly
+                pass
+        self._renderers.clear()
+
+    # ---- one record ----------------------------------------------------------------------------------------------
+    def process(self, task: Task, attempts: int = 1) -> dict[str, Any]:
+        try:
+            row = self._process(task)
+        except Exception as e:  # noqa: BLE001 - one bad record never ends the worker
+            row = empty_row(task, self.opts.algorithm, E_ALGORITHM, f"{type(e).__name__}: {e}\n"
+                            f"{traceback.format_exc(limit=3)[-800:]}")
+        row["attempts"] = max(int(row.get("attempts") or 0), attempts)
+        return row
+
+    def _read(self, task: Task) -> tuple[int | None, bytes, str | None]:
+        if task.kind == "warc":
+            status, _headers, body, http_charset = read_response(task.path, task.offset)
+            return status, body, http_charset
+        if task.kind == "file":
+            with open(task.path, "rb") as f:
+                return None, f.read(), None
+        return None, b"", None
+
+    def _process(self, task: Task) -> dict[str, Any]:
+        row = empty_row(task, self.opts.algorithm, "", "")
+        timing: dict[str, float] = {}
+        body = b""
+        if task.kind != "url" or not self.opts.render:
+            t0 = time.perf_counter()
+            try:
+                status, body, http_charset = self._read(task)
+            except (OSError, ValueError) as e:
+                return {**row, "error_code": E_INPUT, "error_message": f"cannot read the record: {e}",
+                        "status": "failed"}
+            timing["read"] = (time.perf_counter() - t0) * 1000
+            row["http_status"] = status
+            row["charset"] = html_charset(body, http_charset)
+        if not self.opts.render:
+            return self._source_only(task, row, body, timing)
+        return self._rendered(task, row, timing)
+
+    def _source_only(self, task: Task, row: dict[str, Any], body: bytes, timing: dict[str, float]) -> dict[str, Any]:
+        from ..algorithms import dana
+
+        if task.kind == "url":
+            return {**row, "status": "failed", "error_code": E_INPUT,
+                    "error_message": "--no-render reads archived or saved HTML; a URL list needs rendering"}
+        try:
+            html = body.decode(row["charset"] or "utf-8", errors="replace")
+        except LookupError as e:
+            return {**row, "status": "failed", "error_code": E_INPUT, "error_message": str(e)}
+        t0 = time.perf_counter()
+        result = dana.run_source(html, self._source_config, variant=self.opts.algorithm)
+        timing["algorithm"] = (time.perf_counter() - t0) * 1000
+        text = result.text or ""
+        row.update(text=text, timing_ms=json.dumps(timing), attempts=1)
+        # Metadata from the parsed source (the same extractor as rendered rows, without node ids).
+        try:
+            from ..metadata import extract_metadata
+            from ..outputs import from_html
+
+            row["metadata"] = json.dumps(extract_metadata(from_html(html, task.url), [], text).to_json(),
+                                         ensure_ascii=False)
+        except Exception as e:  # noqa: BLE001 - metadata is a courtesy; the text is the row's point
+            row["warnings"] = [f"metadata: {type(e).__name__}: {e}"[:300]]
+        if not text.strip():
+            row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
+        else:
+            row["status"] = "ok"
+        # No markdown: --no-render answers text without node ids (centrum.outputs needs nodes of a snapshot).
+        return row
+
+    def _renderer(self, archive: bool) -> Any:
+        r = self._renderers.get(archive)
+        if r is None:
+            from ..render import Renderer
+
+            r = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s, archive=archive)
+            r.start()
+            self._renderers[archive] = r
+        return r
+
+    def _drop_renderer(self, archive: bool) -> None:
+        r = self._renderers.pop(archive, None)
+        if r is None:
+            return
+        # close() waits on the browser: run it off this thread, bounded, so a wedged Chromium cannot hang us.
+        done = self._pool.submit(r.close)
+        try:
+            done.result(timeout=30)
+        except Exception:  # noqa: BLE001 - already dead or wedged: its processes are killed below
+            _kill_browsers()
+
+    def _lookup(self, task: Task) -> Any:
+        index = self._indexes.get(task.path) or {}
+
+        def lookup(url: str) -> Any:
+            entry: IndexEntry | None = index.get(url)
+            if entry is None:
+                return None
+            try:
+                return archived(task.path, entry, page=url == task.url.split("#", 1)[0])
+            except (OSError, ValueError):
+                return None
+
+        return lookup
+
+    def _render_once(self, task: Task) -> Any:
+        archive = task.kind == "warc"
+        renderer = self._renderer(archive)
+        target = task.url if task.kind != "file" else task.path
+        fut = self._pool.submit(renderer.render, target, True, None, self._lookup(task) if archive else None)
+        try:
+            return fut.result(timeout=self.opts.page_timeout_s)
+        except concurrent.futures.TimeoutError:
+            # Kill the browser: the render thread then fails at once and the renderer is replaced.
+            _kill_browsers()
+            try:
+                fut.result(timeout=30)
+            except Exception:  # noqa: BLE001 - expected: its browser is gone
+                pass
+            self._drop_renderer(archive)
+            raise TimeoutError(f"page did not render within --page-timeout {self.opts.page_timeout_s:g} s "
+                               "(browser killed)") from None
+        except Exception:
+            self._drop_renderer(archive)
+            raise
+
+    def _rendered(self, task: Task, row: dict[str, Any], timing: dict[str, float]) -> dict[str, Any]:
+        from .. import algorithms, outputs
+        from ..evaluation.runner import render_class
+        from ..labels import node_paths
+        from ..snapshot import parse_snapshot
+
+        out = None
+        errors: list[str] = []
+        code = E_RENDER
+        for attempt in (1, 2):  # once, then once more on a fresh browser
+            row["attempts"] = attempt
+            try:
+                out = self._render_once(task)
+                break
+            except TimeoutError as e:
+                code = E_TIMEOUT
+                errors.append(f"attempt {attempt}: {e}")
+            except Exception as e:  # noqa: BLE001 - RenderError, Playwright errors, a dead browser
+                code = E_RENDER if not errors or code != E_TIMEOUT else code
+                errors.append(f"attempt {attempt}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        if out is None:
+            return {**row, "status": "failed", "error_code": code, "error_message": "; ".join(errors)}
+        timing.update({f"render.{k}": float(v) for k, v in out.timing.items()})
+        row.update(render_class=render_class(out.stylesheets), stylesheets_loaded=int(out.stylesheets["loaded"]),
+                   stylesheets_failed=int(out.stylesheets["failed"]), warnings=list(out.warnings) + errors)
+        t0 = time.perf_counter()
+        try:
+            snapshot = parse_snapshot(out.raw)
+        except ValueError as e:
+            return {**row, "status": "failed", "error_code": E_SNAPSHOT, "error_message": str(e)[:2000],
+                    "timing_ms": json.dumps(timing)}
+        timing["parse"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        try:
+            result = algorithms.run(self.opts.algorithm, snapshot, self.opts.params)
+        except Exception as e:  # noqa: BLE001 - recorded on the row
+            return {**row, "status": "failed", "error_code": E_ALGORITHM, "error_message": f"{type(e).__name__}: {e}",
+                    "timing_ms": json.dumps(timing)}
+        timing["algorithm"] = (time.perf_counter() - t0) * 1000
+        # The same text, Markdown and metadata as `centrum extract` (one implementation: centrum.outputs).
+        o = outputs.Outputs(snapshot, result, url=task.url if task.kind == "warc" else None, timing_ms=timing)
+        text = o.text
+        row["text"] = text
+        row["nodes"] = [int(v) for v in result.nodes]
+        try:
+            row["node_paths"] = node_paths(snapshot, result.nodes)
+        except Exception as e:  # noqa: BLE001 - very deep selections are refused by the path builder
+            row["warnings"].append(f"node paths: {e}"[:300])
+        try:
+            row["metadata"] = json.dumps(o.metadata().to_json(), ensure_ascii=False)
+            if self.opts.markdown and result.nodes:
+                row["markdown"] = o.markdown()
+        except Exception as e:  # noqa: BLE001 - the text stands without them
+            row["warnings"].append(f"outputs: {type(e).__name__}: {e}"[:300])
+        row["timing_ms"] = json.dumps(timing)
+        if not text.strip():
+            row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
+        else:
+            row["status"] = "ok"
+        return row
+
+
+def options_json(opts: WorkerOptions) -> dict[str, Any]:
+    return asdict(opts)

@@ -1,0 +1,99 @@
+"""Main content of whole crawls on Ray: one output row per input record, in Parquet (default) or JSONL shards.
+
+INPUT is a WARC / WARC.gz file (each HTML response record is a page; the page's stylesheets, images and fonts are
+served from the same WARC, anything it lacks is refused and no host name resolves), a folder of .html files, or a
+text file of http(s) URLs (one a line; rendered live). By default Ray starts a local cluster bound to 127.0.0.1
+(usage stats off, no dashboard, a bounded object store); --address auto|HOST:PORT joins a running one. Each actor
+owns one headless Chromium. A page that fails or outlasts --page-timeout is retried once on a fresh browser, then
+written as failed with its reason (error_code, error_message); a worker that dies has its records re-run; every
+record is written exactly once, also across --resume. Needs the batch extra: pip install 'centrum[batch]'.
+Exit codes: 0 done (failed rows included), 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import algorithms
+from .extract import SOURCE_ALGORITHMS, _params, _window
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", nargs="+", type=Path, metavar="INPUT",
+                        help="WARC/WARC.gz file, folder of .html files, or text file of URLs")
+    parser.add_argument("--out", type=Path, required=True, help="output folder for the shards")
+    parser.add_argument("-a", "--algorithm", default=None,
+                        help=f"algorithm (default: {algorithms.DEFAULT_ALGORITHM}; with --no-render: danag)")
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="algorithm parameter (repeatable)")
+    parser.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="shard format")
+    parser.add_argument("--no-render", action="store_true",
+                        help=f"no browser: {', '.join(SOURCE_ALGORITHMS)} on the HTML source (a learned source-only "
+                        "default is not built yet)")
+    parser.add_argument("--limit", type=int, help="at most this many input records (in input order)")
+    parser.add_argument("--resume", action="store_true", help="add only the records missing from --out")
+    parser.add_argument("--address", help="join a Ray cluster: auto or HOST:PORT (default: a local one)")
+    parser.add_argument("--actors", type=int, help="browser workers (default: one per CPU of the cluster)")
+    parser.add_argument("--timeout", type=float, default=15.0, help="page load timeout in seconds (default 15)")
+    parser.add_argument("--page-timeout", type=float, default=60.0,
+                        help="hard limit on one render in seconds; the browser is killed past it (default 60)")
+    parser.add_argument("--window", default="1920x1080", type=_window, help="browser window WxH")
+    parser.add_argument("--rows-per-shard", type=int, default=1000, help="rows per output file (default 1000)")
+    parser.add_argument("--object-store-mb", type=int, default=384,
+                        help="object store of the local cluster in MB (default 384)")
+    parser.add_argument("--no-markdown", action="store_true", help="leave the markdown column empty (faster)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _err(message: str) -> None:
+    print(f"centrum batch: {message}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..batch.inputs import InputError, check_inputs
+    from ..batch.worker import WorkerOptions
+
+    name = args.algorithm or ("danag" if args.no_render else algorithms.DEFAULT_ALGORITHM)
+    if name not in algorithms.REGISTRY:
+        _err(f"unknown algorithm {name!r} (known: {', '.join(algorithms.REGISTRY)})")
+        return 2
+    if args.no_render and name not in SOURCE_ALGORITHMS:
+        _err(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML source); "
+             f"{name!r} needs a rendered page")
+        return 2
+    for flag, value, low in (("--limit", args.limit, 0), ("--actors", args.actors, 1),
+                             ("--rows-per-shard", args.rows_per_shard, 1), ("--object-store-mb", args.object_store_mb,
+                                                                           80)):
+        if value is not None and value < low:
+            _err(f"{flag} must be at least {low}, got {value}")
+            return 2
+    if not (0 < args.timeout <= 3600 and 0 < args.page_timeout <= 3600):
+        _err("--timeout and --page-timeout must be in (0, 3600] seconds")
+        return 2
+    try:
+        params = _params(args.param)
+        check_inputs(args.inputs)
+    except (ValueError, InputError) as e:
+        _err(str(e))
+        return 2
+    from ..batch.engine import BatchError, BatchOptions, run_batch
+
+    worker = WorkerOptions(algorithm=name, render=not args.no_render, params=params, window=args.window,
+                           timeout_s=args.timeout, page_timeout_s=args.page_timeout, markdown=not args.no_markdown)
+    opts = BatchOptions(inputs=list(args.inputs), out=args.out, worker=worker, fmt=args.format, limit=args.limit,
+                        resume=args.resume, actors=args.actors, address=args.address,
+                        object_store_mb=args.object_store_mb, rows_per_shard=args.rows_per_shard,
+                        progress=not args.no_progress)
+    try:
+        summary = run_batch(opts)
+    except (BatchError, InputError) as e:
+        _err(str(e))
+        return 2
+    print(json.dumps({"records": summary.records, "ok": summary.ok, "failed": summary.failed,
+                      "skipped": summary.skipped, "worker_deaths": summary.worker_deaths, "actors": summary.actors,
+                      "nodes": len(summary.nodes), "seconds": round(summary.seconds, 2),
+                      "pages_per_s": round(summary.pages_per_s, 3), "shards": len(summary.shards)}))
+    return 0
