@@ -33,6 +33,9 @@ class Stumps:
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.base + self.contributions(X).sum(axis=1)
 
+    def used_features(self) -> list[int]:
+        return sorted(set(self.feature))
+
     def contributions(self, X: np.ndarray) -> np.ndarray:
         """(rows, features): summed stump outputs of each feature. Per used feature the stumps are sorted by
         threshold with prefix sums of their left and right values, so a row's contribution is one binary search:
@@ -220,6 +223,10 @@ class Boosted:
             return np.zeros((0, len(self.feature_names)))
         c = np.asarray(self.booster.predict(X, pred_contrib=True, num_threads=self._threads), dtype=np.float64)
         return c[:, :-1]
+
+    def used_features(self) -> list[int]:
+        """Features some split reads (the others always contribute 0)."""
+        return [int(j) for j in np.nonzero(self.booster.feature_importance("split"))[0]]
 
     def to_string(self) -> str:
         return str(self.booster.model_to_string(num_iteration=-1))

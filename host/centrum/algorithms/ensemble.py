@@ -337,21 +337,24 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     t_feat = time.perf_counter()
     if not pm.candidates:
         return Result("ensemble", [], message="no candidate with rendered text")
-    contrib = model.contributions(pm.X)
-    score = model.base + contrib.sum(axis=1)
+    score = model.predict(pm.X)
     order = np.argsort(-score, kind="stable")
     best = pm.candidates[int(order[0])]
     out = output(snap, best, pm, cfg, block_model)
     nodes, text = out.nodes, out.text
-    used = sorted(set(model.feature))
+    # Contributions (what the debugger shows) only for the reported candidates: exact TreeSHAP costs more per row
+    # than a prediction.
+    top = order[: cfg.report_candidates]
+    contrib = model.contributions(pm.X[top])
+    used = model.used_features()
     names = model.feature_names
     cands = []
-    for j in order[: cfg.report_candidates]:
+    for row, j in enumerate(top):
         c = pm.candidates[int(j)]
         who = [a for a in F.PROPOSERS if pm.proposals.answers[a] == c]
         label = (f"<{snap.tags[c[0]]}>" if len(c) == 1 else f"{len(c)} siblings") + (
             f" answer of {', '.join(who)}" if who else "")
-        cands.append(Candidate(list(c), float(score[j]), label, {names[f]: float(contrib[j, f]) for f in used}))
+        cands.append(Candidate(list(c), float(score[j]), label, {names[f]: float(contrib[row, f]) for f in used}))
     t1 = time.perf_counter()
     timing = {"ensemble": (t1 - t0) * 1000, "features": (t_feat - t0) * 1000}
     if base_ms:
