@@ -404,10 +404,11 @@ def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None
 
 
 def test_answer_over_1mb_is_reassembled(chromium: Session, server: str) -> None:
-    # R4's answer carries the kept text: ~1.5 MB of non-ASCII prose is several 1 MB-capped native messages that the
-    # background must reassemble in order before it can parse the answer and highlight. (An error message no longer
-    # quotes a huge parameter: the host caps parameter strings, PROTOCOL.md "Limits".)
-    chromium.set_storage({"algorithm": "r4"})
+    # Zoning's answer carries the exact text of its zones: here 1.47 MB (1.36 M characters of non-ASCII prose), i.e.
+    # several 1 MB-capped native messages that the background must reassemble in order before it can parse the
+    # answer and highlight. (An error message no longer quotes a huge parameter: the host caps parameter strings,
+    # PROTOCOL.md "Limits".)
+    chromium.set_storage({"algorithm": "zoning"})
     try:
         page = chromium.open(f"{server}/huge.html")
         chromium.press(page)
