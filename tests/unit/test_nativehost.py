@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
 from centrum.testing import E, T, build
@@ -501,3 +503,28 @@ def test_id_and_type_are_bounded(host: HostProcess) -> None:
     assert reply["error"]["code"] == "E_REQUEST" and reply["error"]["field"] == "type" and reply["type"] is None
     assert host.sizes[frames:] and max(host.sizes[frames:]) < 1000  # the 2 MB type is not echoed
     ping_ok(host)
+
+
+def _depth(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return 1 + max((_depth(v) for v in obj.values()), default=0)
+    if isinstance(obj, list):
+        return 1 + max((_depth(v) for v in obj), default=0)
+    return 0
+
+
+_BRACKETY = st.text(alphabet='[]{}"\\ a', max_size=8)
+_NESTED = st.recursive(
+    st.one_of(st.none(), st.integers(), _BRACKETY),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_BRACKETY, inner, max_size=3)),
+    max_leaves=30)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None, database=None)
+@given(obj=_NESTED, limit=st.integers(1, 6))
+def test_depth_scan_agrees_with_the_real_nesting(obj: Any, limit: int) -> None:
+    """Brackets, quotes and backslashes inside strings never count; nesting outside them always does."""
+    from centrum.nativehost import json_depth_over
+
+    for text in (json.dumps(obj), json.dumps(obj, ensure_ascii=False, indent=1)):
+        assert json_depth_over(text.encode(), limit) == (_depth(obj) > limit), text
