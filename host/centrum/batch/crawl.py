@@ -41,6 +41,8 @@ def page_html(i: int, charset_meta: bool = True) -> str:
             f"<article><h1>Story number {i}</h1>"
             + "".join(f"<p>{p} Paragraph {k} of story {i} caf\u00e9.</p>" for k, p in enumerate(para))
             + f'<img src="../static/img{i % 3}.png" alt="figure {i}" width="8" height="8">'
+            # A tracker on another host the crawl did not capture: refused, never fetched.
+            + f'<img src="http://tracker.invalid/t.gif?p={i}" alt="" width="1" height="1">'
             f'<p class="hidden-by-css">Only visible without the stylesheet {i}.</p></article>'
             f"<aside><h2>Related</h2><ul><li><a href='/p/{i + 2}.html'>Other</a></li></ul></aside>"
             f"<footer>Copyright {i} Archive Test</footer></body></html>")

@@ -78,7 +78,8 @@ def init_ray(address: str | None, object_store_mb: int) -> Any:
         if address:
             ray.init(address=address, **kwargs)
         else:
-            ray.init(_node_ip_address=LOCAL_IP, include_dashboard=False,
+            # address="local": a new cluster even when `ray start` left one running here (join it with --address)
+            ray.init(address="local", _node_ip_address=LOCAL_IP, include_dashboard=False,
                      object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise BatchError(f"cannot {'join the Ray cluster at ' + address if address else 'start Ray'}: {e}") from None

@@ -1,0 +1,195 @@
+"""`centrum batch` end to end: a real Ray (a local one, and a two-node cluster on 127.0.0.1), real Chromium, and
+WARC files written here (pages, their stylesheet and images as separate records; pages served from the WARC)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ray", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
+
+from centrum.batch.crawl import page_url, write_crawl  # noqa: E402
+from centrum.batch.shards import read_rows, shard_files  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+RAY = Path(sys.executable).parent / "ray"
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"}
+PAGES = 204
+
+
+def batch(*args: str, env: dict[str, str] | None = None, timeout: float = 400) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *args], capture_output=True,
+                       text=True, timeout=timeout, env=env or ENV, cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def batch_popen(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+
+def rows_of(out: Path) -> list[dict[str, Any]]:
+    return list(read_rows(out))
+
+
+def wait_for_rows(out: Path, count: int, proc: subprocess.Popen[str], limit_s: float = 240) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        rows = rows_of(out) if out.is_dir() else []
+        if len(rows) >= count:
+            return rows
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.3)
+    raise AssertionError(f"fewer than {count} rows in {out} after {limit_s:g} s")
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(WARC of PAGES pages, folder with the same pages as files)."""
+    root = tmp_path_factory.mktemp("crawl")
+    warc = root / "crawl.warc.gz"
+    write_crawl(warc, PAGES, root / "files")
+    return warc, root / "files"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """(address, environment) of two Ray nodes on 127.0.0.1 (one CPU each), started once for the module and stopped
+    after it. The cluster authenticates with a token of its own (Ray's token mode), given to drivers by the
+    environment: every node and driver must hold it."""
+    token = tmp_path_factory.mktemp("ray") / "auth_token"
+    token.write_text(secrets.token_hex(32), encoding="ascii")
+    token.chmod(0o600)
+    env = {**ENV, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--object-store-memory", str(200 * 1024 ** 2),
+              "--disable-usage-stats"]
+    try:
+        subprocess.run([str(RAY), "start", "--head", "--port", str(port), "--include-dashboard", "false", *common],
+                       check=True, capture_output=True, timeout=120, env=env)
+        subprocess.run([str(RAY), "start", "--address", address, *common], check=True, capture_output=True,
+                       timeout=120, env=env)
+        yield address, env
+    finally:
+        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, timeout=120, env=env)
+
+
+def test_local_ray_over_a_warc_every_record_once_as_extract_styled(crawl: tuple[Path, Path], tmp_path: Path) -> None:
+    warc, files = crawl
+    out = tmp_path / "out"
+    summary = batch(str(warc), "--out", str(out), "--actors", "2", "--rows-per-shard", "64")
+    rows = rows_of(out)
+    urls = Counter(r["url"] for r in rows)
+    # One row per HTML response record: every page exactly once, the stylesheet and images never as rows.
+    assert urls == Counter({page_url(i): 1 for i in range(PAGES)})
+    assert len({r["record_id"] for r in rows}) == PAGES
+    assert summary["records"] == PAGES and summary["failed"] == 0, summary
+    assert len(shard_files(out)) == -(-PAGES // 64)
+    by_url = {r["url"]: r for r in rows}
+    for r in rows:
+        assert r["status"] == "ok" and r["error_code"] == "", r
+        # The stylesheet came from the WARC: rendered styled, and the paragraph it hides is not in the text.
+        assert r["render_class"] == "styled" and r["stylesheets_loaded"] == 1, r
+        assert "Only visible without the stylesheet" not in r["text"]
+        # The uncaptured tracker on another host was refused, not fetched.
+        assert any("not in the archive" in w for w in r["warnings"]), r["warnings"]
+        assert r["node_paths"] and r["markdown"] and json.loads(r["metadata"])["title"].startswith("Page")
+    # Pages whose charset only the HTTP header gives (windows-1252 bytes, no <meta>) decode as such.
+    latin = by_url[page_url(9)]
+    assert latin["charset"] == "cp1252" and "café" in latin["text"]
+
+    # Texts equal to `centrum extract` on the same pages (saved as files beside their stylesheet): the CLI itself on
+    # one page, its in-process pipeline (Renderer -> parse_snapshot -> algorithm -> outputs) on a sample.
+    p = subprocess.run([sys.executable, "-m", "centrum.cli", "extract", str(files / "p" / "9.html")],
+                       capture_output=True, text=True, timeout=120, env=ENV, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.rstrip("\n") == latin["text"]
+    from centrum import algorithms, outputs
+    from centrum.render import Renderer
+    from centrum.snapshot import parse_snapshot
+
+    with Renderer() as renderer:
+        for i in range(0, PAGES, 17):
+            snap = parse_snapshot(renderer.render(files / "p" / f"{i}.html").raw)
+            text = outputs.Outputs(snap, algorithms.run(algorithms.DEFAULT_ALGORITHM, snap)).text
+            assert text == by_url[page_url(i)]["text"], i
+
+
+def test_two_node_cluster_both_nodes_work_and_a_killed_worker_loses_nothing(
+        crawl: tuple[Path, Path], cluster: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+    warc, _ = crawl
+    out = tmp_path / "out"
+    address, env = cluster
+    n = 24
+    proc = batch_popen(str(warc), "--out", str(out), "--address", address, "--limit", str(n), "--rows-per-shard", "2",
+                       "--format", "jsonl", env=env)
+    try:
+        first = wait_for_rows(out, 2, proc)
+        victim = int(first[0]["worker_pid"])
+        os.kill(victim, signal.SIGKILL)  # a worker (its actor process) dies mid-run, records in flight
+        stdout, stderr = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr[-3000:]
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    rows = rows_of(out)
+    ids = Counter(r["record_id"] for r in rows)
+    assert len(rows) == n and max(ids.values()) == 1  # nothing lost, nothing duplicated
+    assert {r["url"] for r in rows} == {page_url(i) for i in range(n)}
+    assert all(r["status"] == "ok" for r in rows), [r["error_message"] for r in rows if r["status"] != "ok"]
+    assert summary["worker_deaths"] >= 1, summary
+    assert any(r["attempts"] >= 2 for r in rows)  # the dead worker's records ran again elsewhere
+    assert len({r["worker_node"] for r in rows}) == 2  # both nodes processed records
+    pids_after = {int(r["worker_pid"]) for r in rows} - {victim}
+    assert len(pids_after) >= 2
+
+
+def test_resume_after_an_interrupted_run_writes_only_the_missing(
+        crawl: tuple[Path, Path], cluster: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+    warc, _ = crawl
+    out = tmp_path / "out"
+    address, env = cluster
+    n = 18
+    args = (str(warc), "--out", str(out), "--address", address, "--limit", str(n), "--rows-per-shard", "3")
+    proc = batch_popen(*args, env=env)
+    try:
+        wait_for_rows(out, 6, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)  # no clean-up at all: only whole shards survive
+        proc.wait()
+    before = rows_of(out)
+    shards_before = set(shard_files(out))
+    assert 6 <= len(before) < n
+    summary = batch(*args, "--resume", env=env)
+    new_shards = set(shard_files(out)) - shards_before
+    new_rows = [r for path in new_shards for r in read_rows_file(path)]
+    assert summary["skipped"] == len(before) and summary["records"] == n - len(before)
+    assert {r["record_id"] for r in new_rows}.isdisjoint({r["record_id"] for r in before})
+    rows = rows_of(out)
+    assert len(rows) == n and len({r["record_id"] for r in rows}) == n
+    # Running again with --resume has nothing left to do.
+    assert batch(*args, "--resume", env=env)["records"] == 0
+
+
+def read_rows_file(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
