@@ -30,10 +30,10 @@ WORDS = ("harbour", "ledger", "meadow", "engine", "quartz", "lantern", "orchard"
          "archive", "beacon", "cobalt", "delta", "ember", "fjord", "granite", "hollow", "island", "juniper")
 
 
-def page_html(i: int, charset_meta: bool = True) -> str:
+def page_html(i: int, charset_meta: bool = True, paragraphs: int = 5) -> str:
     """Page ``i``: navigation, an article of a few paragraphs, a sidebar, a footer; text only the CSS hides."""
     para = [" ".join(WORDS[(i * 7 + k * 3 + j) % len(WORDS)] for j in range(14)).capitalize() + "."
-            for k in range(5)]
+            for k in range(paragraphs)]
     meta = '<meta charset="utf-8">' if charset_meta else ""
     return (f"<!DOCTYPE html><html lang=en><head>{meta}<title>Page {i}</title>"
             f'<link rel="stylesheet" href="../static/site.css"></head><body>'
@@ -68,7 +68,8 @@ def page_url(i: int) -> str:
     return f"{HOST}/p/{i}.html"
 
 
-def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every: int = 10) -> list[str]:
+def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every: int = 10,
+                paragraphs: int = 5) -> list[str]:
     """Write ``pages`` pages (plus one stylesheet and three images, each its own record) to ``warc``; every
     ``latin1_every``-th page is windows-1252 bytes declared only by the HTTP header. With ``folder``, the same
     pages go to ``folder/p/<i>.html`` with ``folder/static/`` beside them (what `centrum extract` renders).
@@ -80,7 +81,7 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
             f.write(_record(f"{HOST}/static/img{k}.png", "image/png", _png((40 * k, 90, 200 - 40 * k))))
         for i in range(pages):
             latin = latin1_every > 0 and i % latin1_every == latin1_every - 1
-            html = page_html(i, charset_meta=not latin)
+            html = page_html(i, charset_meta=not latin, paragraphs=paragraphs)
             body = html.encode("windows-1252" if latin else "utf-8")
             ctype = "text/html; charset=windows-1252" if latin else "text/html"
             f.write(_record(page_url(i), ctype, body))
@@ -88,7 +89,8 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
             if folder is not None:
                 (folder / "p").mkdir(parents=True, exist_ok=True)
                 # The file copy is UTF-8 with its <meta>: the same characters the archived bytes decode to.
-                (folder / "p" / f"{i}.html").write_text(page_html(i, charset_meta=True), encoding="utf-8")
+                (folder / "p" / f"{i}.html").write_text(page_html(i, charset_meta=True, paragraphs=paragraphs),
+                                                       encoding="utf-8")
     if folder is not None:
         (folder / "static").mkdir(parents=True, exist_ok=True)
         (folder / "static" / "site.css").write_bytes(CSS)

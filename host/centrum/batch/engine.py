@@ -37,7 +37,8 @@ class BatchOptions:
     address: str | None = None  # None: a local cluster bound to 127.0.0.1; "auto" or HOST:PORT: join one
     object_store_mb: int = 384  # the local cluster's object store (rows are small; records never pass through it)
     rows_per_shard: int = 1000
-    window_per_actor: int = 2  # records queued per actor: one running, one ready (the backpressure bound)
+    window_per_actor: int = 2  # calls queued per actor: one running, one ready (the backpressure bound)
+    chunk: int | None = None  # records per call; default 1 rendered (a page is ~1 s), 16 --no-render (~ms each)
     max_worker_deaths: int = 2  # a record whose worker died this often is written as failed (E_WORKER)
     progress: bool = True
 
@@ -52,11 +53,20 @@ class BatchSummary:
     actors: int = 0
     nodes: set[str] = field(default_factory=set)
     seconds: float = 0.0
+    first_row_s: float | None = None  # since the start: the first and last row (steady-state rate between them)
+    last_row_s: float | None = None
     shards: list[str] = field(default_factory=list)
 
     @property
     def pages_per_s(self) -> float:
         return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def steady_pages_per_s(self) -> float:
+        """Rows per second between the first and the last row: without cluster and browser start-up."""
+        if self.first_row_s is None or self.last_row_s is None or self.last_row_s <= self.first_row_s:
+            return 0.0
+        return (self.records - 1) / (self.last_row_s - self.first_row_s)
 
 
 def _import_ray() -> Any:
@@ -146,21 +156,39 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
 
     source = _tasks(opts, done, summary, on_index, on_total)
     retry: deque[tuple[Task, int]] = deque()
-    inflight: dict[Any, tuple[_Slot, Task, int, float]] = {}
+    inflight: dict[Any, tuple[_Slot, list[tuple[Task, int]], float]] = {}
+    # Source-only records take milliseconds: several per call keep Ray's per-call cost off the figure.
+    chunk = max(1, opts.chunk or (1 if opts.worker.render else 16))
     exhausted = False
     # A worker whose call runs far past the page budget (both attempts plus parsing and the algorithm) is stuck
     # outside the browser: it is killed and its record re-run elsewhere.
     # (A queued call waits for the one before it, hence the window factor.)
-    stuck_s = opts.window_per_actor * (2 * opts.worker.page_timeout_s + 60.0) + 60.0
+    stuck_s = opts.window_per_actor * chunk * (2 * opts.worker.page_timeout_s + 60.0) + 60.0
     t_start = time.monotonic()
 
-    def submit(slot: _Slot, task: Task, attempts: int) -> None:
-        if task.kind == "warc" and task.path not in slot.indexes:
-            slot.actor.set_index.remote(task.path, index_refs[task.path])  # ordered before the call below
-            slot.indexes.add(task.path)
-        ref = slot.actor.process.remote(task, attempts)
+    def submit(slot: _Slot, items: list[tuple[Task, int]]) -> None:
+        for path in {t.path for t, _ in items if t.kind == "warc"} - slot.indexes:
+            slot.actor.set_index.remote(path, index_refs[path])  # ordered before the call below
+            slot.indexes.add(path)
+        ref = slot.actor.process_many.remote(items)
         slot.inflight += 1
-        inflight[ref] = (slot, task, attempts, time.monotonic())
+        inflight[ref] = (slot, items, time.monotonic())
+
+    def take() -> tuple[Task, int] | None:
+        nonlocal exhausted
+        while True:
+            if retry:
+                item = retry.popleft()
+            elif not exhausted:
+                try:
+                    item = next(source), 1
+                except StopIteration:
+                    exhausted = True
+                    return None
+            else:
+                return None
+            if item[0].record_id not in done:
+                return item
 
     def replace(slot: _Slot) -> None:
         if slot.alive:
@@ -174,6 +202,9 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
         done.add(row["record_id"])
         writer.add(row)
         summary.records += 1
+        summary.last_row_s = time.monotonic() - t_start
+        if summary.first_row_s is None:
+            summary.first_row_s = summary.last_row_s
         if row["status"] == "ok":
             summary.ok += 1
         else:
@@ -187,38 +218,36 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
         while True:
             for slot in list(slots):
                 while slot.alive and slot.inflight < opts.window_per_actor:
-                    if retry:
-                        task, attempts = retry.popleft()
-                    elif not exhausted:
-                        try:
-                            task, attempts = next(source), 1
-                        except StopIteration:
-                            exhausted = True
-                            break
-                    else:
+                    items = []
+                    while len(items) < chunk and (item := take()) is not None:
+                        items.append(item)
+                    if not items:
                         break
-                    if task.record_id in done:
-                        continue
-                    submit(slot, task, attempts)
+                    submit(slot, items)
             if not inflight:
                 break
             ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
+            if ready:  # and whatever else has finished meanwhile
+                ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0)
             for ref in ready:
-                slot, task, attempts, _t = inflight.pop(ref)
+                slot, items, _t = inflight.pop(ref)
                 slot.inflight -= 1
                 try:
-                    write(ray.get(ref))
+                    for row in ray.get(ref):
+                        write(row)
                 except lost as e:
                     replace(slot)
-                    if attempts > opts.max_worker_deaths:
-                        write(empty_row(task, opts.worker.algorithm, E_WORKER,
-                                        f"the worker died {attempts} times on this record: {str(e)[:300]}"))
-                    else:
-                        retry.append((task, attempts + 1))
+                    for task, attempts in items:
+                        if attempts > opts.max_worker_deaths:
+                            write(empty_row(task, opts.worker.algorithm, E_WORKER,
+                                            f"the worker died {attempts} times on this record: {str(e)[:300]}"))
+                        else:
+                            retry.append((task, attempts + 1))
                 except (RayTaskError, GetTimeoutError) as e:
-                    write(empty_row(task, opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
+                    for task, _attempts in items:
+                        write(empty_row(task, opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
             now = time.monotonic()
-            for slot, _task, _attempts, started in list(inflight.values()):
+            for slot, _items, started in list(inflight.values()):
                 if slot.alive and now - started > stuck_s:
                     ray.kill(slot.actor, no_restart=True)  # its calls now fail as lost and are re-run
     finally:

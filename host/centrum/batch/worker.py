@@ -123,7 +123,10 @@ class BatchWorker:
                 pass
         self._renderers.clear()
 
-    # ---- one record ----------------------------------------------------------------------------------------------
+    # ---- records ---------------------------------------------------------------------------------------------------
+    def process_many(self, items: list[tuple[Task, int]]) -> list[dict[str, Any]]:
+        return [self.process(task, attempts) for task, attempts in items]
+
     def process(self, task: Task, attempts: int = 1) -> dict[str, Any]:
         try:
             row = self._process(task)

@@ -25,9 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dana-throughput", action="store_true",
                         help="also measure DANA variants on the raw HTML of --datasets (MB/s)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder (default: %(default)s)")
+    parser.add_argument("--batch", action="store_true",
+                        help="instead: pages/s of `centrum batch` (Ray) with 1 and 2 actors, rendered and --no-render, "
+                        "on a synthetic WARC; writes batch.json and batch.md (needs the batch extra)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.batch:
+        return _run_batch(args)
     from ..benchmark import format_table, plot, run_bench
 
     try:
@@ -61,4 +66,21 @@ def run(args: argparse.Namespace) -> int:
     print(table)
     if plot(report, args.out / "bench.png"):
         print(f"plot: {args.out / 'bench.png'}")
+    return 0
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    from ..batch.bench import format_batch_table, run_batch_bench
+    from ..batch.engine import BatchError
+
+    try:
+        report = run_batch_bench()
+    except BatchError as e:
+        print(f"centrum bench: {e}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "batch.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    table = format_batch_table(report)
+    (args.out / "batch.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
     return 0
