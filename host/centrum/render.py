@@ -382,6 +382,13 @@ class Renderer:
             except PlaywrightTimeout:
                 warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
                 response = None
+                # A navigation still pending (a server that accepts and never answers) makes every later evaluate
+                # wait for its document forever: stop it over CDP (which does not wait), as the user's Esc would.
+                stop = context.new_cdp_session(page)
+                try:
+                    stop.send("Page.stopLoading")
+                finally:
+                    stop.detach()
             except PlaywrightError as e:
                 raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
             if response is not None and response.status >= 400:
