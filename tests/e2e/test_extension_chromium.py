@@ -414,7 +414,7 @@ def test_answer_over_1mb_is_reassembled(chromium: Session, server: str) -> None:
         chromium.press(page)
         wait_stage(chromium, page, "highlight")
     finally:
-        chromium.set_storage({"algorithm": None})
+        chromium.set_storage({"algorithm": "semantic"})  # the module's setting (the host's default reads source)
     assert last_extract_bytes(chromium) > 1_500_000  # the request was big too (the answer holds all its text)
 
 
@@ -465,8 +465,13 @@ def test_request_over_the_limit_is_refused_in_the_extension(chromium: Session, s
         chromium.set_storage({"maxRequestBytes": 0})
 
 
-def last_extract_bytes(session: Session) -> int:
-    lines = extract_ok_lines((session.home / "host.log").read_text())
+def last_extract_bytes(session: Session, after: int = 0) -> int:
+    """Request bytes of the last served extract, once there are more than ``after`` (the host logs a request after
+    it has answered it, so the line may lag the page by a moment)."""
+    deadline = time.monotonic() + 10
+    while len(lines := extract_ok_lines((session.home / "host.log").read_text())) <= after:
+        assert time.monotonic() < deadline, f"no new extract line in host.log after {after}"
+        time.sleep(0.05)
     return int(lines[-1].rsplit("(", 1)[1].split()[0])
 
 
@@ -475,9 +480,11 @@ def test_source_algorithm_gets_the_page_source(chromium: Session, server: str) -
     # the extension must send the source for the one and not for the other. What DANAg then picks is its own
     # business (its tests); here it must at least not complain that the source is missing.
     page = chromium.open(f"{server}/long.html")
+    served = len(extract_ok_lines((chromium.home / "host.log").read_text()))
     chromium.press(page)
     wait_stage(chromium, page, "highlight")
-    without_source = last_extract_bytes(chromium)
+    without_source = last_extract_bytes(chromium, served)
+    served += 1
     chromium.set_storage({"algorithm": "danag"})
     try:
         page = chromium.open(f"{server}/long.html")
@@ -487,7 +494,7 @@ def test_source_algorithm_gets_the_page_source(chromium: Session, server: str) -
             assert time.monotonic() < deadline, f"no answer: {toast(page)}"
             time.sleep(0.1)
         assert "no page source" not in ((toast(page) or {}).get("text") or "")
-        with_source = last_extract_bytes(chromium)
+        with_source = last_extract_bytes(chromium, served)
         assert with_source - without_source >= len(LONG)  # the serialized page (plus node ids) went along
     finally:
         chromium.set_storage({"algorithm": "semantic"})
