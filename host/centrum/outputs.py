@@ -99,6 +99,7 @@ class SourcePage:
             self.root: HtmlElement = html.document_fromstring(source, parser=parser)
         except (etree.ParserError, ValueError) as e:
             raise OutputError(f"the page source cannot be parsed: {e}") from None
+        _unnest_voids(self.root)
         self.by_id: dict[int, HtmlElement] = {}
         n = snapshot.n if snapshot is not None else None
         for k, el in enumerate(self.root.iter()):
@@ -193,6 +194,24 @@ class SourcePage:
         if not url:
             return None
         return _join(self.base_url, url.strip()) or None
+
+
+# HTML5 void elements libxml2's HTML parser does not know: it nests what follows them inside them.
+LATE_VOIDS = ("wbr", "source", "track", "embed", "keygen")
+
+
+def _unnest_voids(root: HtmlElement) -> None:
+    """Move what lxml nested inside a void element back after it (``a<wbr>b`` parses as ``a<wbr>b</wbr>``), deepest
+    first so chains (``<source><track>…``) come apart too; linear in the moved nodes."""
+    for el in reversed(list(root.iter(*LATE_VOIDS))):
+        if el.text is None and not len(el):
+            continue
+        tail, children = el.tail, list(el)
+        el.tail, el.text = el.text, None
+        for child in reversed(children):
+            el.addnext(child)  # a moved element takes its tail along
+        last = children[-1] if children else el
+        last.tail = (last.tail or "") + (tail or "") or None
 
 
 def _int(value: str | None) -> int | None:
