@@ -54,6 +54,7 @@ class Metadata:
     image: str | None = None  # absolute URL of the lead image
     excerpt: str | None = None
     url: str | None = None  # canonical URL when declared, else the page's URL
+    direction: str | None = None  # "rtl" or "ltr": the body's computed direction (or the <html dir> markup)
 
     def to_json(self) -> dict[str, str | None]:
         return asdict(self)
@@ -322,6 +323,8 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     image = _clean(_first(meta, "og:image", "og:image:url", "og:image:secure_url", "twitter:image",
                           "twitter:image:src")) or ld.image
     image = urljoin(base, image) if image else None
+    if image and urlparse(image).scheme not in ("http", "https"):
+        image = None  # a local file's relative image resolves to file:, which no reader of the output can load
 
     excerpt = _clean(_first(meta, "description", "og:description", "twitter:description", "dc.description")) or (
         ld.description)
@@ -333,8 +336,10 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     url = urljoin(base, canonical.strip()) if canonical else page.url
     if url and url.startswith("about:"):
         url = None  # HTML handed over without an address
+    direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
     return Metadata(title=title, byline=byline, published=published, site_name=site, language=language,
-                    image=image, excerpt=excerpt, url=url or None)
+                    image=image, excerpt=excerpt, url=url or None,
+                    direction=direction if direction in ("ltr", "rtl") else None)
 
 
 def _title_tag(root: HtmlElement) -> str | None:
@@ -451,4 +456,5 @@ def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     host = urlparse(snapshot.page.url).hostname or ""
     title = _clean(snapshot.page.title)
     return Metadata(title=strip_site_name(title, [], host) if title else None,
-                    language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None)
+                    language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None,
+                    direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None)

@@ -667,6 +667,8 @@ def html_document(content: Content, meta: Metadata) -> str:
     for block in content.blocks:
         article.append(_strip_private(block))
     attrs = {"lang": meta.language} if meta.language else {}
+    if meta.direction:
+        attrs["dir"] = meta.direction
     doc = html.Element("html", attrs)
     doc.append(head)
     doc.append(B.BODY(article))

@@ -40,6 +40,7 @@ def test_rtl_page_json_ld_in_a_comment_with_type_list() -> None:
     assert m.language == "ar"
     assert m.image == "https://sahel.example.org/media/library.jpg"
     assert m.url == "https://sahel.example.org/ar/2026/library"  # <link rel=canonical>
+    assert m.direction == "rtl"
 
 
 def test_cjk_page_without_lang_opengraph_and_visible_byline() -> None:
@@ -160,4 +161,4 @@ def test_hidden_byline_is_not_used_and_metadata_reaches_the_outputs() -> None:
     assert isinstance(payload, dict) and payload["metadata"]["byline"] == "Näkyvä Nimi"
     assert payload["nodes"] == [8] and "clean" in payload["timing_ms"]
     html = out.html()
-    assert '<meta name="author" content="Näkyvä Nimi">' in html and '<html lang="fi">' in html
+    assert '<meta name="author" content="Näkyvä Nimi">' in html and '<html lang="fi" dir="ltr">' in html
