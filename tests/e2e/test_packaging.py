@@ -92,6 +92,8 @@ def test_wheel_carries_the_extension_files_byte_for_byte(wheel_venv: tuple[Path,
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         assert z.read("centrum/assets/collect.js") == (EXTENSION / "src" / "collect.js").read_bytes()
+        # The reader's allow-list, read by the host's cleaner (issue #24): one data file for both.
+        assert z.read("centrum/assets/allowlist.json") == (EXTENSION / "src" / "allowlist.json").read_bytes()
         for template in ("chromium.json", "firefox.json"):
             assert f"centrum/assets/host-manifests/{template}" in names
         assert any(n.startswith("centrum/weights/") and n.endswith(".json") for n in names)
