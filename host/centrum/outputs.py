@@ -708,7 +708,20 @@ class Outputs:
                                   "has text only)")
             page = self.page()
             t0 = time.perf_counter()
-            self._content = clean_content(page, self.result.nodes)
+            content = clean_content(page, self.result.nodes)
+            if not content.blocks and self.text:
+                # The chosen nodes are not in the source (inside a same-origin iframe, which the source does not
+                # inline): their text as paragraphs, as the reader view does without nodes.
+                from lxml import html
+
+                block = html.Element("div")
+                for line in self.text.split("\n"):
+                    if line.strip():
+                        para = html.Element("p")
+                        para.text = _BAD_CHARS.sub("\ufffd", line)
+                        block.append(para)
+                content.blocks.append(block)
+            self._content = content
             self.timing_ms["clean"] = (time.perf_counter() - t0) * 1000
         return self._content
 

@@ -197,3 +197,14 @@ def test_outputs_without_source_are_a_clear_error() -> None:
     assert isinstance(payload, dict) and payload["markdown"] is None and payload["text"] == "x"
     with pytest.raises(ValueError, match="unknown output format"):
         out.get("pdf")
+
+
+def test_nodes_missing_from_the_source_fall_back_to_their_text() -> None:
+    # A node inside a same-origin iframe is in the snapshot but not in the source (iframes are not inlined).
+    page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [
+        E("iframe", (0, 0, 800, 400), [E("html", (0, 0, 800, 400), [E("body", (0, 0, 800, 400), [
+            E("p", (0, 0, 800, 20), [T("Framed *text* one.")]), E("p", (0, 20, 800, 20), [T("Line two.")])])])]),
+    ])])
+    built = build(page, source='<html data-cx="0"><body data-cx="1"><iframe data-cx="2"></iframe></body></html>')
+    out = Outputs(built.snapshot, Result("test", [4]))
+    assert out.markdown().endswith("\n\nFramed \\*text\\* one.\n\nLine two.\n")
