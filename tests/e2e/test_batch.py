@@ -193,3 +193,25 @@ def read_rows_file(path: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     return pq.read_table(path).to_pylist()
+
+
+def test_a_hanging_page_is_killed_retried_on_a_fresh_browser_then_failed_with_its_reason(
+        cluster: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+    from centrum.batch.crawl import HOST, response_record
+
+    warc = tmp_path / "hang.warc.gz"
+    hang = b"<!DOCTYPE html><html><body><p>Before the loop.</p><script>for (;;) {}</script></body></html>"
+    fine = b"<!DOCTYPE html><html><body><article><h1>Fine</h1><p>" + b"A calm page of prose. " * 40 + b"</p></article>"
+    warc.write_bytes(response_record(f"{HOST}/hang.html", "text/html; charset=utf-8", hang)
+                     + response_record(f"{HOST}/fine.html", "text/html; charset=utf-8", fine))
+    address, env = cluster
+    out = tmp_path / "out"
+    summary = batch(str(warc), "--out", str(out), "--address", address, "--timeout", "2", "--page-timeout", "8",
+                    env=env)
+    rows = {r["url"]: r for r in rows_of(out)}
+    assert summary["records"] == 2 and set(rows) == {f"{HOST}/hang.html", f"{HOST}/fine.html"}
+    bad = rows[f"{HOST}/hang.html"]
+    assert bad["status"] == "failed" and bad["error_code"] == "E_TIMEOUT", bad
+    assert bad["attempts"] == 2 and "attempt 2" in bad["error_message"] and "--page-timeout" in bad["error_message"]
+    # The worker went on with a fresh browser: the other page is extracted.
+    assert rows[f"{HOST}/fine.html"]["status"] == "ok" and "calm page" in rows[f"{HOST}/fine.html"]["text"]

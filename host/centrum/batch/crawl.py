@@ -48,7 +48,8 @@ def page_html(i: int, charset_meta: bool = True, paragraphs: int = 5) -> str:
             f"<footer>Copyright {i} Archive Test</footer></body></html>")
 
 
-def _record(url: str, content_type: str, body: bytes, status: int = 200) -> bytes:
+def response_record(url: str, content_type: str, body: bytes, status: int = 200) -> bytes:
+    """One gzip member holding a WARC response record of an HTTP response with this body."""
     from fastwarc.warc import WarcRecord, WarcRecordType
 
     rec = WarcRecord()
@@ -76,15 +77,15 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
     Returns the page URLs."""
     urls = []
     with warc.open("wb") as f:
-        f.write(_record(f"{HOST}/static/site.css", "text/css", CSS))
+        f.write(response_record(f"{HOST}/static/site.css", "text/css", CSS))
         for k in range(3):
-            f.write(_record(f"{HOST}/static/img{k}.png", "image/png", _png((40 * k, 90, 200 - 40 * k))))
+            f.write(response_record(f"{HOST}/static/img{k}.png", "image/png", _png((40 * k, 90, 200 - 40 * k))))
         for i in range(pages):
             latin = latin1_every > 0 and i % latin1_every == latin1_every - 1
             html = page_html(i, charset_meta=not latin, paragraphs=paragraphs)
             body = html.encode("windows-1252" if latin else "utf-8")
             ctype = "text/html; charset=windows-1252" if latin else "text/html"
-            f.write(_record(page_url(i), ctype, body))
+            f.write(response_record(page_url(i), ctype, body))
             urls.append(page_url(i))
             if folder is not None:
                 (folder / "p").mkdir(parents=True, exist_ok=True)
