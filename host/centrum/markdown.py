@@ -179,17 +179,24 @@ class _Converter:
 
     def list_block(self, el: HtmlElement) -> list[str]:
         ordered = el.tag == "ol"
-        number = int(el.get("start", "1")) if ordered else 0
+        # GFM list numbers are 0-999999999.
+        number = min(max(int(el.get("start", "1")), 0), 999_999_999) if ordered else 0
         items: list[list[str]] = []
+        # Text written directly in the list (outside any <li>) is shown by browsers: it becomes an item too.
+        loose = _finish(escape(el.text)) if el.text and el.text.strip() else []
+        if loose:
+            items.append(loose)
         for child in el:
             if child.get(FN_BODY) is not None:
-                continue
-            if child.tag in ("ul", "ol") and items:
+                pass
+            elif child.tag in ("ul", "ol") and items:
                 items[-1].extend(self.list_block(child))  # a list written directly in a list belongs to the item
-                continue
-            body = self.blocks(child) if child.tag in BLOCK_TAGS else _finish(self.inline(child))
-            if body:
-                items.append(body)
+            else:
+                body = self.blocks(child) if child.tag in BLOCK_TAGS else _finish(self.inline(child))
+                if body:
+                    items.append(body)
+            if child.tail and child.tail.strip():
+                items.append(_finish(escape(child.tail)))
         if not items:
             return []
         lines: list[str] = []

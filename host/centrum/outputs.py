@@ -415,7 +415,9 @@ class _Cleaner:
             return None
         out_tag = self.out_tag(root) or "div"
         attrs = self.attributes(root, out_tag) if out_tag == root.tag else {}
-        out = html.Element(out_tag, attrs or {})
+        if attrs is None:
+            return None  # an image without a safe address
+        out = html.Element(out_tag, attrs)
         self._mark(root, out)
         self.walk(root, out)
         return out

@@ -208,3 +208,8 @@ def test_nodes_missing_from_the_source_fall_back_to_their_text() -> None:
     built = build(page, source='<html data-cx="0"><body data-cx="1"><iframe data-cx="2"></iframe></body></html>')
     out = Outputs(built.snapshot, Result("test", [4]))
     assert out.markdown().endswith("\n\nFramed \\*text\\* one.\n\nLine two.\n")
+
+
+def test_list_edge_cases() -> None:
+    # Text outside any <li> is shown by browsers; GFM list numbers cannot be negative.
+    assert md('<ul>loose<li>x</li>tail</ul><ol start="-5"><li>a</li></ol>') == "- loose\n- x\n- tail\n\n0. a"
