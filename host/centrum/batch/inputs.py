@@ -63,8 +63,12 @@ def index_warc(path: Path) -> tuple[WarcIndex, list[Task]]:
     index: WarcIndex = {}
     tasks: list[Task] = []
     seen: set[str] = set()
+    records = 0
     try:
-        for record in ArchiveIterator(str(path), record_types=WarcRecordType.response, parse_http=True):
+        for record in ArchiveIterator(str(path), parse_http=True):
+            records += 1
+            if record.record_type != WarcRecordType.response:
+                continue
             url = (record.headers.get("WARC-Target-URI") or "").strip("<> ")
             if not url or record.http_headers is None:
                 continue
@@ -78,6 +82,9 @@ def index_warc(path: Path) -> tuple[WarcIndex, list[Task]]:
                 tasks.append(Task(rid, url, "warc", str(path), int(record.stream_pos)))
     except OSError as e:
         raise InputError(f"{path}: not a readable WARC file: {e}") from None
+    if records == 0 and path.stat().st_size > 0:
+        # fastwarc stops quietly at bytes it cannot parse: a truncated or foreign file must not pass as empty.
+        raise InputError(f"{path}: not a readable WARC file: no WARC record found")
     return index, tasks
 
 
