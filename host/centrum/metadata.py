@@ -39,6 +39,11 @@ SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "cor
 # Separators between a story title and the site name, as pages write them.
 TITLE_SEPARATORS = (" | ", " - ", " — ", " – ", " :: ", " · ", " » ", " / ", "_")
 EXCERPT_CHARS = 500
+# Silent reading rates for the reading-time estimate: words of spaced scripts (Brysbaert 2019, non-fiction: 238 wpm)
+# and characters of scripts written without spaces (Chinese/Japanese readers: several hundred characters a minute;
+# 500 is the rate Japanese reading-time tools use). Script-fair: a Chinese page is not "one word" long.
+WORDS_PER_MINUTE = 238
+UNSPACED_CHARS_PER_MINUTE = 500
 BYLINE_MAX_CHARS = 120
 _AUTHOR_CLASS = re.compile(r"(^|[\s_-])(author|byline|writer)", re.I)
 _DATE_PARTS = re.compile(r"(\d{4})\D{1,3}?(\d{1,2})\D{1,3}?(\d{1,2})(?!\d)")
@@ -55,6 +60,7 @@ class Metadata:
     excerpt: str | None = None
     url: str | None = None  # canonical URL when declared, else the page's URL
     direction: str | None = None  # "rtl" or "ltr": the body's computed direction (or the <html dir> markup)
+    reading_minutes: int | None = None  # estimated reading time of the main content (see reading_minutes)
 
     def to_json(self) -> dict[str, str | None]:
         return asdict(self)
@@ -339,7 +345,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
     return Metadata(title=title, byline=byline, published=published, site_name=site, language=language,
                     image=image, excerpt=excerpt, url=url or None,
-                    direction=direction if direction in ("ltr", "rtl") else None)
+                    direction=direction if direction in ("ltr", "rtl") else None, reading_minutes=reading_minutes(text))
 
 
 def _title_tag(root: HtmlElement) -> str | None:
@@ -426,6 +432,18 @@ def _time_element(page: SourcePage, nodes: list[int]) -> str | None:
     return iso_date(el.get("datetime")) if el is not None else None
 
 
+def reading_minutes(text: str | None) -> int | None:
+    """Estimated reading time in whole minutes (at least 1) of ``text``; None when it has no words."""
+    from .textmetrics import is_unspaced, tokens
+
+    toks = tokens(text or "")
+    if not toks:
+        return None
+    unspaced = sum(1 for t in toks if len(t) == 1 and is_unspaced(t))
+    minutes = (len(toks) - unspaced) / WORDS_PER_MINUTE + unspaced / UNSPACED_CHARS_PER_MINUTE
+    return max(1, round(minutes))
+
+
 def _shorten(text: str) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS].rstrip() + "…"
 
@@ -457,4 +475,5 @@ def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     title = _clean(snapshot.page.title)
     return Metadata(title=strip_site_name(title, [], host) if title else None,
                     language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None,
-                    direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None)
+                    direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None,
+                    reading_minutes=reading_minutes(text))

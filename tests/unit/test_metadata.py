@@ -159,6 +159,16 @@ def test_hidden_byline_is_not_used_and_metadata_reaches_the_outputs() -> None:
     assert "\n# Otsikko\n" in md  # the answer (a paragraph) has no title of its own
     payload = out.get("json")
     assert isinstance(payload, dict) and payload["metadata"]["byline"] == "Näkyvä Nimi"
+    assert payload["metadata"]["reading_minutes"] == 1 and payload["metadata"]["direction"] == "ltr"
     assert payload["nodes"] == [8] and "clean" in payload["timing_ms"]
     html = out.html()
     assert '<meta name="author" content="Näkyvä Nimi">' in html and '<html lang="fi" dir="ltr">' in html
+
+
+def test_reading_time_is_script_fair() -> None:
+    from centrum.metadata import reading_minutes
+
+    assert reading_minutes("word " * 2380) == 10  # 238 words a minute
+    assert reading_minutes("港" * 5000) == 10  # 500 characters a minute, not "one word"
+    assert reading_minutes("short") == 1 and reading_minutes("  ") is None
+    assert reading_minutes("word " * 1190 + "字" * 2500) == 10
