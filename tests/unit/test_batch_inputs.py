@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
 from centrum.batch.crawl import HOST, page_url, response_record, write_crawl  # noqa: E402
-from centrum.batch.inputs import InputError, archived, html_charset, index_warc, iter_inputs  # noqa: E402
+from centrum.batch.inputs import InputError, archived, follow, html_charset, index_warc, iter_inputs  # noqa: E402
 from centrum.batch.shards import ShardWriter, done_ids, read_rows, shard_files  # noqa: E402
 from centrum.cli import main  # noqa: E402
 
@@ -87,3 +87,17 @@ def test_command_refuses_bad_usage_before_any_cluster(tmp_path: Path, capsys: py
     w.flush()
     assert main(["batch", str(warc), "--out", str(tmp_path / "used")]) == 2
     assert "pass --resume" in capsys.readouterr().err
+
+
+def test_archived_redirects_are_followed_inside_the_archive_only(tmp_path: Path) -> None:
+    warc = tmp_path / "r.warc.gz"
+    warc.write_bytes(response_record(f"{HOST}/old", "text/html", b"", 301, location="/new.html")
+                     + response_record(f"{HOST}/gone", "text/html", b"", 302, location="http://elsewhere.test/")
+                     + response_record(f"{HOST}/loop", "text/html", b"", 302, location="/loop")
+                     + response_record(f"{HOST}/new.html", "text/html", b"<p>new</p>"))
+    index, _ = index_warc(warc)
+    new = follow(str(warc), index, f"{HOST}/old")
+    assert new is not None and archived(str(warc), new).body == b"<p>new</p>"
+    assert follow(str(warc), index, f"{HOST}/gone") is None  # the target is not archived: refused
+    assert follow(str(warc), index, f"{HOST}/loop") is None
+    assert follow(str(warc), index, f"{HOST}/missing") is None

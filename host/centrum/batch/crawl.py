@@ -48,7 +48,7 @@ def page_html(i: int, charset_meta: bool = True, paragraphs: int = 5) -> str:
             f"<footer>Copyright {i} Archive Test</footer></body></html>")
 
 
-def response_record(url: str, content_type: str, body: bytes, status: int = 200) -> bytes:
+def response_record(url: str, content_type: str, body: bytes, status: int = 200, location: str | None = None) -> bytes:
     """One gzip member holding a WARC response record of an HTTP response with this body."""
     from fastwarc.warc import WarcRecord, WarcRecordType
 
@@ -57,7 +57,8 @@ def response_record(url: str, content_type: str, body: bytes, status: int = 200)
     rec.headers["WARC-Target-URI"] = url
     rec.headers["Content-Type"] = "application/http; msgtype=response"
     reason = "OK" if status == 200 else "Status"
-    http = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+    where = f"Location: {location}\r\n" if location else ""
+    http = (f"HTTP/1.1 {status} {reason}\r\n{where}Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
             .encode("ascii") + body)
     rec.set_bytes_content(http)
     buf = io.BytesIO()

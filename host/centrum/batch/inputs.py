@@ -121,6 +121,24 @@ def _declares(body: bytes) -> bool:
     return _META_CHARSET.search(body[:8192]) is not None
 
 
+def follow(path: str, index: WarcIndex, url: str, hops: int = 5) -> IndexEntry | None:
+    """The archived response for ``url``, redirects followed inside the archive (Chromium's request to a redirect
+    target is not intercepted, so an archived 3xx is resolved here and its target served under the first URL);
+    None when the archive lacks the URL or a redirect's target."""
+    from urllib.parse import urljoin
+
+    entry = index.get(url)
+    for _ in range(hops):
+        if entry is None or entry.status not in (301, 302, 303, 307, 308):
+            return entry
+        _status, headers, _body, _charset = read_response(path, entry.offset)
+        location = headers.get("location")
+        if not location:
+            return None
+        entry = index.get(urljoin(url, location).split("#", 1)[0])
+    return None if entry is None or entry.status in (301, 302, 303, 307, 308) else entry
+
+
 def archived(path: str, entry: IndexEntry, page: bool = False) -> Archived:
     """The archived response to serve for ``entry``; an HTML page gets its charset spelled out in Content-Type."""
     status, headers, body, http_charset = read_response(path, entry.offset)

@@ -17,7 +17,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .inputs import IndexEntry, Task, WarcIndex, archived, html_charset, read_response
+from .inputs import IndexEntry, Task, WarcIndex, archived, follow, html_charset, read_response
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
 E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)
@@ -219,10 +219,10 @@ class BatchWorker:
         index = self._indexes.get(task.path) or {}
 
         def lookup(url: str) -> Any:
-            entry: IndexEntry | None = index.get(url)
-            if entry is None:
-                return None
             try:
+                entry: IndexEntry | None = follow(task.path, index, url)
+                if entry is None:
+                    return None
                 return archived(task.path, entry, page=url == task.url.split("#", 1)[0])
             except (OSError, ValueError):
                 return None
