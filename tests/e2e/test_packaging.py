@@ -96,7 +96,10 @@ def test_wheel_carries_the_extension_files_byte_for_byte(wheel_venv: tuple[Path,
         assert z.read("centrum/assets/allowlist.json") == (EXTENSION / "src" / "allowlist.json").read_bytes()
         for template in ("chromium.json", "firefox.json"):
             assert f"centrum/assets/host-manifests/{template}" in names
-        assert any(n.startswith("centrum/weights/") and n.endswith(".json") for n in names)
+        from centrum.algorithms.ensemble import BLOCK_WEIGHTS_NAME, WEIGHTS_NAME
+
+        for model in (WEIGHTS_NAME, BLOCK_WEIGHTS_NAME):  # the default models, in LightGBM's own format
+            assert f"centrum/weights/{model}.lgb.txt" in names
         assert not any(n.startswith(("tests/", "extension/")) for n in names)
 
 

@@ -337,12 +337,18 @@ def test_training_is_deterministic_and_round_trips(tmp_path):
         M.Stumps.load(tmp_path / "a.json", ["a", "b", "x"])
 
 
-def test_shipped_weights_match_the_feature_code():
+def test_shipped_models_match_the_feature_code():
+    """The default models are LightGBM files trained on this version's features; the former stumps pair still
+    loads by name."""
     m = Ens.load_model()
-    assert m.feature_names == F.feature_names() and len(m.feature) > 0
-    assert json.loads(json.dumps(m.to_json()))["format"] == M.FORMAT
+    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names() and len(m.used_features()) > 10
+    assert m.meta["objective"] == "lambdarank"
     blocks = Ens.load_block_model()
-    assert blocks.feature_names == B.feature_names() and len(blocks.feature) > 0
+    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names()
+    assert blocks.meta["objective"] == "cross_entropy"
+    old = Ens.load_model("ensemble-v4")
+    assert isinstance(old, M.Stumps) and json.loads(json.dumps(old.to_json()))["format"] == M.FORMAT
+    assert isinstance(Ens.load_block_model("ensemble-v4-blocks"), M.Stumps)
 
 
 def _records():
@@ -414,9 +420,12 @@ def test_run_on_a_built_page_reports_candidates_with_contributions():
     b = page()
     r = Ens.run(b.snapshot)
     assert r.algorithm == "ensemble" and r.nodes and r.text
-    assert r.candidates and all(c.features for c in r.candidates)
+    # By default the answer carries its contributions ("why this one"); `explain` asks for the runners-up's too.
+    assert len(r.candidates) > 1 and r.candidates[0].features and not any(c.features for c in r.candidates[1:])
     top = r.candidates[0]
     assert top.score == pytest.approx(Ens.load_model().base + sum(top.features.values()))
+    every = Ens.run(b.snapshot, Ens.Config(explain=1_000))
+    assert all(c.features for c in every.candidates) and every.nodes == r.nodes
     assert r.timing_ms["ensemble"] > 0 and "base_gce" in r.timing_ms
     # The debugger's labels name every proposer whose answer a candidate is, Arc90 included (the article here).
     art = next(c for c in r.candidates if c.nodes == [b.ids["article"]])

@@ -17,18 +17,19 @@
    under each; and (v4) Arc90 Readability's content score (paragraphs give 1 + commas + length to their parent,
    half to the grandparent; tag prior, class weight, link density): the candidate's best score relative to the
    page's top-scoring element, and text precision/recall against that element.
-4. **scorer** (:mod:`._ensemble_model`): gradient-boosted stumps ranking the page's candidates (listwise softmax
-   loss on their token F1, every training data set weighing the same); the weights ship as
-   ``centrum/weights/ensemble-v4.json`` and are reproduced by ``centrum train``. Weights are chosen by *name*
-   (``weights=ensemble-v4``): a file shipped in ``centrum/weights/`` or one that ``centrum models install`` put in
-   ``$CENTRUM_HOME/models/``; parameters come from requests, so they never name a path. The best-scoring candidate wins;
-   every candidate in the Result carries its per-feature contributions (``features``) for the debugger.
+4. **scorer** (:mod:`._ensemble_model`): LightGBM trees ranking the page's candidates (lambdarank on their token
+   F1, every training data set weighing the same), shipped in LightGBM's own text format as
+   ``centrum/weights/ensemble-v5.lgb.txt`` and reproduced by ``centrum train``. Models are chosen by *name*
+   (``weights=ensemble-v5``; ``ensemble-v4`` is the former stumps scorer): a file shipped in ``centrum/weights/`` or
+   one that ``centrum models install`` put in ``$CENTRUM_HOME/models/``; parameters come from requests, so they never
+   name a path. The best-scoring candidate wins; the reported candidates carry their per-feature contributions
+   (``features``, LightGBM's TreeSHAP values) for the debugger.
 5. **block filter** (:mod:`._ensemble_blocks`): the chosen subtree's text is cut into blocks (the lines
-   ``text_of`` would break), each scored by a second stumps model (``ensemble-v4-blocks.json``, same command)
-   that predicts the share of the block in the gold text; blocks below ``block_threshold`` are dropped (never all
-   of them). The rule-based trim of earlier versions (navigation/aside/footer, strong negative class/id cues, link
-   groups; never media) is one of its features and remains as ``filter="rules"``. Elements holding no dropped text
-   (images and tables included) stay in the answer. Output text is rendered text only.
+   ``text_of`` would break), each scored by a second model (``ensemble-v5-blocks.lgb.txt``, same command, LightGBM
+   cross-entropy) that predicts the share of the block in the gold text; blocks below ``block_threshold`` are
+   dropped (never all of them). The rule-based trim of earlier versions (navigation/aside/footer, strong negative
+   class/id cues, link groups; never media) is one of its features and remains as ``filter="rules"``. Elements
+   holding no dropped text (images and tables included) stay in the answer. Output text is rendered text only.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
 
-WEIGHTS_NAME = "ensemble-v4"
-BLOCK_WEIGHTS_NAME = "ensemble-v4-blocks"
+WEIGHTS_NAME = "ensemble-v5"
+BLOCK_WEIGHTS_NAME = "ensemble-v5-blocks"
 # A model name: no path separator, no "..", no leading dot, so that a name can only ever mean one file in the
 # package's weights folder or in $CENTRUM_HOME/models/.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
@@ -144,8 +145,11 @@ class Config:
     link_group_links: int = ranged(3, 0, 10_000_000)
     # Never trim away more than this share of the chosen text (a wrong cue must not empty the answer).
     max_trim_share: float = ranged(0.5, 0.0, 1.0)
-    # Candidates reported in Result.candidates (with feature contributions).
+    # Candidates reported in Result.candidates.
     report_candidates: int = ranged(20, 0, 1_000)
+    # The best this many of them carry their per-feature contributions (exact TreeSHAP costs more per candidate than
+    # scoring all of them): by default the answer's, "why this one"; raise it to see the runners-up's.
+    explain: int = ranged(1, 0, 1_000)
 
 
 @functools.cache
@@ -342,10 +346,8 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     best = pm.candidates[int(order[0])]
     out = output(snap, best, pm, cfg, block_model)
     nodes, text = out.nodes, out.text
-    # Contributions (what the debugger shows) only for the reported candidates: exact TreeSHAP costs more per row
-    # than a prediction.
     top = order[: cfg.report_candidates]
-    contrib = model.contributions(pm.X[top])
+    contrib = model.contributions(pm.X[top[: cfg.explain]])
     used = model.used_features()
     names = model.feature_names
     cands = []
@@ -354,7 +356,8 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
         who = [a for a in F.PROPOSERS if pm.proposals.answers[a] == c]
         label = (f"<{snap.tags[c[0]]}>" if len(c) == 1 else f"{len(c)} siblings") + (
             f" answer of {', '.join(who)}" if who else "")
-        cands.append(Candidate(list(c), float(score[j]), label, {names[f]: float(contrib[row, f]) for f in used}))
+        features = {names[f]: float(contrib[row, f]) for f in used} if row < contrib.shape[0] else {}
+        cands.append(Candidate(list(c), float(score[j]), label, features))
     t1 = time.perf_counter()
     timing = {"ensemble": (t1 - t0) * 1000, "features": (t_feat - t0) * 1000}
     if base_ms:
