@@ -28,7 +28,8 @@ EXTENSION_ID = "ngekkliglbijomphmjkfefphbjfcfjkn"
 # Firefox: browser_specific_settings.gecko.id in extension/manifest.json.
 GECKO_ID = "centrum@centrum.org"
 
-# Package data, so that an installed wheel can register the host without a source checkout.
+# Package data (links to the repository's manifest-templates/, copied into the wheel), so that an installed wheel can
+# register the host without a source checkout.
 TEMPLATES = Path(__file__).resolve().parent / "assets" / "host-manifests"
 
 CHROMIUM_FAMILY = ("chrome", "chromium", "edge", "brave")

@@ -56,9 +56,10 @@ def test_one_version_for_package_manifest_and_cli() -> None:
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """(venv, wheel): the package built as a wheel and installed into a new venv, away from the checkout."""
     base = tmp_path_factory.mktemp("wheel")
-    # Built from a copy of the two folders it needs, so that no build/ left in the checkout can leak stale files in.
+    # Built from a copy of the folders it needs (the package's assets link into extension/ and manifest-templates/),
+    # so that no build/ left in the checkout can leak stale files in.
     src = base / "src"
-    for folder in ("host", "extension"):
+    for folder in ("host", "extension", "manifest-templates"):
         shutil.copytree(REPO / folder, src / folder, symlinks=True,
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
@@ -94,8 +95,9 @@ def test_wheel_carries_the_extension_files_byte_for_byte(wheel_venv: tuple[Path,
         assert z.read("centrum/assets/collect.js") == (EXTENSION / "src" / "collect.js").read_bytes()
         # The reader's allow-list, read by the host's cleaner (issue #24): one data file for both.
         assert z.read("centrum/assets/allowlist.json") == (EXTENSION / "src" / "allowlist.json").read_bytes()
-        for template in ("chromium.json", "firefox.json"):
-            assert f"centrum/assets/host-manifests/{template}" in names
+        for template in ("chromium.json", "firefox.json"):  # copies of the repository's manifest-templates/
+            assert z.read(f"centrum/assets/host-manifests/{template}") == (REPO / "manifest-templates" / template
+                                                                           ).read_bytes()
         from centrum.algorithms.ensemble import BLOCK_WEIGHTS_NAME, WEIGHTS_NAME
 
         for model in (WEIGHTS_NAME, BLOCK_WEIGHTS_NAME):  # the default models, in LightGBM's own format
