@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from centrum import labels as L
-from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
+from centrum.framing import encode_message, read_response
 from centrum.render import Renderer
 from centrum.snapshot import parse_snapshot
 
@@ -34,15 +34,7 @@ def host_ask(home: Path, requests: list[dict[str, Any]]) -> list[dict[str, Any]]
             for req in requests:
                 proc.stdin.write(encode_message(req))
                 proc.stdin.flush()
-                parts: list[str] = []
-                while True:
-                    frame = read_frame(proc.stdout, MAX_MESSAGE_BYTES)
-                    assert frame is not None, "host closed its stdout"
-                    chunk = json.loads(frame)
-                    parts.append(chunk["data"])
-                    if len(parts) == chunk["chunks"]:
-                        answers.append(json.loads("".join(parts)))
-                        break
+                answers.append(read_response(proc.stdout)[0])
         finally:
             proc.stdin.close()
             proc.wait(timeout=30)
