@@ -527,3 +527,75 @@ def test_lightgbm_block_filter_predicts_a_gold_share():
     m = T.fit_lgb_blocks(X, y, np.ones(400), T.FitOptions(lgb_rounds=60, block_min_leaf=10))
     p = m.predict(X)
     assert ((p >= 0) & (p <= 1)).all() and ((p >= 0.5) == (y == 1)).mean() > 0.95
+
+
+def thread():
+    """A forum thread: three posts with the same (tag, class) structure, a sidebar and a footer."""
+    posts = [E("div", (300, 200 + 400 * k, 900, 380), [
+        E("div", (300, 200 + 400 * k, 900, 30), [Tx(f"user{k}")], cls="author"),
+        E("div", (300, 240 + 400 * k, 900, 300), [E("p", (300, 240 + 400 * k, 900, 300), [Tx(LOREM * (k + 2))])],
+          cls="post-body", name=f"body{k}"),
+    ], cls="post", name=f"post{k}") for k in range(3)]
+    return build(E("html", (0, 0, 1600, 2000), [
+        E("body", (0, 0, 1600, 2000), [
+            E("div", (300, 200, 900, 1200), posts, cls="thread", name="thread"),
+            E("aside", (1250, 200, 300, 600), [E("p", (1250, 200, 300, 100), [Tx("Most read today " * 3)])],
+              name="aside"),
+            E("footer", (0, 1900, 1600, 100), [E("p", (0, 1900, 1600, 100), [Tx("Copyright the forum")])],
+              name="footer"),
+        ], name="body"),
+    ]), viewport=(1600, 1000))
+
+
+def test_path_signature_matches_repeated_structure_only():
+    b = thread()
+    s = b.snapshot
+    sig = B.path_signature(s, F.page_arrays(s))
+    ids = b.ids
+    assert sig[ids["body0"]] == sig[ids["body1"]] == sig[ids["body2"]]  # same (tag, class) path, ids ignored
+    assert sig[ids["post0"]] == sig[ids["post2"]] and sig[ids["post0"]] != sig[ids["body0"]]
+    assert len({sig[ids["aside"]], sig[ids["footer"]], sig[ids["thread"]], sig[ids["body0"]]}) == 4
+
+
+def test_page_scope_blocks_cover_the_page_relative_to_the_chosen_post():
+    b = thread()
+    s = b.snapshot
+    ids = b.ids
+    pm = Ens.prepare(s, results_for(b, semantic=["body1"]), Ens.Config())
+    names = B.feature_names()
+    col = {n: i for i, n in enumerate(names)}
+    page = B.page_blocks(s, (ids["body1"],), pm.arrays, pm.proposals, with_texts=True, scope="page")
+    cand = B.page_blocks(s, (ids["body1"],), pm.arrays, pm.proposals, with_texts=True)
+    # Every line of the page: three authors, three post bodies, the sidebar and the footer, in document order.
+    assert len(page.texts) == 8 and page.texts[-1] == "Copyright the forum"
+    assert len(cand.texts) == 1
+    X = page.X
+    body_rows = [i for i, c in enumerate(page.container) if s.tags[c] == "p" and "committee" in page.texts[i]]
+    assert len(body_rows) == 3
+    # The chosen post's body: inside, at distance 0; the other posts' bodies share its path, the sidebar does not.
+    assert X[body_rows[1], col["in_chosen"]] == 1.0 and X[body_rows[1], col["dist_chosen"]] == 0.0
+    assert X[body_rows[0], col["in_chosen"]] == 0.0 and X[body_rows[0], col["dist_chosen"]] < 0
+    assert X[body_rows[2], col["dist_chosen"]] > 0
+    assert all(X[i, col["same_path"]] == 1 for i in body_rows) and X[-2, col["same_path"]] == 0
+    assert X[body_rows[0], col["log_path_blocks"]] == pytest.approx(np.log1p(3))
+    # Sizes and positions stay relative to the candidate: its own row equals the candidate-scope row.
+    shared = [n for n in names if n not in ("dist_chosen", "prev_link_density", "next_link_density",
+                                            "prev_log_chars", "next_log_chars", "log_path_blocks")]
+    for n in shared:
+        assert X[body_rows[1], col[n]] == pytest.approx(cand.X[0, col[n]]), n
+
+
+def test_page_scope_filter_adds_the_other_posts_and_drops_the_sidebar():
+    b = thread()
+    s = b.snapshot
+    ids = b.ids
+    pm = Ens.prepare(s, results_for(b, semantic=["body1"]), Ens.Config())
+    names = B.feature_names()
+    # A filter that keeps the blocks sharing the chosen block's path (score 1) and drops the others (score 0).
+    model = M.Stumps(names, 0.0, [names.index("same_path")], [0.5], [0.0], [1.0])
+    out = Ens.output(s, (ids["body1"],), pm, Ens.Config(scope="page"), block_model=model)
+    assert out.text.count("committee") == 2 + 3 + 4 and "Most read" not in out.text and "user0" not in out.text
+    assert sorted(out.nodes) == sorted([ids["body0"], ids["body1"], ids["body2"]])
+    # The same filter in candidate scope can only keep what the chosen post holds.
+    out2 = Ens.output(s, (ids["body1"],), pm, Ens.Config(scope="candidate"), block_model=model)
+    assert out2.text.count("committee") == 3 and out2.nodes == [ids["body1"]]

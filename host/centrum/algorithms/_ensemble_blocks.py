@@ -13,7 +13,7 @@ All per-block quantities are ``np.add.reduceat`` sums over the text nodes in doc
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +38,8 @@ def feature_names() -> list[str]:
              "rel_width", "rel_height", "n_text_nodes", "heading", "pos_cue", "neg_cue", "strong_cue",
              "ends_sentence", "sentence_marks_per_word", "digit_share", "rule_trimmed", "prev_link_density",
              "next_link_density", "prev_log_chars", "next_log_chars", "cand_log_chars", "cand_log_blocks",
-             "dist_to_largest", "words_rel_max"]
+             "dist_to_largest", "words_rel_max", "in_chosen", "same_path", "log_path_blocks", "dist_chosen",
+             "gap_chosen"]
     names += [f"tag_{t}" for t in _TAGS] + ["tag_other"]
     names += [f"in_{a}" for a in F.BASE_ALGORITHMS] + ["in_mean"]
     return names
@@ -60,15 +61,49 @@ def _text_nodes(snap: Snapshot, inside: np.ndarray, rendered: np.ndarray) -> np.
     return np.nonzero(inside[snap.text_owner] & rendered & ~snap.text_blank)[0]
 
 
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def path_signature(snap: Snapshot, arrays: F.PageArrays) -> np.ndarray:
+    """Per element, a 64-bit hash of its (tag, class) path from the root, ids ignored: the paragraphs of every post of
+    a thread, or of every item of a listing, share one signature. A sum over ancestors of a per-(tag, class, depth)
+    mix, so one difference array over pre-order computes it in O(n) (uint64 arithmetic wraps)."""
+    with np.errstate(over="ignore"):
+        v = (snap.tag_code.astype(np.uint64) * np.uint64(1_000_003) + arrays.class_code.astype(np.uint64)
+             + snap.depth.astype(np.uint64) * _MIX[0])
+        v = (v ^ (v >> np.uint64(30))) * _MIX[1]
+        v = (v ^ (v >> np.uint64(27))) * _MIX[2]
+        v ^= v >> np.uint64(31)
+        mark = np.zeros(snap.n + 1, dtype=np.uint64)
+        np.add.at(mark, np.arange(snap.n), v)
+        np.subtract.at(mark, snap.subtree_end, v)
+        return np.cumsum(mark, dtype=np.uint64)[: snap.n]
+
+
+def _ancestors_or_self(snap: Snapshot, nodes: np.ndarray) -> np.ndarray:
+    out = np.zeros(snap.n, dtype=bool)
+    for i in nodes.tolist():
+        while i >= 0 and not out[i]:
+            out[i] = True
+            i = int(snap.parent[i])
+    return out
+
+
 def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop: F.Proposals,
-                rule_drop: np.ndarray | None = None, with_texts: bool = False) -> PageBlocks:
-    """Blocks of the candidate ``nodes`` and their feature matrix (``rule_drop``: elements the rule trim removes)."""
+                rule_drop: np.ndarray | None = None, with_texts: bool = False, scope: str = "candidate"
+                ) -> PageBlocks:
+    """Blocks and their feature matrix, relative to the chosen candidate ``nodes`` (``rule_drop``: elements the rule
+    trim removes). ``scope="candidate"``: the blocks inside the candidate; ``"page"``: every block of the page, so
+    that the filter can also add what the candidate missed (the other posts of a thread, the other parts of a
+    product page)."""
     names = feature_names()
-    inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))
-    tn = _text_nodes(snap, inside, arrays.rendered)
-    if tn.size == 0:
+    roots_idx = np.asarray(nodes, dtype=np.int64)
+    chosen = F._inside(snap, roots_idx)
+    region = chosen if scope == "candidate" else np.ones(snap.n, dtype=bool)
+    tn = _text_nodes(snap, region, arrays.rendered)
+    if tn.size == 0 or not chosen[snap.text_owner[tn]].any():
         z = np.zeros(0, dtype=np.int64)
-        return PageBlocks(tn, z, z, z, [], np.zeros((0, len(names))))
+        return PageBlocks(z, z, z, z, [], np.zeros((0, len(names))))
     owner = snap.text_owner[tn]
     cont = snap.block_container[owner]
     new = np.ones(tn.size, dtype=bool)
@@ -84,37 +119,49 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     chars = bsum(arrays.text_chars[tn])
     words = bsum(snap.text_words[tn])
     link = bsum(arrays.text_chars[tn] * arrays.in_link[owner])
+    in_chosen = bsum(arrays.text_chars[tn] * chosen[owner]) / np.maximum(chars, 1.0)
+    ch = in_chosen > 0.5  # blocks of the candidate: every position and size is relative to them
+    if not ch.any():
+        ch = in_chosen >= in_chosen.max()
+    ci = np.nonzero(ch)[0]
     tb = snap.text_box[tn]
     x0 = np.minimum.reduceat(tb[:, 0], starts)
     y0 = np.minimum.reduceat(tb[:, 1], starts)
     x1 = np.maximum.reduceat(tb[:, 0] + tb[:, 2], starts)
     y1 = np.maximum.reduceat(tb[:, 1] + tb[:, 3], starts)
-    cx0, cy0, cx1, cy1 = x0.min(), y0.min(), x1.max(), y1.max()
-    cw, ch = max(cx1 - cx0, 1.0), max(cy1 - cy0, 1.0)
-    total = max(float(chars.sum()), 1.0)
+    cx0, cy0, cx1, cy1 = x0[ch].min(), y0[ch].min(), x1[ch].max(), y1[ch].max()
+    cw, chh = max(cx1 - cx0, 1.0), max(cy1 - cy0, 1.0)
+    total = max(float(chars[ch].sum()), 1.0)
+    nb = int(ch.sum())
+    first, last = int(ci[0]), int(ci[-1])
     texts = snap.texts
     block_texts = [" ".join(texts[t] for t in tn[s:e].tolist()) for s, e in
                    zip(starts.tolist(), [*starts[1:].tolist(), tn.size], strict=True)] if with_texts else []
     lasts = [texts[t].rstrip()[-1:] for t in tn[np.append(starts[1:], tn.size) - 1].tolist()]
     X = np.zeros((b, len(names)), dtype=np.float64)
     col = {n: i for i, n in enumerate(names)}
+    idx = np.arange(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         dens = np.where(chars > 0, link / np.maximum(chars, 1.0), 1.0)
         X[:, col["log_chars"]] = np.log1p(chars)
         X[:, col["log_words"]] = np.log1p(words)
         X[:, col["chars_share"]] = chars / total
         X[:, col["link_density"]] = dens
-        X[:, col["rel_index"]] = np.arange(b) / max(b - 1, 1)
-        X[:, col["rel_top"]] = (y0 - cy0) / ch
+        X[:, col["rel_index"]] = (idx - first) / max(last - first, 1)
+        X[:, col["rel_top"]] = (y0 - cy0) / chh
         X[:, col["rel_left"]] = (x0 - cx0) / cw
         X[:, col["rel_width"]] = (x1 - x0) / cw
-        X[:, col["rel_height"]] = (y1 - y0) / ch
+        X[:, col["rel_height"]] = (y1 - y0) / chh
         X[:, col["n_text_nodes"]] = np.log1p(np.diff(np.append(starts, tn.size)))
         X[:, col["cand_log_chars"]] = np.log1p(total)
-        X[:, col["cand_log_blocks"]] = np.log1p(b)
-        big = int(np.argmax(chars))
-        X[:, col["dist_to_largest"]] = (np.arange(b) - big) / max(b, 1)
-        X[:, col["words_rel_max"]] = words / max(float(words.max()), 1.0)
+        X[:, col["cand_log_blocks"]] = np.log1p(nb)
+        big = int(ci[np.argmax(chars[ch])])
+        X[:, col["dist_to_largest"]] = (np.cumsum(ch) - np.cumsum(ch)[big]) / max(nb, 1)
+        X[:, col["words_rel_max"]] = words / max(float(words[ch].max()), 1.0)
+        X[:, col["in_chosen"]] = in_chosen
+        X[:, col["dist_chosen"]] = np.where(idx < first, idx - first, np.where(idx > last, idx - last, 0)) / max(b, 1)
+        gap = np.maximum(np.maximum(cy0 - y1, y0 - cy1), 0.0)
+        X[:, col["gap_chosen"]] = gap / max(float(snap.page.viewport[1]), 1.0)
     X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=b)
     # Punctuation and digits (Unicode Nd, as the regex \d, astral digits included), counted per text node.
     marks, digits = F.char_counts(snap, tn, [(_SENTENCE_PUNCT, None), (_digits(), str.isdecimal)])
@@ -126,11 +173,17 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     for t in _TAGS:
         X[:, col[f"tag_{t}"]] = heading if t == "h" else (ctag == t)
     X[:, col["tag_other"]] = ~np.isin(ctag, _TAGS) & ~heading
-    # Cues on the container or an ancestor strictly inside the candidate (the candidate's own cues are its scorer's).
-    roots = np.zeros(snap.n, dtype=bool)
-    roots[np.asarray(nodes, dtype=np.int64)] = True
+    # Repeated structure: blocks whose container has the (tag, class) path of a block of the candidate.
+    sig = path_signature(snap, arrays)[container]
+    _, inv, counts = np.unique(sig, return_inverse=True, return_counts=True)
+    in_cand_sig = np.zeros(counts.size, dtype=bool)
+    in_cand_sig[inv[ch]] = True
+    X[:, col["same_path"]] = in_cand_sig[inv]
+    X[:, col["log_path_blocks"]] = np.log1p(counts[inv])
+    # Cues on the container or an ancestor, except the candidate's roots and their ancestors (those are its scorer's).
+    above = _ancestors_or_self(snap, roots_idx)
     for name, flags in (("pos_cue", arrays.pos_cue), ("neg_cue", arrays.neg_cue), ("strong_cue", arrays.strong_cue)):
-        under = F._inside(snap, np.nonzero(flags & inside & ~roots)[0])
+        under = F._inside(snap, np.nonzero(flags & region & ~above)[0])
         X[:, col[name]] = under[container] | under[owner[starts]]
     if rule_drop is not None and rule_drop.any():
         removed = F._inside(snap, np.nonzero(rule_drop)[0])
@@ -140,6 +193,15 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     X[0, col["prev_link_density"]] = X[-1, col["next_link_density"]] = -1.0
     X[1:, col["prev_log_chars"]] = np.log1p(chars[:-1])
     X[:-1, col["next_log_chars"]] = np.log1p(chars[1:])
+    _answer_shares(snap, X, col, prop, arrays, tn, owner, chars, bsum)
+    X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
+    return PageBlocks(tn, block_of, starts, container, block_texts, X)
+
+
+def _answer_shares(snap: Snapshot, X: np.ndarray, col: dict[str, int], prop: F.Proposals, arrays: F.PageArrays,
+                   tn: np.ndarray, owner: np.ndarray, chars: np.ndarray, bsum: Callable[[np.ndarray], np.ndarray]
+                   ) -> None:
+    """How much of each block every base algorithm selected (-1: it answered nothing on the page)."""
     ins = []
     for a in F.BASE_ALGORITHMS:
         ans = prop.answers.get(a, ())
@@ -148,9 +210,7 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
             v = bsum(arrays.text_chars[tn] * sel[owner]) / np.maximum(chars, 1.0)
             ins.append(v)
         else:
-            v = np.full(b, -1.0)  # no answer: distinct from "answered elsewhere" (0)
+            v = np.full(chars.size, -1.0)  # no answer: distinct from "answered elsewhere" (0)
         X[:, col[f"in_{a}"]] = v
     if ins:
         X[:, col["in_mean"]] = np.mean(ins, axis=0)
-    X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
-    return PageBlocks(tn, block_of, starts, container, block_texts, X)

@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import json
 import multiprocessing as mp
+import os
 import pickle
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -170,6 +171,9 @@ class ExtractOptions:
     snapshots: str | None = None
     peers: tuple[str, ...] = PEERS
     use_record_cache: bool = True
+    # Block filter training data: blocks of the best candidate only ("candidate" scope: also of every base answer),
+    # over the candidate ("candidate") or the whole page ("page"), as ensemble.Config.scope.
+    block_scope: str = "page"
 
 
 def _record_path(key: str) -> Path:
@@ -190,18 +194,42 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
     key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(),
                                      entry["raw"].get("page", {}).get("collector"), len(entry["raw"].get("source")
                                                                                          or ""),
-                                     sorted(opts.peers)]).encode()).hexdigest()
+                                     opts.block_scope]).encode()).hexdigest()
     rpath = _record_path(key)
-    if opts.use_record_cache and rpath.exists():
+    rec = _load_pickle(rpath) if opts.use_record_cache else None
+    if rec is None:
         try:
-            with gzip.open(rpath, "rb") as f:
-                return pickle.load(f)  # noqa: S301 - our own cache file
-        except Exception:  # noqa: BLE001 - unreadable record: recompute
-            pass
+            snap = parse_snapshot(entry["raw"])
+        except Exception as e:  # noqa: BLE001
+            return f"snapshot rejected: {e}"
+        rec = _page_record(item, snap, opts.block_scope)
+        if opts.use_record_cache:
+            _store_pickle(rpath, rec)
+    rec.extractors.update(_peer_scores(item, html, entry, opts))
+    return rec
+
+
+def _load_pickle(path: Path) -> Any:
     try:
-        snap = parse_snapshot(entry["raw"])
-    except Exception as e:  # noqa: BLE001
-        return f"snapshot rejected: {e}"
+        with gzip.open(path, "rb") as f:
+            return pickle.load(f)  # noqa: S301 - our own cache file
+    except Exception:  # noqa: BLE001 - missing or unreadable: recompute
+        return None
+
+
+def _store_pickle(path: Path, obj: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with gzip.open(tmp, "wb") as f:
+            pickle.dump(obj, f)
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _page_record(item: PageItem, snap: Any, block_scope: str) -> PageRecord:
+    """Candidates with their labels, block filter rows and the base algorithms' scores of one parsed page."""
     # Candidates are labelled by their rule-trimmed text (the block filter is trained and applied separately; its
     # effect on the chosen candidate is measured by `score_outputs`).
     cfg = E.Config(filter="rules")
@@ -216,22 +244,40 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
                      light_score(item.gold, "")[1])
     if pm.candidates:
         keyset = {c: j for j, c in enumerate(pm.candidates)}
-        block_cands = sorted({int(np.argmax(rec.y)), *(keyset[a] for a in pm.proposals.answers.values()
-                                                          if a in keyset)})
-        for j in block_cands:
+        block_cands = {int(np.argmax(rec.y))}
+        if block_scope == "candidate":
+            block_cands |= {keyset[a] for a in pm.proposals.answers.values() if a in keyset}
+        for j in sorted(block_cands):
             nodes = pm.candidates[j]
             pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, E.trim_mask(snap, nodes, pm.arrays, cfg),
-                               with_texts=True)
+                               with_texts=True, scope=block_scope)
             rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
         r = results[name]
         text = r.text if r.text is not None else (snap.text_of(r.nodes) if r.nodes else "")
         rec.extractors[name] = light_score(item.gold, text)
+    return rec
+
+
+def _peer_scores(item: PageItem, html: bytes, entry: dict[str, Any], opts: ExtractOptions
+                 ) -> dict[str, tuple[float, tuple[float, ...]]]:
+    """The peers' scores on the page, cached apart from the page record: they do not change with Centrum's code, and
+    computing them costs more than the record itself."""
+    gold_id = hashlib.sha256((item.gold.text or json.dumps([item.gold.with_, item.gold.without])).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps(["peers v1", hashlib.sha256(html).hexdigest(), gold_id, item.language,
+                                     bool(entry.get("extra")), sorted(opts.peers)]).encode()).hexdigest()
+    path = peer_mod.cache_root() / "ensemble" / f"peers-{key}.pkl.gz"
+    got = _load_pickle(path) if opts.use_record_cache else None
+    if got is not None:
+        return got
+    out: dict[str, tuple[float, tuple[float, ...]]] = {}
     for name in opts.peers:
         text = None
         try:
             if name == "wholepage":
-                text = peer_mod.wholepage_text(snap)
+                from ..snapshot import parse_snapshot
+
+                text = peer_mod.wholepage_text(parse_snapshot(entry["raw"]))
             elif name == "readability_js":
                 if not entry.get("extra"):
                     continue  # rendered without the Readability.js extra: not scored rather than scored 0
@@ -242,17 +288,10 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
                 continue
         except Exception:  # noqa: BLE001 - a failing peer scores 0 on the page, as in `centrum eval`
             text = None
-        rec.extractors[name] = light_score(item.gold, text)
+        out[name] = light_score(item.gold, text)
     if opts.use_record_cache:
-        try:
-            rpath.parent.mkdir(parents=True, exist_ok=True)
-            tmp = rpath.with_suffix(".tmp")
-            with gzip.open(tmp, "wb") as f:
-                pickle.dump(rec, f)
-            tmp.replace(rpath)
-        except OSError:
-            pass
-    return rec
+        _store_pickle(path, out)
+    return out
 
 
 def _work(args: tuple[PageItem, ExtractOptions]) -> PageRecord | str:

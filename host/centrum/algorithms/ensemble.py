@@ -139,6 +139,10 @@ class Config:
     # Keep a block when its predicted gold share is at least this (LODO mean F1 over the 8 dev sets, v2 scorer:
     # 0.3 -> 0.899, 0.4 -> 0.900, 0.5 -> 0.901, 0.6 -> 0.899; filter="rules" 0.902).
     block_threshold: float = ranged(0.5, 0.0, 1.0)
+    # Where the block filter looks: "candidate" (drop blocks of the chosen subtree) or "page" (every block of the page
+    # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
+    # product page that no single subtree holds without boilerplate).
+    scope: Literal["candidate", "page"] = "candidate"
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
     link_group_density: float = ranged(0.6, 0.0, 1.0)
@@ -269,10 +273,12 @@ class Output:
     blocks: list[dict[str, Any]]  # the block filter's trace (debugger): container, score, kept, text preview
 
 
-def _kept_nodes(snap: Snapshot, inside: np.ndarray, dropped_text: np.ndarray) -> list[int]:
-    """Maximal elements inside the candidate whose subtree holds no dropped text node."""
-    dirty = snap.subtree_sum(snap.text_per_element(dropped_text.astype(np.float64))) > 0
-    clean = inside & ~dirty
+def _kept_nodes(snap: Snapshot, inside: np.ndarray, keep_t: np.ndarray) -> list[int]:
+    """Maximal elements whose subtree holds no text node left out of ``keep_t`` and that are inside the candidate
+    (``inside``) or hold kept text (blocks the page-scope filter added)."""
+    dirty = snap.subtree_sum(snap.text_per_element((~keep_t).astype(np.float64))) > 0
+    has_kept = snap.subtree_sum(snap.text_per_element(keep_t.astype(np.float64))) > 0
+    clean = (inside | has_kept) & ~dirty
     par = snap.parent
     top = clean & ~np.where(par >= 0, clean[np.maximum(par, 0)], False)
     return [int(i) for i in np.nonzero(top)[0]]
@@ -280,16 +286,18 @@ def _kept_nodes(snap: Snapshot, inside: np.ndarray, dropped_text: np.ndarray) ->
 
 def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Model
                  ) -> tuple[np.ndarray, B.PageBlocks, np.ndarray]:
-    """(per text node: dropped, the blocks, their scores) of the learned block filter on candidate ``nodes``."""
+    """(per text node: kept, the blocks, their scores) of the learned block filter on candidate ``nodes``; text nodes
+    that are in no block (blank, not rendered) are kept when inside the candidate."""
     rule = trim_mask(snap, nodes, pm.arrays, cfg)
-    pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, rule)
+    pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, rule, scope=cfg.scope)
     score = model.predict(pb.X) if pb.X.shape[0] else np.zeros(0)
     keep = score >= cfg.block_threshold
-    if not keep.any():  # a filter that would empty the answer is wrong about this page: keep it whole
-        keep[:] = True
-    dropped = np.zeros(snap.m, dtype=bool)
-    dropped[pb.text_nodes[~keep[pb.block_of]]] = True
-    return dropped, pb, score
+    inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))[snap.text_owner]
+    if not keep.any():  # a filter that would empty the answer is wrong about this page: keep the candidate whole
+        return inside, pb, score
+    kept = inside.copy()
+    kept[pb.text_nodes] = keep[pb.block_of]
+    return kept, pb, score
 
 
 def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
@@ -299,26 +307,26 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
     if snap.m == 0:
         return Output(list(nodes), "", 0, [])
     blocks: list[dict[str, Any]] = []
+    in_t = inside[snap.text_owner]
     if cfg.filter == "model":
-        dropped_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights))
-        n_dropped = int((score < cfg.block_threshold).sum()) if dropped_t.any() else 0
+        keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights))
+        n_dropped = int((~keep_t[pb.text_nodes[pb.starts]]).sum()) if pb.starts.size else 0
         for k in range(min(pb.container.size, MAX_DEBUG_BLOCKS)):
             first = int(pb.text_nodes[pb.starts[k]])
             blocks.append({"node": int(pb.container[k]), "score": round(float(score[k]), 4),
-                           "kept": bool(not dropped_t[first]), "text": " ".join(snap.texts[first].split())[:80]})
+                           "kept": bool(keep_t[first]), "text": " ".join(snap.texts[first].split())[:80]})
     elif cfg.filter == "rules":
         drop = trim_mask(snap, nodes, pm.arrays, cfg)
         removed = F._inside(snap, np.nonzero(drop)[0])
-        dropped_t = removed[snap.text_owner]
+        keep_t = in_t & ~removed[snap.text_owner]
         n_dropped = int(drop.sum())
     else:
-        dropped_t = np.zeros(snap.m, dtype=bool)
+        keep_t = in_t
         n_dropped = 0
-    keep_t = inside[snap.text_owner] & ~dropped_t
     text = snap.text_of_mask(keep_t)
-    if not dropped_t.any():
+    if np.array_equal(keep_t, in_t):
         return Output(list(nodes), text, 0, blocks)
-    return Output(_kept_nodes(snap, inside, dropped_t & inside[snap.text_owner]), text, n_dropped, blocks)
+    return Output(_kept_nodes(snap, inside, keep_t), text, n_dropped, blocks)
 
 
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:

@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=None, help="boosting rounds (default: FitOptions)")
     parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--peers", default="all", help="peers scored on the same pages: all, none or a list")
+    parser.add_argument("--block-scope", choices=("page", "candidate"), default="page",
+                        help="the block filter keeps or drops every block of the page (default) or only those of the "
+                             "chosen candidate; use the same --param scope=... with a model trained so")
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
 
 
@@ -101,6 +104,7 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
 
 def run(args: argparse.Namespace) -> int:
     from ..algorithms import _ensemble_train as T
+    from ..algorithms import ensemble as E
     from ..evaluation import peers as peer_mod
     from ..evaluation.datasets import DatasetError, load_dataset
 
@@ -123,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"centrum train: unknown peers {unknown}", file=sys.stderr)
             return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
-                            use_record_cache=not args.no_record_cache)
+                            use_record_cache=not args.no_record_cache, block_scope=args.block_scope)
     items = [it for ds in datasets for it in ds.pages]
     t0 = time.perf_counter()
     records, skipped = [], {}  # type: ignore[var-annotated]
@@ -163,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
                       ) -> dict[str, tuple[float, ...]]:
         requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)])] for r in records}
         t1 = time.perf_counter()
-        got = T.score_outputs(items, requests, opts, args.jobs)  # type: ignore[arg-type]
+        got = T.score_outputs(items, requests, opts, args.jobs,  # type: ignore[arg-type]
+                              E.Config(scope=args.block_scope))
         print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
         return {k: v[0] for k, v in got.items()}
 
