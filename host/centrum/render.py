@@ -168,6 +168,35 @@ def sniff_charset(data: bytes) -> str:
         return "windows-1252"
 
 
+# With the page's scripts off (CSP), the parser still reads <noscript> as text: put its markup in place, as a browser
+# without scripts parses it (scripts in it stay off; its <style> applies, e.g. to hide a "loading" splash).
+_SHOW_NOSCRIPT = """(() => { for (const n of [...document.querySelectorAll('noscript')]) {
+  const d = document.createElement('div'); d.innerHTML = n.textContent; n.replaceWith(d); } })()"""
+_NOSCRIPT = re.compile(rb"<noscript\b[^>]*>(.*?)</noscript\s*>", re.I | re.S)
+_TAG = re.compile(rb"<[^>]*>")
+# Rendered text below this share of the <noscript> text (and <noscript> holding at least NOSCRIPT_MIN_CHARS): the
+# page is an empty shell that its scripts were to fill.
+NOSCRIPT_MIN_CHARS = 500
+NOSCRIPT_SHARE = 0.2
+
+
+def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
+    """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
+    if not page or b"<noscript" not in page.lower():
+        return False
+    hidden = sum(len(_TAG.sub(b"", m.group(1)).strip()) for m in _NOSCRIPT.finditer(page))
+    if hidden < NOSCRIPT_MIN_CHARS:
+        return False
+    from .snapshot import SnapshotError, parse_snapshot
+
+    try:
+        snap = parse_snapshot(raw)
+    except SnapshotError:
+        return False
+    shown = float(snap.text_len[snap.text_area > 0].sum()) if snap.m else 0.0
+    return shown < NOSCRIPT_SHARE * hidden
+
+
 def _read_local(file_url: str) -> bytes | None:
     try:
         return Path(unquote(urlparse(file_url).path)).read_bytes()
@@ -292,10 +321,17 @@ class Renderer:
             again.warnings.insert(0, f"the page tried to navigate {out.redirects} time(s); rendered again with "
                                      "JavaScript disabled")
             return again
+        if local and _shown_only_without_scripts(out.raw, _read_local(url)):
+            # The page's own scripts would draw its content (a forum's posts, a shop's description) but cannot run
+            # offline; what a reader without them gets sits in <noscript>: render what that reader sees.
+            again = self._render_once(url, local, source, extra, javascript=False, noscript=True)
+            again.warnings.insert(0, "the page showed almost no text and holds it in <noscript>; rendered again with "
+                                     "JavaScript disabled")
+            return again
         return out
 
     def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],
-                     javascript: bool, archive: ArchiveLookup | None = None) -> Rendered:
+                     javascript: bool, archive: ArchiveLookup | None = None, noscript: bool = False) -> Rendered:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -403,7 +439,7 @@ class Renderer:
                 pass
             t_loaded = time.perf_counter()
             try:
-                text = self._collect(context, page, source, offline=local)
+                text = self._collect(context, page, source, offline=local, prelude=_SHOW_NOSCRIPT if noscript else "")
             except PlaywrightError:
                 # The page navigated itself (meta refresh, script redirect) and took our world with it: collect
                 # the page it went to, once, after its load (bounded like the first).
@@ -446,11 +482,14 @@ class Renderer:
                         redirects=max(navigations[0] - 1, 0),
                         warnings=warnings, blocked=blocked[0])
 
-    def _collect(self, context: Any, page: Any, source: bool, offline: bool) -> str:
-        """Evaluate collect.js and return the snapshot as JSON text (one string crosses CDP, not a deep object)."""
+    def _collect(self, context: Any, page: Any, source: bool, offline: bool, prelude: str = "") -> str:
+        """Evaluate collect.js and return the snapshot as JSON text (one string crosses CDP, not a deep object);
+        ``prelude`` runs first, in the same world."""
         options = json.dumps({"source": source, "offline": offline})
         call = f"JSON.stringify(globalThis.centrumCollect({options}))"
         if not self.isolated:
+            if prelude:
+                page.evaluate(prelude)
             page.evaluate(self._collector)
             return str(page.evaluate(call))
         cdp = context.new_cdp_session(page)
@@ -459,7 +498,7 @@ class Renderer:
             world = cdp.send("Page.createIsolatedWorld", {
                 "frameId": tree["frameTree"]["frame"]["id"], "worldName": "centrum", "grantUniveralAccess": True})
             ctx = world["executionContextId"]
-            for expression in (self._collector, call):
+            for expression in (*([prelude] if prelude else []), self._collector, call):
                 out = cdp.send("Runtime.evaluate", {"expression": expression, "contextId": ctx,
                                                      "returnByValue": True, "awaitPromise": False})
                 if "exceptionDetails" in out:

@@ -144,6 +144,31 @@ def test_page_that_reloads_itself_early_is_collected_whole(tmp_path):
     assert out.redirects == 0 and any("tried to navigate" in w for w in out.warnings)
 
 
+def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
+    from centrum.render import Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # A forum engine's saved page: its scripts (which cannot load offline) would draw the posts; the posts a reader
+    # without scripts gets sit in <noscript>, with a style that hides the "loading" splash.
+    posts = "".join(f"<div class='post'><p>Post number {k}: {'the thread goes on about certificates. ' * 4}</p></div>"
+                    for k in range(6))
+    shell = ("<html><body><section id='splash'>Loading…</section>"
+             "<script src='https://cdn.example.invalid/app.js'></script>"
+             f"<noscript><style>#splash {{display: none}}</style><div id='posts'>{posts}</div></noscript></body></html>")
+    page = tmp_path / "shell.html"
+    page.write_text(shell)
+    control = tmp_path / "control.html"  # the same page with its posts drawn: no second render
+    control.write_text(shell.replace("<noscript>", "<div>").replace("</noscript>", "</div>"))
+    with Renderer(timeout_s=10) as r:
+        out = r.render(page)
+        plain = r.render(control)
+    snap = parse_snapshot(out.raw)
+    shown = [t for t, a in zip(snap.texts, snap.text_area.tolist(), strict=True) if a > 0]
+    assert sum("Post number" in t for t in shown) == 6 and "Loading…" not in shown
+    assert any("<noscript>" in w for w in out.warnings)
+    assert not any("<noscript>" in w for w in plain.warnings)
+
+
 def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
     # A long eval run must survive Chromium dying (out of memory, killed): the next render relaunches it.
     with Renderer(timeout_s=10) as r:

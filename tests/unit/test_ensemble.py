@@ -239,14 +239,14 @@ def test_block_filter_drops_low_scoring_blocks_keeps_media_and_never_empties():
     names = B.feature_names()
     # A filter that keeps blocks with link density <= 0.5 (score 1) and drops the others (score 0).
     model = M.Stumps(names, 0.0, [names.index("link_density")], [0.5], [1.0], [0.0])
-    out = Ens.output(s, (ids["article"],), pm, Ens.Config(), block_model=model)
+    out = Ens.output(s, (ids["article"],), pm, Ens.Config(scope="candidate"), block_model=model)
     assert "Related story" not in out.text and "Findings" in out.text and "Share this" in out.text
     assert out.dropped == 3
     assert ids["links"] not in out.nodes and ids["fig"] in out.nodes  # the image's figure has no dropped text
     assert [x["kept"] for x in out.blocks] == [True, True, True, True, False, False, False, True]
     # A filter that drops everything is overruled: the candidate stays whole.
     none = M.Stumps(names, 0.0)
-    out2 = Ens.output(s, (ids["article"],), pm, Ens.Config(), block_model=none)
+    out2 = Ens.output(s, (ids["article"],), pm, Ens.Config(scope="candidate"), block_model=none)
     assert out2.nodes == [ids["article"]] and "Related story" in out2.text
 
 
@@ -349,6 +349,19 @@ def test_shipped_models_match_the_feature_code():
     old = Ens.load_model("ensemble-v4")
     assert isinstance(old, M.Stumps) and json.loads(json.dumps(old.to_json()))["format"] == M.FORMAT
     assert isinstance(Ens.load_block_model("ensemble-v4-blocks"), M.Stumps)
+    # Block filters from before the page scope read the leading columns of today's block features.
+    v5 = Ens.load_block_model("ensemble-v5-blocks")
+    assert v5.feature_names == B.legacy_names() == B.feature_names()[: -len(B.PAGE_FEATURES)]
+
+
+def test_a_block_filter_from_before_the_page_scope_still_filters_the_candidate():
+    b = page()
+    s = b.snapshot
+    pm = _model_for(b)
+    names = B.legacy_names()
+    model = M.Stumps(names, 0.0, [names.index("link_density")], [0.5], [1.0], [0.0])
+    out = Ens.output(s, (b.ids["article"],), pm, Ens.Config(scope="candidate"), block_model=model)
+    assert "Related story" not in out.text and "Findings" in out.text
 
 
 def _records():

@@ -38,11 +38,19 @@ def feature_names() -> list[str]:
              "rel_width", "rel_height", "n_text_nodes", "heading", "pos_cue", "neg_cue", "strong_cue",
              "ends_sentence", "sentence_marks_per_word", "digit_share", "rule_trimmed", "prev_link_density",
              "next_link_density", "prev_log_chars", "next_log_chars", "cand_log_chars", "cand_log_blocks",
-             "dist_to_largest", "words_rel_max", "in_chosen", "same_path", "log_path_blocks", "dist_chosen",
-             "gap_chosen"]
+             "dist_to_largest", "words_rel_max"]
     names += [f"tag_{t}" for t in _TAGS] + ["tag_other"]
     names += [f"in_{a}" for a in F.BASE_ALGORITHMS] + ["in_mean"]
-    return names
+    return names + PAGE_FEATURES
+
+
+# Features of the page scope, last so that a model trained before them reads the leading columns (legacy_names).
+PAGE_FEATURES = ["in_chosen", "same_path", "log_path_blocks", "dist_chosen", "gap_chosen"]
+
+
+def legacy_names() -> list[str]:
+    """The features of block filters trained before the page scope: a prefix of :func:`feature_names`."""
+    return feature_names()[: -len(PAGE_FEATURES)]
 
 
 @dataclass

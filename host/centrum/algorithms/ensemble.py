@@ -52,8 +52,8 @@ from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
 
-WEIGHTS_NAME = "ensemble-v5"
-BLOCK_WEIGHTS_NAME = "ensemble-v5-blocks"
+WEIGHTS_NAME = "ensemble-v6"
+BLOCK_WEIGHTS_NAME = "ensemble-v6-blocks"
 # A model name: no path separator, no "..", no leading dot, so that a name can only ever mean one file in the
 # package's weights folder or in $CENTRUM_HOME/models/.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
@@ -142,7 +142,7 @@ class Config:
     # Where the block filter looks: "candidate" (drop blocks of the chosen subtree) or "page" (every block of the page
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
     # product page that no single subtree holds without boilerplate).
-    scope: Literal["candidate", "page"] = "candidate"
+    scope: Literal["candidate", "page"] = "page"
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
     link_group_density: float = ranged(0.6, 0.0, 1.0)
@@ -161,12 +161,21 @@ def _shipped(name: str, blocks: bool) -> Model:
     file_name = _shipped_files()[name]
     text = (resources.files("centrum") / "weights" / file_name).read_text(encoding="utf-8")
     if file_name.endswith(LGB_SUFFIX):
-        return Boosted.from_string(text, _features(blocks))
-    return Stumps.from_json(json.loads(text), _features(blocks))
+        return _checked(Boosted.from_string(text), blocks)
+    return _checked(Stumps.from_json(json.loads(text)), blocks)
 
 
-def _features(blocks: bool) -> list[str]:
-    return B.feature_names() if blocks else F.feature_names()
+def feature_sets(blocks: bool) -> list[list[str]]:
+    """The feature lists a model of this kind may have been trained on: the current one, and for block filters the
+    one before the page scope (such a model reads the leading columns)."""
+    return [B.feature_names(), B.legacy_names()] if blocks else [F.feature_names()]
+
+
+def _checked(model: Model, blocks: bool) -> Model:
+    if model.feature_names not in feature_sets(blocks):
+        differ = sorted(set(model.feature_names) ^ set(feature_sets(blocks)[0]))
+        raise ValueError(f"model was trained on other features (differ: {', '.join(differ[:8]) or 'order'})")
+    return model
 
 
 def _load(name: str, blocks: bool) -> Model:
@@ -178,7 +187,7 @@ def _load(name: str, blocks: bool) -> Model:
         path = installed_model_path(name)
         if path is None:  # removed since the check
             raise OSError(f"model {name!r} is no longer installed")
-        return load_model_file(path, _features(blocks))
+        return _checked(load_model_file(path), blocks)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         kind = "block filter" if blocks else "candidate scorer"
         raise ConfigError(f"{key}: model {name!r} is not a usable {kind}: {type(e).__name__}: {e}") from e
@@ -290,7 +299,7 @@ def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Con
     that are in no block (blank, not rendered) are kept when inside the candidate."""
     rule = trim_mask(snap, nodes, pm.arrays, cfg)
     pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, rule, scope=cfg.scope)
-    score = model.predict(pb.X) if pb.X.shape[0] else np.zeros(0)
+    score = model.predict(pb.X[:, : len(model.feature_names)]) if pb.X.shape[0] else np.zeros(0)
     keep = score >= cfg.block_threshold
     inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))[snap.text_owner]
     if not keep.any():  # a filter that would empty the answer is wrong about this page: keep the candidate whole

@@ -37,17 +37,16 @@ def _err(message: str) -> int:
 
 def kind_of(path: Path) -> str:
     """"scorer" or "blocks" for a model file of this version's features; ValueError (with the reason) otherwise."""
-    from ..algorithms import _ensemble_blocks as B
-    from ..algorithms import _ensemble_features as F
     from ..algorithms._ensemble_model import LGB_SUFFIX, Boosted, Stumps
+    from ..algorithms.ensemble import feature_sets
 
     if path.name.endswith(LGB_SUFFIX):
         try:
             names = Boosted.load(path).feature_names
         except Exception as e:  # noqa: BLE001 - LightGBM raises its own error type for a bad file
             raise ValueError(f"{path} is not a LightGBM model file: {e}") from None
-        for kind, expected in (("scorer", F.feature_names()), ("blocks", B.feature_names())):
-            if names == expected:
+        for kind, blocks in (("scorer", False), ("blocks", True)):
+            if names in feature_sets(blocks):
                 return kind
         raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")
     try:
@@ -56,9 +55,9 @@ def kind_of(path: Path) -> str:
         raise ValueError(f"cannot read {path}: {e}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{path} is not an ensemble weights file")
-    for kind, names in (("scorer", F.feature_names()), ("blocks", B.feature_names())):
-        if obj.get("feature_names") == names:
-            Stumps.from_json(obj, names)  # every stump names a known feature
+    for kind, blocks in (("scorer", False), ("blocks", True)):
+        if obj.get("feature_names") in feature_sets(blocks):
+            Stumps.from_json(obj)  # every stump names a known feature
             return kind
     Stumps.from_json(obj)  # the format error, if it is one
     raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")

@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-scope", choices=("page", "candidate"), default="page",
                         help="the block filter keeps or drops every block of the page (default) or only those of the "
                              "chosen candidate; use the same --param scope=... with a model trained so")
+    parser.add_argument("--models-only", action="store_true",
+                        help="write the models and stop: no tables (they re-run every algorithm on every page to score "
+                             "the final outputs)")
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
 
 
@@ -160,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     block_model.save(blocks_out)
     print(f"models: {args.out} ({model.meta.get('candidates', 0)} candidates), "
           f"{blocks_out} ({block_model.meta.get('blocks', 0)} blocks)")
+    if args.models_only:
+        return 0
     extractors = [*T.F.BASE_ALGORITHMS, *peers]
     oracle = {"oracle (rule trim)": lambda r: int(r.y.argmax()) if r.y.size else -1}
 
