@@ -41,9 +41,13 @@ function view(tabId, action, arg = null) {
   return inPage(tabId, (a, x) => globalThis[Symbol.for("centrum.view")][a](x), action, arg);
 }
 
+// The page-side scripts, in order: the collector, the cleaner, the shared UI, one module per mode, the view.
+const PAGE_SCRIPTS = ["src/collect.js", "src/clean.js", "src/modes/ui.js", "src/modes/highlight.js",
+  "src/modes/reader.js", "src/modes/debugger.js", "src/modes/annotator.js", "src/view.js"];
+
 async function inject(tabId, css = true) {
   if (css) await api.scripting.insertCSS({ target: { tabId }, files: ["src/ui.css"] });
-  await api.scripting.executeScript({ target: { tabId }, files: ["src/collect.js", "src/clean.js", "src/view.js"] });
+  await api.scripting.executeScript({ target: { tabId }, files: PAGE_SCRIPTS });
 }
 
 // The last snapshot of each tab, kept so that the debugger re-runs an algorithm with new parameters on exactly what

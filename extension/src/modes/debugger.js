@@ -1,0 +1,245 @@
+/* Centrum debugger mode: every algorithm's answer and candidates in a panel, the chosen algorithm's answer and its
+ * own overlay (grid, zones, c-SET, blocks) drawn in the closed shadow root, and a re-run with other parameters on the
+ * same snapshot. */
+"use strict";
+
+(() => {
+  const KEY = Symbol.for("centrum.mode.debugger");
+  if (globalThis[KEY]) return;
+  const { state, view, send, trusted, h, listen, layer, drawBox, element, outlineNodes, ensurePanel, enterMode,
+    addStyle } = globalThis[Symbol.for("centrum.ui")];
+
+  addStyle(`
+    .box.answer { outline: 3px solid #e8590c; }
+    .box.hover { outline: 3px dashed #1971c2; background: rgba(25,113,194,.12); }
+    .box.cell { border: 1px dotted rgba(0,0,0,.35); }
+    .box.cell.out { background: rgba(201,42,42,.10); }
+    .box.zone { border: 1px solid rgba(47,158,68,.7); }
+    .box.column { border: 2px dashed rgba(156,54,181,.8); }
+    .box.cset { outline: 2px solid #2f9e44; }
+    .box.seed { outline: 2px solid #f08c00; }
+    .box.block { outline: 1px dashed #2f9e44; }
+    .box.block.out { outline: 1px dashed #c92a2a; background: rgba(201,42,42,.10); }
+    .box.point { width: 10px; height: 10px; margin: -5px 0 0 -5px; border-radius: 50%; background: #c92a2a; }
+    .box.point > span { left: 12px; top: -4px; }
+    .panel .defaults { font: 11px ui-monospace, monospace; color: #555; white-space: pre-wrap; max-height: 8em;
+      overflow: auto; background: #f6f6f6; padding: 4px; }
+    .panel ol { padding-left: 22px; margin: 6px 0; }
+    .panel li { cursor: default; padding: 1px 2px; border-radius: 2px; }
+    .panel li:hover { background: #e7f1ff; }
+    .panel li .score { font-variant-numeric: tabular-nums; font-weight: bold; margin-right: 6px; }
+    .panel textarea { width: 100%; box-sizing: border-box; height: 10em; font: 11px ui-monospace, monospace; }
+  `);
+
+  function fmt(x) {
+    return typeof x === "number" && Number.isFinite(x) ? (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(3)) : String(x);
+  }
+
+  // ---- overlays, one function per algorithm that reports one ----
+
+  function gceOverlay(lay, d) {
+    for (const cell of (d.grid && d.grid.cells) || []) {
+      if (!Array.isArray(cell.box)) continue;
+      drawBox(lay, cell.box, cell.kept ? "cell" : "cell out", cell.kept ? "" : `excluded: ${cell.reason || "?"}`,
+        { "data-kind": "cell" });
+    }
+    for (const key of ["C_w", "C_d", "C1", "C2", "C3"]) {
+      const p = d[key];
+      if (Array.isArray(p)) drawBox(lay, [p[0], p[1], 0, 0], "point", key, { "data-kind": key });
+    }
+    for (const key of ["E1", "E2", "E3"]) {
+      const e = d[key];
+      if (e && typeof e.node === "number") outlineNodes(lay, [e.node], "seed", `${key} (distance ${fmt(e.distance)})`);
+    }
+  }
+
+  function zoningOverlay(lay, d) {
+    for (const z of d.zones || []) {
+      if (Array.isArray(z.box)) drawBox(lay, z.box, "zone", `zone ${z.id} score ${fmt(z.score)}`, { "data-kind": "zone" });
+    }
+    for (const c of d.columns || []) {
+      if (Array.isArray(c.box)) drawBox(lay, c.box, "column", `column ${c.id} ${fmt(c.fraction)}`, { "data-kind": "column" });
+    }
+  }
+
+  function r4Overlay(lay, d) {
+    const rows = new Map(((d.ratios && d.ratios.rows) || []).map((r) => [r.node, r]));
+    // c-SET entries are node ids (body-children rule) or {node, words_tags, ...} (reduce/select path).
+    for (const entry of Array.isArray(d.cset) ? d.cset : []) {
+      const id = typeof entry === "number" ? entry : entry && entry.node;
+      const row = rows.get(id);
+      outlineNodes(lay, [id], "cset", `c-SET <${row ? row.tag : "?"}> distance ${row ? fmt(row.distance) : "?"}`);
+    }
+  }
+
+  function ensembleOverlay(lay, d) {
+    // The block filter's trace: every block of the chosen candidate, kept or dropped, with its score.
+    for (const b of Array.isArray(d.blocks) ? d.blocks : []) {
+      if (typeof b.node !== "number") continue;
+      outlineNodes(lay, [b.node], b.kept ? "block" : "block out",
+        `block ${b.kept ? "kept" : "dropped"} (score ${fmt(b.score)}): ${String(b.text || "")}`);
+    }
+  }
+
+  const OVERLAYS = { gce: gceOverlay, zoning: zoningOverlay, r4: r4Overlay, ensemble: ensembleOverlay };
+  const OVERLAY_NAMES = { gce: "grid, C_w, C_d, C1\u2013C3, E1\u2013E3", zoning: "zones, columns",
+    r4: "c-SET with distances" };
+
+  function drawAlgorithmOverlay(name, result) {
+    const lay = layer("overlay");
+    lay.replaceChildren();
+    const draw = OVERLAYS[name];
+    if (draw) draw(lay, (result && result.debug) || {});
+  }
+
+  // ---- panel ----
+
+  function featureText(c) {
+    // The candidate's features as a tooltip: why it scored what it did.
+    const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
+    return `nodes ${(c.nodes || []).slice(0, 20).join(", ")}${f.length ? `\n${f.join("\n")}` : ""}`;
+  }
+
+  function algorithmSelect(dbg, names, name) {
+    const select = h("select", { class: "algo", title: "algorithm" });
+    for (const n of names) {
+      const r = dbg.results[n];
+      const o = h("option", { value: n, text: `${n}: ${r.nodes.length ? `${r.nodes.length} node(s)` : "no answer"}` });
+      if (n === name) o.selected = true;
+      select.appendChild(o);
+    }
+    select.addEventListener("change", trusted(() => {
+      dbg.selected = select.value;
+      renderDebugger();
+    }));
+    return select;
+  }
+
+  function candidateList(result) {
+    const list = h("ol", { class: "cands" });
+    const hover = layer("hover");
+    (result.candidates || []).forEach((c, i) => {
+      const li = h("li", { "data-index": String(i), title: featureText(c) },
+        h("span", { class: "score", text: fmt(c.score) }), `${c.label || ""} [${(c.nodes || []).length} node(s)]`);
+      li.addEventListener("mouseenter", trusted(() => {
+        hover.replaceChildren();
+        outlineNodes(hover, c.nodes, "hover", `${c.label || ""} ${fmt(c.score)}`);
+        const first = element((c.nodes || [])[0]);
+        if (first) {
+          const r = first.getBoundingClientRect();
+          if (r.bottom < 0 || r.top > window.innerHeight) first.scrollIntoView({ block: "center" });
+        }
+      }));
+      li.addEventListener("mouseleave", trusted(() => hover.replaceChildren()));
+      list.appendChild(li);
+    });
+    return list;
+  }
+
+  async function rerun(dbg, name, text) {
+    let parsed;
+    try {
+      parsed = JSON.parse(text || "{}");
+    } catch (e) {
+      dbg.status = { kind: "error", text: `parameters are not valid JSON: ${e.message}` };
+      renderDebugger();
+      return;
+    }
+    dbg.params[name] = parsed;
+    dbg.status = { kind: "", text: `running ${name}\u2026` };
+    renderDebugger();
+    const answer = await send({ type: "centrum.rerun", algorithm: name, params: parsed });
+    if (!answer || answer.error) {
+      const err = (answer && answer.error) || { code: "E_INTERNAL", message: "no answer" };
+      dbg.status = { kind: "error", text: `${err.code}: ${err.message}` };
+    } else {
+      dbg.results[name] = answer.result;
+      dbg.timing = answer.timing;
+      dbg.status = { kind: "ok", text: `re-ran ${name} on the same snapshot` };
+    }
+    renderDebugger();
+  }
+
+  /* The parameters box, its re-run button and status line. */
+  function paramsBlock(dbg, name) {
+    const params = h("textarea", { class: "params", spellcheck: "false" });
+    params.value = JSON.stringify(dbg.params[name] || {}, null, 1);
+    const status = h("div", { class: "status", role: "status" });
+    if (dbg.status) {
+      status.textContent = dbg.status.text;
+      status.className = `status ${dbg.status.kind}`;
+    }
+    const button = h("button", { class: "rerun", text: "Re-run with these parameters",
+      onclick: () => rerun(dbg, name, params.value) });
+    return [
+      h("div", { class: "hint", text: "parameters to override (JSON), defaults below (null = the preset's value):" }),
+      params, button, status,
+      h("div", { class: "defaults", text: JSON.stringify((dbg.defaults || {})[name] || {}, null, 1) }),
+    ];
+  }
+
+  function overlayToggle(dbg, name) {
+    const toggle = h("input", { type: "checkbox", class: "overlay-toggle" });
+    toggle.checked = dbg.overlay;
+    toggle.addEventListener("change", trusted(() => {
+      dbg.overlay = toggle.checked;
+      renderDebugger();
+    }));
+    return h("label", {}, toggle, ` overlay (${OVERLAY_NAMES[name] || "none for this algorithm"})`);
+  }
+
+  function summary(dbg, name, result) {
+    const t = dbg.timing || {};
+    const timing = `collect ${fmt(t.collect_ms)} ms \u00b7 transfer ${fmt(t.transfer_ms)} ms \u00b7 host ${fmt(t.host_ms)} ms` +
+      (t.recollected ? " \u00b7 snapshot re-collected" : "");
+    const algoMs = result.timing_ms ? Object.entries(result.timing_ms).map(([k, v]) => `${k} ${fmt(v)}`).join(", ") : "";
+    const answer = result.nodes && result.nodes.length
+      ? `answer: ${result.nodes.length} node(s) (${result.nodes.slice(0, 8).map((i) => element(i)?.localName || i).join(", ")})`
+      : `no answer${result.message ? `: ${result.message}` : ""}`;
+    return { timing, algoMs, answer };
+  }
+
+  function renderDebugger() {
+    const dbg = state.debug;
+    const { panel } = ensurePanel("debugger", "complementary");
+    const names = Object.keys(dbg.results);
+    if (!names.includes(dbg.selected)) dbg.selected = names[0];
+    const name = dbg.selected;
+    const result = dbg.results[name] || {};
+    const s = summary(dbg, name, result);
+    panel.replaceChildren(
+      h("button", { class: "x", title: "close (restores the page)", text: "\u00d7", onclick: () => view().restore() }),
+      h("h2", { text: "Centrum debugger" }),
+      h("div", { class: "timing", text: s.timing }),
+      algorithmSelect(dbg, names, name),
+      h("div", { class: "answer", text: s.answer }),
+      h("div", { class: "hint", text: `${name} ms: ${s.algoMs}` }),
+      overlayToggle(dbg, name),
+      h("div", { class: "hint", text: `${(result.candidates || []).length} candidate(s); hover to outline` }),
+      candidateList(result),
+      ...paramsBlock(dbg, name),
+    );
+    // The chosen algorithm's answer is outlined; switching algorithm re-highlights.
+    const answer = layer("answer");
+    answer.replaceChildren();
+    outlineNodes(answer, result.nodes, "answer", `${name} answer`);
+    if (dbg.overlay) drawAlgorithmOverlay(name, result);
+    else layer("overlay").replaceChildren();
+  }
+
+  function open(data) {
+    enterMode("debugger");
+    const params = {};
+    const defaults = {};
+    for (const a of data.algorithms || []) {
+      params[a.name] = {};
+      defaults[a.name] = a.params || {};
+    }
+    state.debug = { ...data, params, defaults, overlay: true, status: null };
+    listen(window, "resize", () => state.stage === "debugger" && renderDebugger());
+    renderDebugger();
+    return { stage: state.stage, algorithms: Object.keys(data.results) };
+  }
+
+  globalThis[KEY] = { open };
+})();
