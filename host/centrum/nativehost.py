@@ -122,7 +122,7 @@ def _check_params(name: str, params: Any) -> None:
         raise HostError("E_PARAMS", str(e), "params") from e
 
 
-def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+def _run(name: str, snapshot: Any, params: Any, parse_ms: float) -> Any:
     from . import algorithms
     from .config import ConfigError
 
@@ -134,7 +134,50 @@ def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool
         log.error("algorithm %s failed:\n%s", name, traceback.format_exc())
         raise HostError("E_ALGORITHM", f"{name}: {type(e).__name__}: {_clip(str(e), 500)}") from e
     result.timing_ms["parse"] = parse_ms
-    return result.to_json(with_debug=debug)
+    return result
+
+
+def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+    answer: dict[str, Any] = _run(name, snapshot, params, parse_ms).to_json(with_debug=debug)
+    return answer
+
+
+# What an extract request may ask for besides the Result and its metadata (PROTOCOL.md "Request"): the reader's
+# "Copy as Markdown" and "Save" buttons take them from the host, the one place that builds them.
+EXTRA_OUTPUTS = ("markdown", "html")
+
+
+def _requested_outputs(request: dict[str, Any]) -> tuple[str, ...]:
+    outputs = request.get("outputs", [])
+    if not isinstance(outputs, list) or len(outputs) > len(EXTRA_OUTPUTS) or not all(
+            isinstance(o, str) and o in EXTRA_OUTPUTS for o in outputs):
+        raise HostError("E_REQUEST", f"outputs must be a list of {', '.join(EXTRA_OUTPUTS)}", "outputs")
+    return tuple(outputs)
+
+
+def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[str, Any]:
+    """The metadata (and the asked-for outputs) of one answer. They are extras: when building them fails on a
+    hostile page the answer still carries the Result, with what the snapshot alone says as metadata."""
+    from .metadata import snapshot_metadata
+    from .outputs import OutputError, Outputs
+
+    out = Outputs(snapshot, result)
+    extra: dict[str, Any] = {}
+    try:
+        extra["metadata"] = out.metadata().to_json()
+    except Exception:
+        log.error("metadata failed:\n%s", traceback.format_exc())
+        extra["metadata"] = snapshot_metadata(snapshot, result.text).to_json()
+    for name in outputs:
+        try:
+            extra[name] = out.markdown() if name == "markdown" else out.html()
+        except OutputError:  # a text-only answer, or a snapshot without source: nothing to format
+            extra[name] = None
+        except Exception:
+            log.error("%s output failed:\n%s", name, traceback.format_exc())
+            extra[name] = None
+    extra["timing_ms"] = {k: v for k, v in out.timing_ms.items()}
+    return extra
 
 
 def _error_slot(algo: str, error: HostError, parse_ms: float) -> dict[str, Any]:
@@ -156,6 +199,7 @@ def handle_extract(request: dict[str, Any]) -> Any:
     if not isinstance(debug, bool):
         raise HostError("E_REQUEST", "debug must be true or false", "debug")
     params = request.get("params")
+    outputs = _requested_outputs(request)
     # Parameters before the snapshot: a bad one is answered before any work. For "all" (params keyed by algorithm
     # name) an algorithm whose parameters fail gets the error in its own slot, as when it fails on the page.
     refused: dict[str, HostError] = {}
@@ -176,9 +220,13 @@ def handle_extract(request: dict[str, Any]) -> Any:
         raise HostError("E_SNAPSHOT", str(e), e.field) from e
     parse_ms = (time.perf_counter() - t0) * 1000
     if name != "all":
-        results: Any = _run_one(name, snapshot, params, parse_ms, debug)
-        _trim_debug([results])
-        return results
+        result = _run(name, snapshot, params, parse_ms)
+        answer: dict[str, Any] = result.to_json(with_debug=debug)
+        extra = _page_outputs(snapshot, result, outputs)
+        answer["timing_ms"] = {**answer.get("timing_ms", {}), **extra.pop("timing_ms")}
+        answer.update(extra)
+        _trim_debug([answer])
+        return answer
     all_results: dict[str, Any] = {}
     for algo in algorithms.available():
         try:
