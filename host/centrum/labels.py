@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,48 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE labels ADD COLUMN save_id TEXT;
     CREATE UNIQUE INDEX labels_by_save_id ON labels(save_id);
+    """,
+    # 3 -> 4: annotation campaigns (centrum.campaigns): a queue of pages, each given to `overlap` annotators.
+    # An assignment is one (page, annotator) pair, at most once; its label, the suggestion it started from.
+    """
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,
+        created TEXT NOT NULL,
+        overlap INTEGER NOT NULL,
+        dataset TEXT,
+        annotators TEXT
+    );
+    CREATE TABLE campaign_pages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        campaign INTEGER NOT NULL REFERENCES campaigns(id),
+        position INTEGER NOT NULL,
+        page_id TEXT NOT NULL,
+        url TEXT,
+        UNIQUE (campaign, page_id)
+    );
+    CREATE TABLE assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        campaign INTEGER NOT NULL REFERENCES campaigns(id),
+        page INTEGER NOT NULL REFERENCES campaign_pages(id),
+        annotator TEXT NOT NULL,
+        state TEXT NOT NULL,
+        reason TEXT,
+        label INTEGER REFERENCES labels(id),
+        suggestion_paths TEXT,
+        changed INTEGER,
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        UNIQUE (page, annotator)
+    );
+    CREATE INDEX assignments_by_annotator ON assignments(campaign, annotator, state);
+    CREATE TABLE adjudications (
+        page INTEGER PRIMARY KEY REFERENCES campaign_pages(id),
+        reviewer TEXT NOT NULL,
+        label INTEGER NOT NULL REFERENCES labels(id),
+        how TEXT NOT NULL,
+        created TEXT NOT NULL
+    );
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -458,6 +501,8 @@ class LabelRecord:
     snapshot_json: bytes
     source: str
     save_id: str | None = None
+    # The parsed snapshot, for callers that compute more from it (a campaign's suggestion paths); not stored.
+    snapshot: Snapshot | None = dataclass_field(default=None, compare=False, repr=False)
 
 
 def validate_label(label: Any) -> LabelRecord:
@@ -550,7 +595,7 @@ def validate_label(label: Any) -> LabelRecord:
         url=url, annotator=annotator, dataset=dataset, page_id=page_id, nodes=node_list,
         node_paths=paths, text=text,
         title=_scrub(snapshot.page.title or ""), lang=_scrub(snapshot.page.lang or ""), n_elements=snapshot.n,
-        snapshot_json=snapshot_json, source=source, save_id=save_id)
+        snapshot_json=snapshot_json, source=source, save_id=save_id, snapshot=snapshot)
 
 
 # ---------------------------------------------------------------------------------------------- store / read
@@ -558,7 +603,11 @@ def validate_label(label: Any) -> LabelRecord:
 
 def save_label(db: str | Path | sqlite3.Connection | None, label: Any) -> int:
     """Validate and store one label; returns its id. ``db`` is a path, an open connection, or None (default db)."""
-    rec = validate_label(label)
+    return store_record(db, validate_label(label))
+
+
+def store_record(db: str | Path | sqlite3.Connection | None, rec: LabelRecord) -> int:
+    """Store a validated label (:func:`validate_label`); a known ``save_id`` stores nothing (module docstring)."""
     snapshot_blob = zlib.compress(rec.snapshot_json, 6)
     source_blob = zlib.compress(rec.source.encode("utf-8"), 6)
     created = _timestamp(datetime.now(UTC))

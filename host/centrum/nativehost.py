@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from . import __version__, limits
+from .campaign_host import handlers as campaign_handlers
 from .framing import MAX_REQUEST_BYTES, FrameError, FrameTooLarge, chunk_response, encode_message, read_frame
 from .paths import data_dir, private_file
 
@@ -267,6 +268,7 @@ HANDLERS: dict[str, Handler] = {
     "extract": handle_extract,
     "label.save": handle_label_save,
 }
+HANDLERS.update(campaign_handlers(HostError))
 
 
 # ---------------------------------------------------------------------------------------------- encoding
