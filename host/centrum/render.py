@@ -175,6 +175,49 @@ def _read_local(file_url: str) -> bytes | None:
         return None
 
 
+@dataclass
+class _PageState:
+    """What one render's request handlers count while the page loads."""
+
+    sheets: dict[str, int] = field(default_factory=lambda: {"loaded": 0, "failed": 0})
+    warnings: list[str] = field(default_factory=list)
+    blocked: int = 0  # requests that left a local page's origin or were not in the archive
+    navigations: int = 0  # main-frame navigations of a local page (the first is the page itself)
+    styles_blocked: int = 0  # stylesheet requests aborted by Renderer(block_stylesheets=True)
+
+
+def _watch_stylesheets(page: Any, sheets: dict[str, int]) -> None:
+    """Count the page's external stylesheets that loaded and that failed (the render class comes from these)."""
+
+    def finished(req: Any) -> None:
+        if req.resource_type == "stylesheet":
+            resp = req.response()
+            ok = resp is None or resp.status < 400 or resp.status == 0
+            sheets["loaded" if ok else "failed"] += 1
+
+    def failed(req: Any) -> None:
+        if req.resource_type == "stylesheet":
+            sheets["failed"] += 1
+
+    page.on("requestfinished", finished)
+    page.on("requestfailed", failed)
+
+
+def _run_extras(page: Any, extra: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Evaluate each ``extra`` function in the page: (values, errors); a failing one gives None and its message."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name, fn_source in extra.items():
+        try:
+            values[name] = page.evaluate(fn_source)
+        except PlaywrightError as e:
+            values[name] = None
+            errors[name] = str(e).splitlines()[0]
+    return values, errors
+
+
 class Renderer:
     def __init__(
         self,
@@ -184,6 +227,7 @@ class Renderer:
         isolated: bool = True,
         settle_ms: int = 0,
         archive: bool = False,
+        block_stylesheets: bool = False,
     ) -> None:
         self.window = window
         self.timeout_s = timeout_s
@@ -191,6 +235,8 @@ class Renderer:
         self.isolated = isolated  # collect in a CDP isolated world (False: in the page's own world)
         self.settle_ms = settle_ms  # extra wait after "load" for late layout (web fonts, lazy scripts)
         self.archive = archive  # launched for archived pages only: no host name resolves (ARCHIVE_ARGS)
+        # Stylesheet requests aborted: the same page laid out as if its CSS were missing (eval --styles both).
+        self.block_stylesheets = block_stylesheets
         self._collector = collector_source()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pw: Any = None
@@ -297,135 +343,25 @@ class Renderer:
     def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],
                      javascript: bool, archive: ArchiveLookup | None = None) -> Rendered:
         from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         t0 = time.perf_counter()
-        w, h = self.window
-        options = {"viewport": {"width": w, "height": h}, "device_scale_factor": 1, "service_workers": "block"}
-        try:
-            context = self._browser.new_context(**options)
-        except PlaywrightError:
-            # Chromium died (out of memory, killed): a long run (eval renders ~1400 pages) goes on with a new one.
-            self._browser = None
-            self._start()
-            context = self._browser.new_context(**options)
-        sheets = {"loaded": 0, "failed": 0}
-        blocked = [0]
-        navigations = [0]
-        warnings: list[str] = []
+        context = self._new_context()
+        state = _PageState()
         try:
             if local:
-                # A saved page renders offline: only file:// (and inline data:) requests may go out.
-                def route(r: Any) -> None:
-                    req = r.request
-                    req_url = req.url
-                    if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
-                        navigations[0] += 1
-                        if navigations[0] > 1:
-                            # A saved page that sends itself elsewhere or reloads itself (script redirect, meta
-                            # refresh, `location = document.URL.replace("http:", "https:")`) would land on Chromium's
-                            # offline error page or loop; 204 No Content cancels the navigation and keeps the page.
-                            blocked[0] += 1
-                            r.fulfill(status=204, body="")
-                            return
-                    if req_url.startswith("file:") and req.resource_type == "document":
-                        # Serve the file ourselves with a charset header: without one Chromium reads an undeclared
-                        # UTF-8 file as windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
-                        body = _read_local(req_url)
-                        if body is None:
-                            r.continue_()
-                        else:
-                            headers = {"content-type": f"text/html; charset={sniff_charset(body)}"}
-                            if not javascript:
-                                # The page's own scripts stay off through CSP; our isolated-world evaluation is not
-                                # subject to the page's CSP (a context with JavaScript disabled hangs evaluation).
-                                headers["content-security-policy"] = "script-src 'none'"
-                            r.fulfill(status=200, body=body, headers=headers)
-                    elif req_url.startswith(("file:", "data:", "blob:")):
-                        r.continue_()
-                    else:
-                        blocked[0] += 1
-                        r.abort("blockedbyclient")
-
-                context.route("**/*", route)
+                context.route("**/*", lambda r: self._route_local(r, state, javascript))
             elif archive is not None:
-                def route_archive(r: Any) -> None:
-                    req_url = r.request.url
-                    if req_url.startswith(("data:", "blob:")):
-                        r.continue_()
-                        return
-                    hit = archive(req_url.split("#", 1)[0])
-                    if hit is None:
-                        blocked[0] += 1
-                        r.abort("blockedbyclient")
-                    else:
-                        r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
-
-                context.route("**/*", route_archive)
+                context.route("**/*", lambda r: self._route_archive(r, state, archive))
+            elif self.block_stylesheets:
+                context.route("**/*", lambda r: self._route_styles_only(r, state))
             page = context.new_page()
-
-            def finished(req: Any) -> None:
-                if req.resource_type == "stylesheet":
-                    resp = req.response()
-                    ok = resp is None or resp.status < 400 or resp.status == 0
-                    sheets["loaded" if ok else "failed"] += 1
-
-            def failed(req: Any) -> None:
-                if req.resource_type == "stylesheet":
-                    sheets["failed"] += 1
-
-            page.on("requestfinished", finished)
-            page.on("requestfailed", failed)
+            _watch_stylesheets(page, state.sheets)
             t_nav = time.perf_counter()
-            try:
-                response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
-            except PlaywrightTimeout:
-                warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
-                response = None
-                # A navigation still pending (a server that accepts and never answers) makes every later evaluate
-                # wait for its document forever: stop it over CDP (which does not wait), as the user's Esc would.
-                stop = context.new_cdp_session(page)
-                try:
-                    stop.send("Page.stopLoading")
-                finally:
-                    stop.detach()
-            except PlaywrightError as e:
-                raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
-            if response is not None and response.status >= 400:
-                warnings.append(f"HTTP status {response.status}")
-            if self.settle_ms:
-                page.wait_for_timeout(self.settle_ms)
-            # Let the page lay out and paint once, as it has long done when a user presses the extension's button:
-            # otherwise collect_ms would include the page's own first layout (seen: 480 ms on a 2k-element page).
-            try:
-                page.evaluate(_NEXT_FRAME)
-            except PlaywrightError:
-                pass
+            self._load(context, page, url, state.warnings)
             t_loaded = time.perf_counter()
-            try:
-                text = self._collect(context, page, source, offline=local)
-            except PlaywrightError:
-                # The page navigated itself (meta refresh, script redirect) and took our world with it: collect
-                # the page it went to, once, after its load (bounded like the first).
-                warnings.append(f"the page navigated during collection (now {page.url}); collected again")
-                try:
-                    page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-                    text = self._collect(context, page, source, offline=local)
-                except PlaywrightError as e:
-                    raise RenderError(f"could not collect {url}: {str(e).splitlines()[0]}") from None
+            raw = self._collect_once_more_on_navigation(context, page, url, source, local, state.warnings)
             t_collected = time.perf_counter()
-            try:
-                raw = json.loads(text)
-            except (TypeError, json.JSONDecodeError) as e:
-                raise RenderError(f"collector returned no snapshot for {url}: {e}") from None
-            values: dict[str, Any] = {}
-            errors: dict[str, str] = {}
-            for name, fn_source in extra.items():
-                try:
-                    values[name] = page.evaluate(fn_source)
-                except PlaywrightError as e:
-                    values[name] = None
-                    errors[name] = str(e).splitlines()[0]
+            values, errors = _run_extras(page, extra)
             t_end = time.perf_counter()
         finally:
             try:
@@ -439,12 +375,138 @@ class Renderer:
             "extra": (t_end - t_collected) * 1000,
             "total": (t_end - t0) * 1000,
         }
-        if blocked[0]:
-            warnings.append(f"blocked {blocked[0]} request(s) leaving the local page" if local else
-                            f"refused {blocked[0]} request(s) not in the archive")
-        return Rendered(raw=raw, url=url, stylesheets=sheets, timing=timing, extra=values, errors=errors,
-                        redirects=max(navigations[0] - 1, 0),
-                        warnings=warnings, blocked=blocked[0])
+        if state.blocked:
+            state.warnings.append(f"blocked {state.blocked} request(s) leaving the local page" if local else
+                                  f"refused {state.blocked} request(s) not in the archive")
+        if state.styles_blocked:
+            state.warnings.append(f"blocked {state.styles_blocked} stylesheet request(s) (stylesheets off)")
+        return Rendered(raw=raw, url=url, stylesheets=state.sheets, timing=timing, extra=values, errors=errors,
+                        redirects=max(state.navigations - 1, 0), warnings=state.warnings, blocked=state.blocked)
+
+    def _new_context(self) -> Any:
+        from playwright.sync_api import Error as PlaywrightError
+
+        w, h = self.window
+        options = {"viewport": {"width": w, "height": h}, "device_scale_factor": 1, "service_workers": "block"}
+        try:
+            return self._browser.new_context(**options)
+        except PlaywrightError:
+            # Chromium died (out of memory, killed): a long run (eval renders ~1400 pages) goes on with a new one.
+            self._browser = None
+            self._start()
+            return self._browser.new_context(**options)
+
+    def _block_style(self, r: Any, state: _PageState) -> bool:
+        """Abort a stylesheet request when rendering with stylesheets off (the page then lays out as a saved page
+        without its CSS would); True when it was aborted."""
+        if self.block_stylesheets and r.request.resource_type == "stylesheet":
+            state.styles_blocked += 1
+            r.abort("blockedbyclient")
+            return True
+        return False
+
+    def _route_styles_only(self, r: Any, state: _PageState) -> None:
+        if not self._block_style(r, state):
+            r.continue_()
+
+    def _route_local(self, r: Any, state: _PageState, javascript: bool) -> None:
+        """A saved page renders offline: only file:// (and inline data:) requests may go out."""
+        req = r.request
+        req_url = req.url
+        if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
+            state.navigations += 1
+            if state.navigations > 1:
+                # A saved page that sends itself elsewhere or reloads itself (script redirect, meta refresh,
+                # `location = document.URL.replace("http:", "https:")`) would land on Chromium's offline error page
+                # or loop; 204 No Content cancels the navigation and keeps the page.
+                state.blocked += 1
+                r.fulfill(status=204, body="")
+                return
+        if self._block_style(r, state):
+            return
+        if req_url.startswith("file:") and req.resource_type == "document":
+            # Serve the file ourselves with a charset header: without one Chromium reads an undeclared UTF-8 file as
+            # windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
+            body = _read_local(req_url)
+            if body is None:
+                r.continue_()
+                return
+            headers = {"content-type": f"text/html; charset={sniff_charset(body)}"}
+            if not javascript:
+                # The page's own scripts stay off through CSP; our isolated-world evaluation is not subject to the
+                # page's CSP (a context with JavaScript disabled hangs evaluation).
+                headers["content-security-policy"] = "script-src 'none'"
+            r.fulfill(status=200, body=body, headers=headers)
+        elif req_url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            state.blocked += 1
+            r.abort("blockedbyclient")
+
+    def _route_archive(self, r: Any, state: _PageState, archive: ArchiveLookup) -> None:
+        req_url = r.request.url
+        if req_url.startswith(("data:", "blob:")):
+            r.continue_()
+            return
+        if self._block_style(r, state):
+            return
+        hit = archive(req_url.split("#", 1)[0])
+        if hit is None:
+            state.blocked += 1
+            r.abort("blockedbyclient")
+        else:
+            r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
+
+    def _load(self, context: Any, page: Any, url: str, warnings: list[str]) -> None:
+        """Navigate and wait for "load" (bounded), then for one frame of layout and paint."""
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
+        except PlaywrightTimeout:
+            warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
+            response = None
+            # A navigation still pending (a server that accepts and never answers) makes every later evaluate wait
+            # for its document forever: stop it over CDP (which does not wait), as the user's Esc would.
+            stop = context.new_cdp_session(page)
+            try:
+                stop.send("Page.stopLoading")
+            finally:
+                stop.detach()
+        except PlaywrightError as e:
+            raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
+        if response is not None and response.status >= 400:
+            warnings.append(f"HTTP status {response.status}")
+        if self.settle_ms:
+            page.wait_for_timeout(self.settle_ms)
+        # Let the page lay out and paint once, as it has long done when a user presses the extension's button:
+        # otherwise collect_ms would include the page's own first layout (seen: 480 ms on a 2k-element page).
+        try:
+            page.evaluate(_NEXT_FRAME)
+        except PlaywrightError:
+            pass
+
+    def _collect_once_more_on_navigation(self, context: Any, page: Any, url: str, source: bool, local: bool,
+                                         warnings: list[str]) -> dict[str, Any]:
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            text = self._collect(context, page, source, offline=local)
+        except PlaywrightError:
+            # The page navigated itself (meta refresh, script redirect) and took our world with it: collect the page
+            # it went to, once, after its load (bounded like the first).
+            warnings.append(f"the page navigated during collection (now {page.url}); collected again")
+            try:
+                page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+                text = self._collect(context, page, source, offline=local)
+            except PlaywrightError as e:
+                raise RenderError(f"could not collect {url}: {str(e).splitlines()[0]}") from None
+        try:
+            raw = json.loads(text)
+        except (TypeError, json.JSONDecodeError) as e:
+            raise RenderError(f"collector returned no snapshot for {url}: {e}") from None
+        return raw if isinstance(raw, dict) else {}
 
     def _collect(self, context: Any, page: Any, source: bool, offline: bool) -> str:
         """Evaluate collect.js and return the snapshot as JSON text (one string crosses CDP, not a deep object)."""

@@ -41,6 +41,7 @@ class EvalOptions:
     page_timeout: float | None = None  # hard per-page limit (s); default max(180, 6 * timeout_s)
     save_texts: bool = False  # return each extractor's text with its row (written under --out/texts/)
     log_path: str | None = None  # workers' stdout/stderr (peers print warnings) go here, not over the progress bar
+    block_stylesheets: bool = False  # render with every stylesheet request aborted (eval --styles off/both)
 
     @property
     def page_timeout_s(self) -> float:
@@ -54,6 +55,12 @@ def render_class(stylesheets: dict[str, int] | None) -> str:
         return "unrendered"
     loaded, failed = int(stylesheets.get("loaded", 0)), int(stylesheets.get("failed", 0))
     return "styled" if loaded > 0 and failed == 0 else "unstyled"
+
+
+def cache_extras(opts: EvalOptions) -> dict[str, str]:
+    """The ``extras`` part of a snapshot's cache key: the in-page functions, plus a marker for a render with its
+    stylesheets blocked (its own entry; the default render's key, and so the existing cache, is unchanged)."""
+    return {**opts.extras, "(stylesheets)": "blocked"} if opts.block_stylesheets else dict(opts.extras)
 
 
 class _Worker:
@@ -75,7 +82,7 @@ class _Worker:
 
     def _render(self, item: PageItem, html: bytes) -> tuple[dict[str, Any] | None, str, bool]:
         """(cache entry, error, from_cache)."""
-        key = snapshot_key(html, self.opts.window, self.opts.extras)
+        key = snapshot_key(html, self.opts.window, cache_extras(self.opts))
         if self.opts.use_cache:
             entry = self.cache.load(key)
             if entry is not None:
@@ -84,7 +91,8 @@ class _Worker:
 
         try:
             if self.renderer is None:
-                self.renderer = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s)
+                self.renderer = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s,
+                                         block_stylesheets=self.opts.block_stylesheets)
                 self.renderer.start()
             out = self.renderer.render(item.html_path, source=True, extra=self.opts.extras)
         except Exception as e:  # noqa: BLE001 - any render failure is recorded; the browser is restarted
@@ -122,7 +130,8 @@ class _Worker:
         page: dict[str, Any] = {"dataset": item.dataset, "id": item.id, "language": item.language,
                                 "page_type": item.page_type, "bytes": len(html), "gold_kind": item.gold.kind,
                                 "render_error": "",
-                                "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None}
+                                "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None,
+                                "styles": "off" if self.opts.block_stylesheets else "on"}
         outputs: dict[str, dict[str, Any]] = {}  # extractor -> {"text", "ms", "error", "kind"}
         snap = None
         entry = None
