@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "install-host": ("centrum.commands.install_host", "register the native messaging host with browsers"),
     "uninstall-host": ("centrum.commands.uninstall_host", "remove the native messaging host registration"),
     "labels": ("centrum.commands.labels", "export annotator labels and report agreement"),
+    "serve": ("centrum.commands.serve", "serve a data-set folder on 127.0.0.1 for annotation campaigns"),
     "host": ("centrum.commands.host", "run the native messaging host on stdin/stdout"),
     "algorithms": ("centrum.commands.algorithms", "list the algorithms and their parameters"),
     "doctor": ("centrum.commands.doctor", "check that each browser finds and can start the native host"),

@@ -205,7 +205,7 @@ def test_pair_agreement_by_hand() -> None:
     assert same == {"node_f1": 1.0, "token_f1": 1.0, "kappa": 1.0}
 
 
-# ---------------------------------------------------------------------------------------------- status, adjudication, export
+# ------------------------------------------------------------------------------ status, adjudication, export
 
 
 def labelled_campaign(db: Path) -> None:
