@@ -152,7 +152,8 @@ async function saveLabel(tab, annotator, nodes) {
   const opts = await settings();
   const snapshot = snapshots.get(tab.id);
   if (!snapshot) throw new CentrumError("E_STORAGE", "the page snapshot was lost: press the button and annotate again");
-  const n = snapshot.elements && Array.isArray(snapshot.elements.parent) ? snapshot.elements.parent.length : 0;
+  const parent = snapshot.elements && snapshot.elements.parent; // a number list, or a packed column with its count
+  const n = Array.isArray(parent) ? parent.length : (parent && Number.isSafeInteger(parent.count) ? parent.count : 0);
   if (nodes.some((id) => id >= n)) throw new CentrumError("E_REQUEST", `node ids must be below ${n}`);
   // A label is saved from the annotator only: the tab's view must be annotating.
   if (await currentStage(tab.id) !== "annotate") throw new CentrumError("E_REQUEST", "the annotator is not open");

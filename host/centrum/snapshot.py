@@ -11,6 +11,7 @@ answer the extension with a precise message instead of dying.
 
 from __future__ import annotations
 
+import binascii
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -352,7 +353,112 @@ def _require(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
+# Packed columns (PROTOCOL.md "Packed columns"): at most five varint bytes per value, so that a decoded number and
+# the running sum of a delta column stay exact in int64.
+_VARINT_BYTES = 5
+_SCALES = (1, 10, 1000)
+
+
+def _packed(value: dict[str, Any], name: str) -> tuple[np.ndarray, int]:
+    """Decode a packed column ``{"varint": base64, "count": n, "scale"?: s, "delta"?: true}`` into its integers
+    (before the division by ``scale``) and the scale."""
+    unknown = set(value) - {"varint", "count", "scale", "delta"}
+    if unknown:
+        raise SnapshotError(name, f"unknown packed-column field(s) {sorted(unknown)[:5]}")
+    data, count = value.get("varint"), value.get("count")
+    scale, delta = value.get("scale", 1), value.get("delta", False)
+    if not isinstance(data, str):
+        raise SnapshotError(f"{name}.varint", "expected a base64 string")
+    if type(count) is not int or count < 0:
+        raise SnapshotError(f"{name}.count", f"expected a non-negative integer, got {count!r}")
+    if type(scale) is not int or scale not in _SCALES:
+        raise SnapshotError(f"{name}.scale", f"expected one of {list(_SCALES)}, got {scale!r}")
+    if not isinstance(delta, bool):
+        raise SnapshotError(f"{name}.delta", "expected true or false")
+    try:
+        raw = np.frombuffer(binascii.a2b_base64(data.encode("ascii"), strict_mode=True), dtype=np.uint8)
+    except (binascii.Error, UnicodeEncodeError, ValueError) as e:
+        raise SnapshotError(f"{name}.varint", f"not base64: {e}") from None
+    ints = _varints(raw, name)
+    if ints.shape[0] != count:
+        raise SnapshotError(name, f"count says {count} values, the data holds {ints.shape[0]}")
+    return (np.cumsum(ints) if delta else ints), scale
+
+
+def _varints(raw: np.ndarray, name: str) -> np.ndarray:
+    """Zigzag LEB128 varints to int64, vectorized: a byte below 128 ends a value, each byte adds 7 bits."""
+    if raw.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if raw[-1] >= 128:
+        raise SnapshotError(f"{name}.varint", "the last value is cut off")
+    end = np.flatnonzero(raw < 128)
+    start = np.empty_like(end)
+    start[0] = 0
+    start[1:] = end[:-1] + 1
+    length = end - start + 1
+    if int(length.max()) > _VARINT_BYTES:
+        k = int(np.argmax(length > _VARINT_BYTES))
+        raise SnapshotError(f"{name}[{k}]", f"a value longer than {_VARINT_BYTES} bytes")
+    shift = (np.arange(raw.size) - np.repeat(start, length)) * 7
+    u = np.bitwise_or.reduceat((raw & 127).astype(np.int64) << shift, start)
+    return (u >> 1) ^ -(u & 1)
+
+
+# Scale and delta of each packed column, as collect.js packs them.
+PACKED_COLUMNS: dict[str, dict[str, tuple[int, bool]]] = {
+    "elements": {"parent": (1, True), "tag": (1, False), "box": (10, False), "display": (1, False),
+                 "position": (1, False), "visibility": (1, False), "opacity": (1000, False),
+                 "font_size": (10, False), "flags": (1, False)},
+    "attrs": {"node": (1, True)},
+    "text": {"owner": (1, True), "seq": (1, True), "rect_offsets": (1, True), "rects": (10, False)},
+}
+
+
+def pack_column(values: Any, scale: int = 1, delta: bool = False) -> dict[str, Any]:
+    """The packed form of a number list (the collector's encoder, for tools and tests)."""
+    ints = np.rint(np.asarray(values, dtype=np.float64) * scale).astype(np.int64)
+    if delta and ints.size:
+        ints = np.diff(ints, prepend=0)
+    zig = (ints << 1) ^ (ints >> 63)
+    out = bytearray()
+    for z in zig.tolist():
+        while z >= 128:
+            out.append((z & 127) | 128)
+            z >>= 7
+        out.append(z)
+    column: dict[str, Any] = {"varint": binascii.b2a_base64(bytes(out), newline=False).decode("ascii"),
+                              "count": int(ints.size)}
+    if scale != 1:
+        column["scale"] = scale
+    if delta:
+        column["delta"] = True
+    return column
+
+
+def pack_snapshot(raw: dict[str, Any]) -> dict[str, Any]:
+    """A decoded snapshot with its number-list columns packed (already packed ones are kept)."""
+    out = dict(raw)
+    for section, columns in PACKED_COLUMNS.items():
+        if not isinstance(raw.get(section), dict):
+            continue
+        part = dict(raw[section])
+        for name, (scale, delta) in columns.items():
+            if isinstance(part.get(name), list):
+                part[name] = pack_column(part[name], scale, delta)
+        out[section] = part
+    return out
+
+
 def _num_array(value: Any, name: str, dtype: type, length: int | None = None) -> np.ndarray:
+    if isinstance(value, dict):
+        ints, scale = _packed(value, name)
+        if length is not None and ints.shape[0] != length:
+            raise SnapshotError(name, f"expected {length} entries, got {ints.shape[0]}")
+        if dtype is int:
+            if scale != 1:
+                raise SnapshotError(f"{name}.scale", "an integer column is not scaled")
+            return ints
+        return ints / scale if scale != 1 else ints.astype(np.float64)
     if not isinstance(value, list):
         raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
     if length is not None and len(value) != length:
@@ -408,6 +514,8 @@ def _enum_column(codes: np.ndarray, table: list[str], name: str) -> np.ndarray:
 
 
 def _pair(value: Any, name: str) -> tuple[float, float]:
+    if not isinstance(value, list):
+        raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
     arr = _num_array(value, name, float, 2)
     return float(arr[0]), float(arr[1])
 
@@ -482,8 +590,9 @@ def parse_snapshot(raw: Any) -> Snapshot:
                                          ("text", "owner", MAX_TEXT_NODES, "text nodes")):
         part = raw.get(section)
         values = part.get(column) if isinstance(part, dict) else None
-        if isinstance(values, list) and len(values) > limit:
-            raise SnapshotError(f"{section}.{column}", f"{len(values)} {what} exceed the limit of {limit}")
+        size = len(values) if isinstance(values, list) else values.get("count") if isinstance(values, dict) else None
+        if type(size) is int and size > limit:
+            raise SnapshotError(f"{section}.{column}", f"{size} {what} exceed the limit of {limit}")
     page = _parse_page(_require(raw, "page", ""))
 
     enums = _require(raw, "enums", "")
