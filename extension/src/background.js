@@ -8,8 +8,10 @@
 "use strict";
 
 if (typeof importScripts === "function" && typeof CentrumHostPort === "undefined") {
-  importScripts("messaging.js"); // Chromium service worker; Firefox lists messaging.js before this script
+  // Chromium service worker; Firefox lists these before this script in the manifest
+  importScripts("messaging.js", "settings.js");
 }
+const SETTINGS = globalThis[Symbol.for("centrum.settings")];
 
 const api = globalThis.browser ?? globalThis.chrome;
 const HOST_NAME = "org.centrum.host";
@@ -17,10 +19,9 @@ const host = new CentrumHostPort(HOST_NAME);
 const busyTabs = new Set();
 let hostInfo = null; // {default, needsSource: {name: bool}} from the host, asked once per background lifetime
 
-async function settings() {
-  // Options the debugger panel (later issue) writes; defaults keep the host's own default algorithm.
-  const stored = await api.storage.local.get({ algorithm: "", params: null, timeoutMs: 120000, maxRequestBytes: 0 });
-  return stored;
+/* The stored options (options page, reader toolbar), checked, with defaults (settings.js). */
+function settings() {
+  return SETTINGS.load(api.storage.local);
 }
 
 async function getHostInfo(timeoutMs) {
@@ -42,7 +43,7 @@ function view(tabId, action, arg = null) {
 }
 
 // The page-side scripts, in order: the collector, the cleaner, the shared UI, one module per mode, the view.
-const PAGE_SCRIPTS = ["src/collect.js", "src/clean.js", "src/modes/ui.js", "src/modes/highlight.js",
+const PAGE_SCRIPTS = ["src/collect.js", "src/settings.js", "src/clean.js", "src/readerview.js", "src/modes/ui.js", "src/modes/highlight.js",
   "src/modes/reader.js", "src/modes/debugger.js", "src/modes/annotator.js", "src/view.js"];
 
 async function inject(tabId, css = true) {
@@ -74,13 +75,16 @@ async function start(tabId) {
     const opts = await settings();
     const info = await getHostInfo(opts.timeoutMs);
     const algorithm = opts.algorithm || info.default;
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]));
+    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML.
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata);
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
+    if (opts.readerMetadata) request.outputs = ["markdown", "html"];
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
     return await view(tabId, "highlight", {
       algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
-      timing_ms: result.timing_ms,
+      timing_ms: result.timing_ms, metadata: result.metadata || null, markdown: result.markdown ?? null,
+      html: result.html ?? null,
     });
   } catch (e) {
     const error = errorOf(e);
@@ -161,10 +165,8 @@ async function saveLabel(tab, annotator, nodes) {
   return await host.request("label.save", { label }, opts.timeoutMs, opts.maxRequestBytes);
 }
 
-const READER_SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
-
 async function openReader(tabId) {
-  const prefs = await api.storage.local.get(READER_SETTINGS);
+  const prefs = await SETTINGS.load(api.storage.local, SETTINGS.READER_KEYS);
   if (prefs.readerIn !== "tab") return await view(tabId, "reader", prefs);
   // Its own tab: the clean content goes as data (never HTML) through storage to the extension's reader page, and
   // the page itself is restored at once.

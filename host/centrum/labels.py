@@ -39,8 +39,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from . import charset
 from .paths import centrum_home, data_dir, make_private, private_dir, private_file
 from .snapshot import Snapshot, SnapshotError, parse_snapshot
+from .tree import covered
 
 DB_NAME = "labels.sqlite3"
 
@@ -751,18 +753,12 @@ def handle_label_save(request: dict[str, Any], db: str | Path | sqlite3.Connecti
 # ---------------------------------------------------------------------------------------------- export
 
 _DATA_CX = re.compile(r' data-cx="\d+"(?=/?>)')  # the collector writes it last in every start tag
-_META_CHARSET = re.compile(r"(<meta\b[^>]*?charset\s*=\s*[\"']?)([\w:.-]+)", re.IGNORECASE)
-_HEAD_TAG = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def export_html(source: str) -> str:
     """The serialized page as a stand-alone file: no ``data-cx`` ids; declared UTF-8 (it is written as UTF-8)."""
-    html = _DATA_CX.sub("", source)
-    html, count = _META_CHARSET.subn(lambda m: m.group(1) + "utf-8", html)
-    if count == 0:
-        html = _HEAD_TAG.sub(lambda m: m.group(0) + '<meta charset="utf-8">', html, count=1)
-    return html
+    return charset.declare_utf8(_DATA_CX.sub("", source))
 
 
 def safe_page_id(label_id: int, hint: str | None) -> str:
@@ -855,22 +851,13 @@ def export_dataset(db: str | Path | sqlite3.Connection | None, out_dir: str | Pa
 # ---------------------------------------------------------------------------------------------- agreement
 
 
-def _cover(snapshot: Snapshot, nodes: Sequence[int]) -> np.ndarray:
-    """Mask of the elements inside the selected subtrees."""
-    mark = np.zeros(snapshot.n + 1, dtype=np.int64)
-    sel = np.asarray([v for v in nodes if 0 <= v < snapshot.n], dtype=np.int64)
-    np.add.at(mark, sel, 1)
-    np.add.at(mark, snapshot.subtree_end[sel], -1)
-    return np.cumsum(mark)[: snapshot.n] > 0
-
-
 def node_f1(snap_a: Snapshot, nodes_a: Sequence[int], snap_b: Snapshot, paths_b: Sequence[str],
             nodes_b: Sequence[int]) -> float:
     """F1 of the element sets covered by two selections, B's nodes carried into A's snapshot by their paths."""
-    cover_a = _cover(snap_a, nodes_a)
-    size_b = int(_cover(snap_b, nodes_b).sum())
+    cover_a = covered(snap_a, nodes_a)
+    size_b = int(covered(snap_b, nodes_b).sum())
     mapped = [v for v in (resolve_path(snap_a, p) for p in paths_b) if v is not None]
-    inter = min(int((cover_a & _cover(snap_a, mapped)).sum()), size_b)
+    inter = min(int((cover_a & covered(snap_a, mapped)).sum()), size_b)
     total = int(cover_a.sum()) + size_b
     return 1.0 if total == 0 else 2 * inter / total
 

@@ -15,11 +15,9 @@ on its main thread (pytest-playwright) or runs an asyncio loop.
 
 from __future__ import annotations
 
-import codecs
 import concurrent.futures
 import json
 import os
-import re
 import shutil
 import threading
 import time
@@ -28,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
+
+from . import charset
 
 T = TypeVar("T")
 
@@ -133,39 +133,6 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
     if not path.is_file():
         raise RenderError(f"no such file: {s}")
     return path.resolve().as_uri(), True
-
-
-_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{2,40})""", re.I)
-
-
-def sniff_charset(data: bytes) -> str:
-    """The charset to serve a local file with: BOM; then UTF-8 when the bytes are valid UTF-8 and not plain ASCII
-    (saved pages are often re-encoded to UTF-8 while their <meta> still names the old charset, and legacy text is
-    practically never valid multi-byte UTF-8 by accident: 85 of the 1423 dev pages); then the page's own
-    declaration; else windows-1252 (the HTML standard's fallback)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        return "utf-8"
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    try:
-        data.decode("utf-8")
-        if not data.isascii():
-            return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    m = _META_CHARSET.search(data[:8192])
-    if m:
-        name = m.group(1).decode("ascii", "replace").lower()
-        try:
-            codecs.lookup(name)
-            return name
-        except LookupError:
-            pass
-    try:
-        data.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        return "windows-1252"
 
 
 def _read_local(file_url: str) -> bytes | None:
@@ -431,7 +398,7 @@ class Renderer:
             if body is None:
                 r.continue_()
                 return
-            headers = {"content-type": f"text/html; charset={sniff_charset(body)}"}
+            headers = {"content-type": f"text/html; charset={charset.sniff(body)}"}
             if not javascript:
                 # The page's own scripts stay off through CSP; our isolated-world evaluation is not subject to the
                 # page's CSP (a context with JavaScript disabled hangs evaluation).

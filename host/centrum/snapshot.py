@@ -19,19 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
+from . import limits, tree
+
+# Bits of ``elements.flags`` (PROTOCOL.md, "Element flags"), re-exported for the algorithms.
+from .flags import FIXED, IMAGE, IN_FRAME, LINK, OPAQUE_FRAME, SHADOW_HOST, STICKY, VISIBLE  # noqa: F401
 
 PROTOCOL_VERSION = 1
-
-# Bits of ``elements.flags`` (PROTOCOL.md, "Element flags").
-VISIBLE = 1  # has a layout box, computed visibility is visible and effective opacity > 0
-LINK = 2  # <a href> / <area href>
-IMAGE = 4  # img, picture, svg, video, canvas, input[type=image], or a CSS background image on a leaf
-FIXED = 8  # computed position: fixed
-STICKY = 16  # computed position: sticky
-OPAQUE_FRAME = 32  # cross-origin iframe: recorded as a box only
-SHADOW_HOST = 64  # children include the element's open shadow root content
-IN_FRAME = 128  # element lives inside a same-origin iframe (boxes already in top document coordinates)
 
 # Hard limits (PROTOCOL.md "Limits"): a snapshot beyond these is refused, on the array length before any column is
 # converted, with a clear error instead of exhausting memory.
@@ -255,8 +248,9 @@ class Snapshot:
     def is_block(self) -> np.ndarray:
         """Block-level display per element, decided once per distinct display value (a handful per page)."""
         values, inverse = np.unique(self.display, return_inverse=True)
-        return np.array([_is_block(str(v)) for v in values], dtype=bool)[inverse.reshape(-1)] if self.n else (
-            np.zeros(0, dtype=bool))
+        if self.n == 0:
+            return np.zeros(0, dtype=bool)
+        return np.array([tree.is_block_display(str(v)) for v in values], dtype=bool)[inverse.reshape(-1)]
 
     @cached_property
     def block_container(self) -> np.ndarray:
@@ -271,7 +265,7 @@ class Snapshot:
             step = nxt
 
     @cached_property
-    def _breaks_before(self) -> np.ndarray:
+    def breaks_before(self) -> np.ndarray:
         """Prefix count of elements that start a new line (block-level or ``<br>``), indexed by pre-order."""
         starts = self.is_block | (self.tags == "br")
         c = np.zeros(self.n + 1, dtype=np.int64)
@@ -284,62 +278,14 @@ class Snapshot:
         return np.fromiter((not t or t.isspace() for t in self.texts), dtype=bool, count=self.m)
 
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
-        """Rendered text under the given elements in document order (see :meth:`text_of_mask`)."""
+        """Rendered text under the given elements in document order (:func:`centrum.tree.text_of_mask`)."""
         if self.m == 0 or len(nodes) == 0:
             return ""
-        mask = np.zeros(self.n + 1, dtype=np.int64)
-        for i in sorted({int(x) for x in nodes}):
-            mask[i] += 1
-            mask[int(self.subtree_end[i])] -= 1
-        inside = np.cumsum(mask)[: self.n] > 0
-        return self.text_of_mask(inside[self.text_owner], separator)
+        return tree.text_of_mask(self, tree.covered(self, nodes)[self.text_owner], separator)
 
     def text_of_mask(self, keep: np.ndarray, separator: str = "\n") -> str:
-        """Rendered text of the text nodes with ``keep`` set, in document order.
-
-        Text nodes without rectangles (hidden) or blank are left out. Lines break where the block container changes
-        or a block element or ``<br>`` starts or ends between two text nodes; within a line, neighbours are joined
-        with a space unless they touch on the rendered line (``<b>Hel</b>lo``), since the collector drops
-        whitespace-only text nodes. Separators are computed vectorized; the join is C-level split/join.
-        """
-        if self.m == 0:
-            return ""
-        has_rect = np.diff(self.text_rect_offsets) > 0
-        idx = np.nonzero(keep & has_rect & ~self.text_blank)[0]
-        if idx.size == 0:
-            return ""
-        texts = self.texts
-        container = self.block_container[self.text_owner[idx]]
-        seq = self.text_seq[idx]
-        brk = np.zeros(idx.size, dtype=bool)
-        breaks = self._breaks_before
-        brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
-        # Touching on the same rendered line: last rectangle of the previous node, first of the next.
-        last = self.text_rects[self.text_rect_offsets[idx + 1] - 1]
-        first = self.text_rects[self.text_rect_offsets[idx]]
-        same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
-        gap = np.minimum(np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2])),
-                         np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0]))
-        glue = np.zeros(idx.size, dtype=bool)
-        glue[1:] = same_line & (gap <= 1.0)
-        parts = [texts[t] for t in idx.tolist()]
-        for k in np.nonzero(brk)[0].tolist():
-            parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
-        # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
-        sep = [" "] * idx.size
-        sep[0] = ""
-        for k in np.nonzero(glue & ~brk)[0].tolist():
-            if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace():
-                sep[k] = ""
-        joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
-        # Newlines inside the texts themselves also end lines.
-        joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
-        lines = joined.split(separator) if separator else [joined]
-        return separator.join(" ".join(line.split()) for line in lines if line.strip())
-
-
-def _is_block(display: str) -> bool:
-    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+        """Rendered text of the text nodes with ``keep`` set (:func:`centrum.tree.text_of_mask`)."""
+        return tree.text_of_mask(self, keep, separator)
 
 
 # ---- parsing --------------------------------------------------------------------------------------

@@ -94,13 +94,13 @@ def serve(pages: dict[str, tuple[str, str]]) -> Iterator[str]:
         srv.server_close()
 
 
-def ui_session(playwright: Playwright, base: Path) -> Iterator[Session]:
+def ui_session(playwright: Playwright, base: Path, args: tuple[str, ...] = ()) -> Iterator[Session]:
     """A Chromium with the extension and the host (its own CENTRUM_HOME under ``base``), semantic baseline pinned
-    so the expected answers follow from the markup (first <main>/<article>)."""
+    so the expected answers follow from the markup (first <main>/<article>); ``args``: more Chromium flags."""
     user_data_dir, home = base / "profile", base / "centrum-home"
     user_data_dir.mkdir()
     install_host(user_data_dir, home)
-    for session in launch(playwright, user_data_dir, home):
+    for session in launch(playwright, user_data_dir, home, args=args):
         session.set_storage({"algorithm": "semantic", "readerIn": "page", "readerTheme": "light",
                              "readerFontSize": 20})
         yield session

@@ -9,7 +9,7 @@ import html
 import numpy as np
 import pytest
 
-from centrum import algorithms
+from centrum import algorithms, charset
 from centrum.algorithms import dana
 from centrum.testing import E, T, build
 
@@ -288,34 +288,22 @@ def test_params_reach_the_config_and_debug_is_bounded_json():
 
 
 # ---------------------------------------------------------------------------------------------- decoding
-def test_decode_html_bom_meta_and_fallback():
-    text = "<p>Привет, мир</p>"
-    assert dana.decode_html(codecs.BOM_UTF8 + text.encode()) == text
-    assert dana.decode_html(codecs.BOM_UTF16_LE + text.encode("utf-16-le")) == text
-    cp = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">' + text.encode("cp1251")
-    assert dana.decode_html(cp).endswith(text)
-    fa = "<meta charset='windows-1256'><p>سلام</p>"
-    assert dana.decode_html(fa.encode("cp1256")) == fa
-    latin = '<meta charset="iso-8859-1"><p>caf\u00e9 \u20ac</p>'  # WHATWG: iso-8859-1 means windows-1252
-    assert dana.decode_html(latin.encode("cp1252")) == latin
-    # Declared latin-1 but really UTF-8: UTF-8 decodes strictly, so it wins.
-    assert dana.decode_html('<meta charset="iso-8859-1">café'.encode()) == '<meta charset="iso-8859-1">café'
-    assert dana.decode_html(b"<p>bad \xff byte</p>") == "<p>bad \ufffd byte</p>"
-
-
-def test_source_bytes_transcodes_only_what_decode_html_would_read_differently():
+def test_source_bytes_transcodes_only_what_the_sniffer_reads_as_another_charset():
     utf8 = "<p>Привет, мир</p>".encode()
     assert dana.source_bytes(utf8) is utf8  # valid UTF-8 is not decoded and re-encoded
     assert dana.source_bytes(b"<p>ascii</p>") == b"<p>ascii</p>"
     assert dana.source_bytes(codecs.BOM_UTF16_LE + "<p>мир</p>".encode("utf-16-le")) == "<p>мир</p>".encode()
     cp = b'<meta charset="windows-1251"><p>' + "мир".encode("cp1251") + b"</p>"
-    assert dana.source_bytes(cp) == dana.decode_html(cp).encode()
+    assert dana.source_bytes(cp) == charset.decode(cp).encode()
     declared_latin_but_utf8 = '<meta charset="iso-8859-1">café'.encode()
     assert dana.source_bytes(declared_latin_but_utf8) == declared_latin_but_utf8
-    # Undeclared invalid bytes stay bytes (decode_html would read them as UTF-8 with U+FFFD: same text out).
-    bad = b"<p>bad \xff byte</p>"
+    # Declared UTF-8 with an invalid byte stays bytes (read as UTF-8 with U+FFFD either way: same text out).
+    bad = b'<meta charset="utf-8">\n<p>bad \xff byte and some more words here</p>'
     assert dana.source_bytes(bad) == bad
-    assert dana.run_source(bad).text == dana.run_source(dana.decode_html(bad)).text == "bad \ufffd byte"
+    same = dana.run_source(charset.decode(bad)).text
+    assert dana.run_source(bad).text == same == "bad \ufffd byte and some more words here"
+    # Undeclared invalid UTF-8 is windows-1252, as the renderer serves it.
+    assert dana.run_source(b"<p>caf\xe9 byte</p>").text == "café byte"
 
 
 def test_html_text_breaks_at_blocks_collapses_spaces_and_decodes_entities_last():

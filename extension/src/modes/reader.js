@@ -1,32 +1,40 @@
-/* Centrum reader mode in the page: the main content rebuilt from the clean description (clean.js), in the closed
- * shadow root over the page. (src/reader.js is the reader in its own tab.) */
+/* Centrum reader mode in the page: the main content rebuilt from the clean description (clean.js), laid out by
+ * readerview.js with the host's metadata, in the closed shadow root over the page. Esc or the button restores the
+ * page. (src/reader.js is the reader in its own tab.) */
 "use strict";
 
 (() => {
   const KEY = Symbol.for("centrum.mode.reader");
   if (globalThis[KEY]) return;
-  const { clean, state, STAGE, view, h, unmark, clearShadow, addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const { clean, state, STAGE, view, h, unmark, clearShadow, listen, addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const readerview = globalThis[Symbol.for("centrum.readerview")];
 
   addStyle(".reader { position: fixed; inset: 0; z-index: 2147483646; overflow: auto; }");
 
-  function showReader(data, settings) {
-    const shadow = clearShadow();
-    const reader = h("div", { class: "reader", role: "document" });
-    const prefs = { ...clean.SETTINGS, ...(settings || {}) };
-    reader.appendChild(clean.toolbar(document, reader, prefs, () => view().restore()));
-    reader.appendChild(clean.article(data, document, `Centrum (${state.algorithm}) \u00b7 press the button again to restore`));
-    shadow.appendChild(reader);
-    return reader;
-  }
-
-  /* The clean reader content as data (for the reader tab). */
+  /* The clean reader content as data, with what the host said of the page (for the reader here and in a tab). */
   function readerData() {
-    return clean.tree(state.nodes, state.text);
+    const data = clean.tree(state.nodes, state.text);
+    const r = state.result || {};
+    data.meta = r.metadata && typeof r.metadata === "object" ? r.metadata : null;
+    data.markdown = typeof r.markdown === "string" ? r.markdown : null;
+    data.html = typeof r.html === "string" ? r.html : null;
+    return data;
   }
 
   function reader(settings) {
     unmark();
-    const shown = showReader(readerData(), settings);
+    const shadow = clearShadow();
+    const shown = h("div", { class: "reader", role: "document" });
+    shadow.appendChild(shown);
+    readerview.fill(document, shown, readerData(), settings, () => view().restore(), readerview.t("readerNote"));
+    // Capture phase on window: Esc reaches this before the page's own handlers and before the shadow root, which
+    // keeps key events to itself.
+    listen(window, "keydown", (e) => {
+      if (e.key !== "Escape" || state.stage !== "reader" || e.ctrlKey || e.metaKey || e.altKey) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      view().restore();
+    }, true);
     document.documentElement.setAttribute(STAGE, "reader");
     state.stage = "reader";
     return { stage: state.stage, chars: shown.textContent.length };

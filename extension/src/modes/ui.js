@@ -85,7 +85,7 @@
     const shadow = el.attachShadow({ mode: "closed" });
     for (const type of PRIVATE_EVENTS) shadow.addEventListener(type, (e) => e.stopPropagation());
     const style = document.createElement("style");
-    style.textContent = styles.join("\n") + clean.READER_CSS;
+    style.textContent = styles.join("\n") + globalThis[Symbol.for("centrum.readerview")].READER_CSS;
     shadow.appendChild(style);
     document.documentElement.appendChild(el); // outside <body>: never dimmed, never part of the page's layout
     state.ui = el;

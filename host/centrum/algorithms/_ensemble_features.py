@@ -16,6 +16,8 @@ import numpy as np
 
 from ..result import Result
 from ..snapshot import IMAGE, Snapshot
+from ..tree import covered as _inside
+from ..tree import main_body
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
 BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
@@ -115,15 +117,6 @@ class PageArrays:
     arc90: np.ndarray  # per element: Readability's (Arc90) content score, 0 when it scores none
 
 
-def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
-    """Per element: inside the subtree of any of ``roots`` (difference array over pre-order, O(n))."""
-    mark = np.zeros(snap.n + 1, dtype=np.int64)
-    if roots.size:
-        np.add.at(mark, roots, 1)
-        np.add.at(mark, snap.subtree_end[roots], -1)
-    return np.cumsum(mark)[: snap.n] > 0
-
-
 def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray) -> np.ndarray:
     """Per element: rendered characters in its subtree that also lie inside the subtree of one of ``roots``."""
     if snap.m == 0:
@@ -135,8 +128,7 @@ def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray)
 def page_arrays(snap: Snapshot) -> PageArrays:
     n = snap.n
     tags = snap.tags
-    bodies = np.nonzero(tags == "body")[0]
-    body = int(bodies[0]) if bodies.size else 0
+    body = main_body(snap) or 0
     in_link = _inside(snap, np.nonzero(snap.is_link)[0])
     area = snap.text_area
     rendered = area > 0

@@ -26,7 +26,6 @@ Measured figures (token F1 on the dev sets, throughput) are in the ``Config`` co
 
 from __future__ import annotations
 
-import codecs
 import html as htmllib
 import re
 import time
@@ -36,6 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import charset
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
@@ -90,78 +90,21 @@ class Config:
 
 
 # ------------------------------------------------------------------------------------------------ decoding
-_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
-_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9_.:\-]+)""", re.I)
-# WHATWG Encoding Standard labels whose decoder is a superset of what Python's codec of that name reads.
-_LABEL_ALIASES = {
-    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "l1": "cp1252",
-    "us-ascii": "cp1252", "ascii": "cp1252", "windows-1252": "cp1252", "x-cp1252": "cp1252",
-    "iso-8859-9": "cp1254", "latin5": "cp1254", "iso-8859-11": "cp874", "tis-620": "cp874",
-    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "ks_c_5601-1987": "cp949", "euc-kr": "cp949",
-    "shift_jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "big5": "big5hkscs",
-    # A <meta> cannot declare UTF-16 (the decoder could not have read the declaration): WHATWG says utf-8.
-    "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8", "unicode": "utf-8",
-}
-_BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE BOM starts with the UTF-16-LE one
-    (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-
-
-def declared_encoding(data: bytes) -> str | None:
-    """Python codec name of the charset a page declares (``<meta charset>``, http-equiv, ``<?xml encoding>``)."""
-    head = data[:16384]  # the HTML prescan reads 1024 bytes; real pages put <meta> after long <link> lists
-    m = _XML_ENCODING.search(head) or _META_CHARSET.search(head)
-    if not m:
-        return None
-    label = m.group(1).decode("ascii", "replace").strip().lower()
-    label = _LABEL_ALIASES.get(label, label)
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
-
-
-def decode_html(data: bytes) -> str:
-    """Bytes of an HTML file -> str: BOM, else UTF-8 if the bytes are valid UTF-8, else the declared charset
-    (``<meta charset>``, http-equiv, ``<?xml encoding>``), else UTF-8 with undecodable bytes replaced.
-
-    UTF-8 goes before the declaration because pages re-saved as UTF-8 often still claim ISO-8859-1, while a real
-    legacy-encoded page with non-ASCII text is practically never valid UTF-8.
-    """
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            return data[len(bom):].decode(enc, "replace")
-    try:  # valid UTF-8 is almost never an accident, whatever the page declares
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    enc = declared_encoding(data)
-    return data.decode(enc or "utf-8", "replace")
-
-
 def source_bytes(html: str | bytes) -> bytes:
-    """UTF-8 bytes of a page, read as :func:`decode_html` would read it, without decoding UTF-8 pages.
+    """UTF-8 bytes of a page, read as :func:`centrum.charset.decode` reads it, without decoding UTF-8 pages.
 
     Raw HTML is the input of the ``--no-render`` path, and DANA counts bytes: decoding a UTF-8 page to ``str``
-    (and encoding it back) costs two full passes for nothing. Bytes pass through untouched when they are ASCII, or
-    when no BOM and no legacy charset declaration says otherwise (what :func:`decode_html` would decode as UTF-8,
-    invalid sequences becoming U+FFFD in the text output). Only a BOM, or a declared legacy charset on bytes that
-    are not valid UTF-8, is transcoded.
+    (and encoding it back) costs two full passes for nothing. Bytes pass through untouched when they are ASCII or
+    the sniffer reads them as UTF-8 without a BOM (invalid sequences become U+FFFD in the text output); anything
+    else is transcoded.
     """
     if isinstance(html, str):
         return html.encode("utf-8", "surrogatepass")
     if html.isascii():
         return html
-    if any(html.startswith(bom) for bom, _ in _BOMS):
-        return decode_html(html).encode("utf-8", "surrogatepass")
-    if declared_encoding(html) in (None, "utf-8"):
+    if charset.bom(html) is None and charset.codec(charset.sniff(html)) == "utf-8":
         return html
-    try:
-        html.decode("utf-8")
-        return html
-    except UnicodeDecodeError:
-        return decode_html(html).encode("utf-8", "surrogatepass")
+    return charset.decode(html).encode("utf-8", "surrogatepass")
 
 
 # ------------------------------------------------------------------------------------------------ pre-processing
@@ -636,7 +579,7 @@ def _text_for_lines(an: _Analysis, lo: int, hi: int) -> str:
 def run_source(html: str | bytes, config: Config | None = None, variant: str = "danag") -> Result:
     """Run a variant on raw HTML without a browser (``centrum extract --no-render``): ``nodes`` empty, ``text`` set.
 
-    Bytes are read as UTF-8 when valid, else decoded with :func:`decode_html` (BOM, declared charset).
+    Bytes are read as :func:`centrum.charset.decode` reads them.
     """
     cfg = config or Config()
     t0 = time.perf_counter()

@@ -52,6 +52,7 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
+from ..tree import main_body
 from . import _gce_stages as st
 
 # Block elements on which the framework lets an expansion stop (its ARTICLE_BLOCK_ELEMENTS list).
@@ -178,7 +179,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     debug: dict[str, Any] = {"config": dataclasses.asdict(cfg), "timing_ms": timing}
     if snapshot.n == 0:
         return Result("gce", [], debug=debug, message="empty snapshot: no elements")
-    body = st.find_body(snapshot)
+    body = main_body(snapshot) or 0  # without a <body> the root stands in
     w0, h0 = snapshot.page.viewport
     w1, h1 = snapshot.page.document
     c_w = np.array([w0 / 2, h0 / 2])

@@ -24,7 +24,6 @@ Deviations from the paper, all because we score the *rendered* page rather than 
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,7 +31,8 @@ import numpy as np
 
 from ..config import ranged
 from ..result import Candidate, Result
-from ..snapshot import IMAGE, IN_FRAME, Snapshot
+from ..snapshot import IMAGE, Snapshot
+from ..tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
 _DEBUG_CAP = 1000
@@ -88,14 +88,6 @@ class Config:
     visible_only: bool = True
 
 
-def _nested_cover(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
-    """How many of the ranges ``[starts, ends)`` cover each element (ranges are subtrees, so they nest)."""
-    diff = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(diff, starts, 1)
-    np.add.at(diff, ends, -1)
-    return np.cumsum(diff)[:n]
-
-
 def _subtree_sum(snapshot: Snapshot, values: np.ndarray) -> np.ndarray:
     return snapshot.subtree_sum(values.astype(np.float64))
 
@@ -131,31 +123,6 @@ def _zscore(x: np.ndarray) -> np.ndarray:
     return np.where(std > 0, (x - mean) / safe, 0.0)
 
 
-def _masked_text(snapshot: Snapshot, mask: np.ndarray) -> str:
-    """Text of the text nodes in ``mask`` (document order), blocks on new lines like ``Snapshot.text_of``.
-
-    Whitespace is collapsed in one split/join over the joined texts instead of one per text node.
-    """
-    sel = np.nonzero(mask)[0]
-    if sel.size == 0:
-        return ""
-    chosen = [snapshot.texts[t] for t in sel.tolist()] if sel.size < len(snapshot.texts) else snapshot.texts
-    # str.split() treats NUL as a word character, so it survives as the boundary between text nodes.
-    parts = list(map(str.strip, " ".join("\x00".join(chosen).split()).split("\x00")))
-    if len(parts) != sel.size:  # a text node itself held NUL characters: normalize one by one
-        parts = [" ".join(t.split()) for t in chosen]
-    owners = snapshot.text_owner[sel]
-    kinds, inverse = np.unique(snapshot.display[owners], return_inverse=True)
-    block = np.array([_is_block(str(k)) for k in kinds], dtype=bool)[inverse.reshape(-1)]
-    keep = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) > 0
-    owners, block = owners[keep], block[keep]
-    parts = [p for p in parts if p]
-    if not parts:
-        return ""
-    seps = np.where(block[1:] & (owners[1:] != owners[:-1]), "\n", " ").tolist()
-    return parts[0] + "".join(itertools.chain.from_iterable(zip(seps, parts[1:], strict=True)))
-
-
 def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndarray:
     owner = snapshot.text_owner
     return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
@@ -175,9 +142,9 @@ def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
     return np.isin(snapshot.tag_code, codes)
 
 
-def _is_block(display: str) -> bool:
-    # Same rule as Snapshot.text_of, so that ``text`` matches the text of ``nodes`` when nothing was removed.
-    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+def _text(snapshot: Snapshot, mask: np.ndarray) -> str:
+    # ``mask`` already says which text is rendered (all of it when scoring the DOM without layout).
+    return text_of_mask(snapshot, mask, hidden=True)
 
 
 def _r(x: float) -> float:
@@ -239,13 +206,9 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     debug: dict[str, Any] = {}
 
     # ---- region: BODY (the top document's, not one inside a same-origin iframe) -----------------------
-    bodies = np.nonzero(tags == "body")[0]
-    if bodies.size == 0:
+    body = main_body(snapshot)
+    if body is None:
         return Result("r4", [], message="no <body> element (frameset or non-HTML document)")
-    top = bodies[(snapshot.flags[bodies] & IN_FRAME) == 0]
-    top = top if top.size else bodies
-    # Broken markup can leave a stray empty <body> (e.g. inside <head>); the real one holds the page.
-    body = int(top[np.argmax(end[top] - top)])
     in_body = np.zeros(n, dtype=bool)
     in_body[body + 1 : end[body]] = True
 
@@ -257,7 +220,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     words = np.where(nonblank, snapshot.text_words, 0).astype(np.float64) if m else np.zeros(0)
     is_link = snapshot.is_link & shown
     links = np.nonzero(is_link)[0]
-    in_link_el = _nested_cover(links, end[links], n) > 0
+    in_link_el = covered(snapshot, links)
     in_link_text = in_link_el[snapshot.text_owner] if m else np.zeros(0, dtype=bool)
     word_free = words * ~in_link_text  # words not inside a link (the word ratio counts only these)
     words_el = _subtree_sum(snapshot, snapshot.text_per_element(words)) if m else np.zeros(n)
@@ -286,9 +249,9 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
             return Result("r4", [body], [Candidate([body], float(words_el[body]), label="<body> (no rated node)")],
                           debug={"fallback": "no rated node; text directly in <body>"},
                           message="no rated node inside <body>: the whole <body> is returned",
-                          text=_masked_text(snapshot, in_body_text(snapshot, body, rendered)))
+                          text=_text(snapshot, in_body_text(snapshot, body, rendered)))
         return Result("r4", [], message="no rated node inside <body> (no text or only excluded tags)")
-    rdepth = _nested_cover(rated, end[rated], n)  # rated ancestors-or-self of every element
+    rdepth = cover_count(snapshot, rated)  # rated ancestors-or-self of every element
     max_rdepth = int(rdepth[rated].max())
     body_rated_children = int(np.count_nonzero(parent[rated] == body))
     debug["page"] = {"body": body, "rated": int(rated.size), "page_depth_rated": max_rdepth,
@@ -362,7 +325,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
 
     # ---- post-process (section 3.5, Algorithm 5) --------------------------------------------------------
     chosen_arr = np.array(sorted(chosen), dtype=np.int64)
-    inside = _nested_cover(chosen_arr, end[chosen_arr], n) > 0
+    inside = covered(snapshot, chosen_arr)
     free_el = words_el - link_words_el
     with np.errstate(divide="ignore", invalid="ignore"):
         text_ratio = np.where(free_el > 0, link_words_el / np.where(free_el > 0, free_el, 1.0),
@@ -393,7 +356,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         strict[chosen_arr] = False
         removed_reason = removable(strict)
     rem = np.array(sorted(removed_reason), dtype=np.int64)
-    cover = _nested_cover(rem, end[rem], n) if rem.size else np.zeros(n, np.int64)
+    cover = cover_count(snapshot, rem)
     # Keep only the outermost removed nodes (the others go with them).
     outer = [int(x) for x in rem if cover[x] == 1]
     debug["postprocess"] = {"removed": [{"node": x, "tag": str(tags[x]), "reason": removed_reason[x]}
@@ -414,7 +377,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     else:
         nodes = [int(x) for x in chosen_arr]
     text_mask = (inside & ~removed_inside)[snapshot.text_owner] & rendered if m else np.zeros(0, dtype=bool)
-    text = _masked_text(snapshot, text_mask)
+    text = _text(snapshot, text_mask)
     debug["result"] = {"chosen": [int(x) for x in chosen_arr], "nodes": nodes[:_DEBUG_CAP],
                        "truncated": len(nodes) > _DEBUG_CAP}
     candidates.insert(0, Candidate([int(x) for x in chosen_arr], float(sum(wt_ratio[x] for x in chosen_arr)),

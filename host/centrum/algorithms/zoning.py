@@ -69,6 +69,7 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
+from ..tree import cover_count, covered, main_body
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -129,7 +130,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     if snap.n == 0:
         return Result("zoning", [], message="empty snapshot")
     cls = _classify(snap, cfg)
-    root = _root_element(snap)
+    root = main_body(snap) or 0
     note_hidden = ""
     if not cls["sig"][root] and cfg.reveal_hidden_page:
         # Anti-flicker snippets hide <html>/<body> (opacity 0, visibility hidden) until a script runs; when that
@@ -166,17 +167,10 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
 # ---- stage 0: element classification (vectorized) ----------------------------------------------------------
 
 
-def _root_element(snap: Snapshot) -> int:
-    # The document's <body> is a child of <html>; a "body" elsewhere (inside an SVG, a template copy) is not.
-    body = np.flatnonzero(snap.tags == "body")
-    top = body[snap.parent[body] == 0] if body.size else body
-    return int(top[0]) if top.size else int(body[0]) if body.size else 0
-
-
 def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np.ndarray]:
     n, m = snap.n, snap.m
     box = snap.box
-    body = _root_element(snap)
+    body = main_body(snap) or 0
     body_right = float(box[body, 0] + box[body, 2]) if box[body, 2] > 0 else float(snap.page.document[0])
     # Public code, PreZoningClassification: hidden = visibility hidden, display none, opacity 0, off-screen, or
     # inside a hidden element.
@@ -188,10 +182,7 @@ def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np
         | (box[:, 1] + box[:, 3] < 0)
         | (box[:, 0] > body_right)
     )
-    mark = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(mark, np.flatnonzero(hidden_root), 1)
-    np.add.at(mark, snap.subtree_end[hidden_root], -1)
-    hidden = np.cumsum(mark)[:n] > 0
+    hidden = covered(snap, hidden_root)
 
     # Significant text nodes: non-blank, rendered with area, owner shown.
     if m:
@@ -394,7 +385,7 @@ def _item_boxes(snap: Snapshot, cls: dict[str, np.ndarray], items: np.ndarray, i
 
 def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) -> np.ndarray:
     """Leaf zone of every text node (-1 when it is in none): element items paint their subtree range."""
-    n, m = snap.n, snap.m
+    m = snap.m
     out = np.full(m, -1, dtype=np.int64)
     if m == 0:
         return out
@@ -403,10 +394,7 @@ def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) ->
     items, iz = zones.items[in_leaf], item_zone[in_leaf]
     el, ez = items[items >= 0], iz[items >= 0]
     # Leaf element items are disjoint subtrees: a difference array paints each range with its zone id + 1.
-    paint = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(paint, el, ez + 1)
-    np.add.at(paint, snap.subtree_end[el], -(ez + 1))
-    zone_el = np.cumsum(paint)[:n] - 1
+    zone_el = cover_count(snap, el, weights=ez + 1).astype(np.int64) - 1
     out = zone_el[snap.text_owner]
     tx = -items[items < 0] - 1
     out[tx] = iz[items < 0]
@@ -622,12 +610,7 @@ def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zon
     if snap.m == 0:
         return ""
     z = np.arange(cols.start[c], cols.stop[c])
-    mask = np.zeros(snap.n + 1, dtype=np.int64)
-    el = zones.element[z]
-    el = el[el >= 0]
-    np.add.at(mask, el, 1)
-    np.add.at(mask, snap.subtree_end[el], -1)
-    inside = np.cumsum(mask)[: snap.n] > 0
+    inside = covered(snap, zones.element[z])
     direct = np.zeros(zones.leaf.size + 1, dtype=bool)
     direct[z[zones.leaf[z]]] = True
     sel = (text_zone >= 0) & (inside[snap.text_owner] | direct[text_zone])
