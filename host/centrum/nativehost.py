@@ -23,6 +23,7 @@ from . import __version__, limits
 from .campaign_host import handlers as campaign_handlers
 from .framing import MAX_REQUEST_BYTES, FrameError, FrameTooLarge, chunk_response, encode_message, read_frame
 from .paths import data_dir, private_file
+from .result import json_default
 
 PROTOCOL = 1
 # PROTOCOL.md: when debug would push a response past this, it is dropped and replaced by {"trimmed": true}.
@@ -274,15 +275,6 @@ HANDLERS.update(campaign_handlers(HostError))
 # ---------------------------------------------------------------------------------------------- encoding
 
 
-def _json_default(o: Any) -> Any:
-    # numpy scalars and arrays from algorithm features / debug traces.
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if isinstance(o, set | frozenset | tuple):
-        return list(o)
-    return str(o)
-
-
 def _finite(o: Any) -> Any:
     if isinstance(o, float):
         return o if math.isfinite(o) else None
@@ -296,9 +288,9 @@ def _finite(o: Any) -> Any:
 def dumps(obj: Any) -> str:
     """JSON that the browser's JSON.parse accepts: NaN/Infinity (invalid JSON) become null."""
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=json_default)
     except ValueError:
-        round_trip = json.loads(json.dumps(obj, default=_json_default))  # numpy -> python first
+        round_trip = json.loads(json.dumps(obj, default=json_default))  # numpy -> python first
         return json.dumps(_finite(round_trip), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 

@@ -780,13 +780,6 @@ class Outputs:
         raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
 
 
-def json_default(o: object) -> object:
-    """json.dumps fallback: numpy scalars and arrays that slipped into a debug trace."""
-    if hasattr(o, "tolist"):
-        return o.tolist()  # type: ignore[no-any-return]
-    return str(o)
-
-
 # ---- golden files ---------------------------------------------------------------------------------------------------
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = REPO / "tests" / "golden"

@@ -31,3 +31,13 @@ class Result:
         if not with_debug:
             out.pop("debug")
         return out
+
+
+def json_default(o: Any) -> Any:
+    """``json.dumps`` fallback for everything Centrum writes: numpy scalars and arrays that reach a debug trace or a
+    report become lists and numbers, sets and tuples lists, anything else its ``str``."""
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if isinstance(o, set | frozenset | tuple):
+        return list(o)
+    return str(o)

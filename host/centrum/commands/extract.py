@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import algorithms, outputs
 from ..config import ConfigError
-from ..result import Result
+from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
 SOURCE_ALGORITHMS = ("dana", "danag", "addanag")
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         _err(str(e))
         return 2
     print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2,
-                                                            default=outputs.json_default), end="" if
+                                                            default=json_default), end="" if
           args.format in ("markdown", "html") else "\n")
     return 0
 
@@ -154,7 +154,7 @@ def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapsh
     else:
         payload = result.to_json(with_debug=args.debug)
         payload["text"] = text
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=outputs.json_default))
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=json_default))
     return 0
 
 
