@@ -9,7 +9,7 @@
 
 if (typeof importScripts === "function" && typeof CentrumHostPort === "undefined") {
   // Chromium service worker; Firefox lists these before this script in the manifest
-  importScripts("messaging.js", "settings.js");
+  importScripts("messaging.js", "settings.js", "campaign.js");
 }
 const SETTINGS = globalThis[Symbol.for("centrum.settings")];
 
@@ -123,11 +123,14 @@ async function openDebugger(tabId) {
   const info = await getHostInfo(opts.timeoutMs);
   // Every algorithm runs, some read the page source: collect it once, with the source.
   const snapshot = await collect(tabId, true);
-  const { result, timing } = await timedExtract({ algorithm: "all", snapshot, debug: true }, opts);
-  if (!algorithmList) algorithmList = await host.request("algorithms", {}, opts.timeoutMs);
+  const request = { algorithm: "all", snapshot, debug: true };
+  if (opts.algorithm && opts.params) request.params = { [opts.algorithm]: opts.params };
+  const { result, timing } = await timedExtract(request, opts);
+  await algorithms();
   timing.collect_ms = snapshot.page && snapshot.page.timing ? snapshot.page.timing.collect_ms : null;
+  // The debugger starts from the options' algorithm and parameters.
   return await view(tabId, "debugger", {
-    results: result, algorithms: algorithmList, timing, selected: opts.algorithm || info.default,
+    results: result, algorithms: algorithmList, timing, selected: opts.algorithm || info.default, params: opts.params,
   });
 }
 
@@ -149,7 +152,8 @@ async function openAnnotator(tabId) {
   // The label stores the serialized page too: collect with the source.
   await collect(tabId, true);
   const { annotatorName } = await api.storage.local.get({ annotatorName: "" });
-  return await view(tabId, "annotate", { annotator: annotatorName });
+  const campaign = await campaignContext(await api.tabs.get(tabId), snapshots.get(tabId)).catch((e) => ({ error: errorOf(e) }));
+  return await view(tabId, "annotate", { annotator: annotatorName, campaign });
 }
 
 async function saveLabel(tab, annotator, nodes) {
@@ -242,6 +246,7 @@ async function press(tab) {
       await view(tabId, "restore");
       await api.scripting.removeCSS({ target: { tabId }, files: ["src/ui.css"] });
     }
+    if (await onCampaignPage(tab)) return await inject(tabId).then(() => openAnnotator(tabId)); // annotate at once
     return await start(tabId);
   } finally {
     busyTabs.delete(tabId);
@@ -277,6 +282,7 @@ function refuse(message) {
 /* The fields of a valid message (only those), or an E_REQUEST error. */
 function checked(message) {
   if (!isPlainObject(message) || typeof message.type !== "string") refuse("a message must be an object with a type");
+  if (Object.hasOwn(CAMPAIGN_FIELDS, message.type)) return campaignChecked(message);
   const allowed = { "centrum.press": [], "centrum.open": ["mode"], "centrum.rerun": ["algorithm", "params"],
     "centrum.label": ["annotator", "nodes"] }[message.type];
   if (!allowed) refuse(`unknown message type ${JSON.stringify(message.type.slice(0, 40))}`);
@@ -310,11 +316,29 @@ function checked(message) {
   return message;
 }
 
+/* The options page (an extension page, never a web page) asks for the algorithm list only. */
+function fromOptionsPage(sender) {
+  return typeof sender.url === "string" && sender.url.split("#")[0] === api.runtime.getURL("src/options.html");
+}
+
+async function algorithms() {
+  const opts = await settings();
+  if (!algorithmList) algorithmList = await host.request("algorithms", {}, opts.timeoutMs);
+  return algorithmList;
+}
+
 // Only the extension's own scripts can send runtime messages (no page can: there is no externally_connectable).
 // Of those, only the content scripts this file injects into the top frame of a tab speak for a tab; the panels
 // ask for a mode, a re-run or a label save of their own tab.
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (!message || sender.id !== api.runtime.id) return false;
+  if (fromOptionsPage(sender)) {
+    if (!isPlainObject(message) || message.type !== "centrum.algorithms" || Object.keys(message).length !== 1) {
+      return false;
+    }
+    algorithms().then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
+    return true;
+  }
   if (!sender.tab || typeof sender.tab.id !== "number" || sender.frameId !== 0) return false;
   const reply = (work) => {
     Promise.resolve().then(() => work(checked(message))).then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
@@ -330,8 +354,9 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
       return reply((m) => rerun(tab.id, m.algorithm, m.params || null));
     case "centrum.label":
       return reply((m) => saveLabel(tab, m.annotator.trim(), m.nodes));
-    default:
-      return reply(() => undefined); // checked() refuses it with E_REQUEST
+    default: // a campaign message (campaign.js), from the annotator panel only; any other type is refused by checked()
+      return reply(async (m) => (await currentStage(tab.id)) === "annotate" ? campaignHandle(tab, m)
+        : refuse("the annotator is not open"));
   }
 });
 

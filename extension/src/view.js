@@ -20,7 +20,7 @@
     },
 
     busy() {
-      toast("Centrum: analysing the page\u2026");
+      toast(globalThis[Symbol.for("centrum.readerview")].t("busy"));
       return { stage: state.stage };
     },
 

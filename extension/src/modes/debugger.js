@@ -6,7 +6,7 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.debugger");
   if (globalThis[KEY]) return;
-  const { state, view, send, trusted, h, listen, layer, drawBox, element, outlineNodes, ensurePanel, enterMode,
+  const { api, state, view, send, trusted, h, listen, layer, drawBox, element, outlineNodes, ensurePanel, enterMode,
     addStyle } = globalThis[Symbol.for("centrum.ui")];
 
   addStyle(`
@@ -160,6 +160,17 @@
     renderDebugger();
   }
 
+  /* The algorithm (and the parameters it last ran with) become the options' choice: the next press uses them. */
+  async function useForReader(dbg, name) {
+    const params = dbg.params[name] && Object.keys(dbg.params[name]).length ? dbg.params[name] : null;
+    if (!api) dbg.status = { kind: "error", text: "this page hides the extension's storage from its content scripts" };
+    else {
+      await api.storage.local.set({ algorithm: name, params });
+      dbg.status = { kind: "ok", text: `the reader view now uses ${name}${params ? " with these parameters" : ""}` };
+    }
+    renderDebugger();
+  }
+
   /* The parameters box, its re-run button and status line. */
   function paramsBlock(dbg, name) {
     const params = h("textarea", { class: "params", spellcheck: "false" });
@@ -171,9 +182,11 @@
     }
     const button = h("button", { class: "rerun", text: "Re-run with these parameters",
       onclick: () => rerun(dbg, name, params.value) });
+    const keep = h("button", { class: "use", text: "Use for the reader view",
+      title: "store this algorithm and these parameters as the options' choice", onclick: () => useForReader(dbg, name) });
     return [
       h("div", { class: "hint", text: "parameters to override (JSON), defaults below (null = the preset's value):" }),
-      params, button, status,
+      params, button, keep, status,
       h("div", { class: "defaults", text: JSON.stringify((dbg.defaults || {})[name] || {}, null, 1) }),
     ];
   }
@@ -232,7 +245,7 @@
     const params = {};
     const defaults = {};
     for (const a of data.algorithms || []) {
-      params[a.name] = {};
+      params[a.name] = a.name === data.selected && data.params ? { ...data.params } : {};
       defaults[a.name] = a.params || {};
     }
     state.debug = { ...data, params, defaults, overlay: true, status: null };

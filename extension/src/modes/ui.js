@@ -24,6 +24,7 @@
       font: 14px/1.4 system-ui, sans-serif; color: #1b1b1b; background: #fff; border-left: 5px solid #e8590c;
       box-shadow: 0 4px 18px rgba(0,0,0,.25); border-radius: 4px; white-space: pre-wrap; }
     .toast.error { border-left-color: #c92a2a; background: #fff5f5; }
+    .toast.doubt { border-left-color: #f08c00; background: #fff9db; }
     .toast button.x { float: right; margin-left: 10px; border: 0; background: none; font-size: 16px; cursor: pointer; }
     .toast .modes { display: block; margin-top: 6px; white-space: normal; }
     .toast .modes button, .panel button { font: 12px system-ui, sans-serif; padding: 2px 8px; margin: 2px 4px 0 0;
@@ -112,7 +113,8 @@
       const answer = await send({ type: "centrum.open", mode });
       if (answer && answer.error && answer.error.code === "E_PAGE") view().error(answer.error);
     };
-    const labels = { reader: "Reader view", debugger: "Debugger", annotate: "Annotate" };
+    const { t } = globalThis[Symbol.for("centrum.readerview")];
+    const labels = { reader: t("modeReader"), debugger: t("modeDebugger"), annotate: t("modeAnnotate") };
     const list = Array.isArray(modes) ? modes : Object.keys(labels);
     return h("span", { class: "modes" },
       ...list.map((mode) => h("button", { "data-mode": mode, text: labels[mode], onclick: open(mode) })));
