@@ -95,9 +95,8 @@ def handle_ping(request: dict[str, Any]) -> dict[str, Any]:
 
 def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:
     from . import algorithms
-    from .commands.algorithms import describe
 
-    out = describe()
+    out = algorithms.describe()
     for entry in out:
         # The extension collects the page source only for algorithms that read it (it can be large).
         entry["needs_source"] = algorithms.REGISTRY[str(entry["name"])].needs_source

@@ -7,6 +7,7 @@ dependency of one algorithm never breaks the others.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from dataclasses import dataclass, field
@@ -25,21 +26,27 @@ class AlgorithmSpec:
     variant: dict[str, Any] = field(default_factory=dict)
     needs_source: bool = False
     summary: str = ""
+    raw_html: bool = False  # also runs on the HTML source alone, without a browser (``--no-render``)
+    proposer: bool = False  # one of the ensemble's base algorithms (its model's inputs, in this order)
 
 
 REGISTRY: dict[str, AlgorithmSpec] = {
     s.name: s
     for s in [
-        AlgorithmSpec("semantic", "centrum.algorithms.semantic",
+        AlgorithmSpec("semantic", "centrum.algorithms.semantic", proposer=True,
                       summary="first <main>/<article> by breadth-first search (Rae et al. section 4 baseline)"),
-        AlgorithmSpec("gce", "centrum.algorithms.gce", summary="grid-centering-expanding (Jung et al.)"),
-        AlgorithmSpec("zoning", "centrum.algorithms.zoning", summary="HTML zoning (Rae et al., DocEng '18)"),
-        AlgorithmSpec("r4", "centrum.algorithms.r4", summary="R4 ranking (Alarte & Silva)"),
+        AlgorithmSpec("gce", "centrum.algorithms.gce", proposer=True, summary="grid-centering-expanding (Jung et al.)"),
+        AlgorithmSpec("zoning", "centrum.algorithms.zoning", proposer=True,
+                      summary="HTML zoning (Rae et al., DocEng '18)"),
+        AlgorithmSpec("r4", "centrum.algorithms.r4", proposer=True, summary="R4 ranking (Alarte & Silva)"),
         AlgorithmSpec("dana", "centrum.algorithms.dana", variant={"variant": "dana"}, needs_source=True,
+                      raw_html=True, proposer=True,
                       summary="DANA: non-ASCII vs ASCII line density (Mohammadzadeh et al.)"),
         AlgorithmSpec("danag", "centrum.algorithms.dana", variant={"variant": "danag"}, needs_source=True,
+                      raw_html=True, proposer=True,
                       summary="DANAg: content vs code line density"),
         AlgorithmSpec("addanag", "centrum.algorithms.dana", variant={"variant": "addanag"}, needs_source=True,
+                      raw_html=True, proposer=True,
                       summary="AdDANAg: DANAg with hyperlink normalization"),
         # The ensemble's DANA-family proposers read the source: without it they answer nothing and the scorer sees
         # inputs it was never trained on.
@@ -47,6 +54,11 @@ REGISTRY: dict[str, AlgorithmSpec] = {
                       summary="Centrum's ensemble over all candidates"),
     ]
 }
+
+# Algorithms that run on raw HTML (`centrum extract --no-render`, `centrum batch --no-render`).
+SOURCE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.raw_html)
+# The ensemble's base algorithms: its feature columns follow this order, so a trained model fixes it.
+BASE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.proposer)
 
 # The default of `centrum extract`, of the host's `ping` answer and so of the extension: the learned ensemble over
 # every base algorithm's candidates (README "Evaluation" and "Ensemble" give its measured figures); the base
@@ -93,3 +105,20 @@ def run(name: str, snapshot: Snapshot, params: dict[str, Any] | None = None) -> 
     result: Result = getattr(module, spec.function)(snapshot, config, **spec.variant)
     result.timing_ms.setdefault("algorithm", (time.perf_counter() - t0) * 1000)
     return result
+
+
+def describe() -> list[dict[str, object]]:
+    """Every registered algorithm: name, summary, whether it imports here (else why not), parameters and defaults."""
+    out = []
+    for name, spec in REGISTRY.items():
+        entry: dict[str, object] = {"name": name, "summary": spec.summary, "available": False, "params": {}}
+        try:
+            _, module = load(name)
+        except AlgorithmUnavailable as e:
+            entry["error"] = str(e)
+        else:
+            entry["available"] = True
+            if hasattr(module, "Config"):
+                entry["params"] = {f.name: getattr(module.Config(), f.name) for f in dataclasses.fields(module.Config)}
+        out.append(entry)
+    return out

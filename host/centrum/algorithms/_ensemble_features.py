@@ -18,9 +18,9 @@ from ..result import Result
 from ..snapshot import IMAGE, Snapshot
 from ..tree import covered as _inside
 from ..tree import main_body
+from . import BASE_ALGORITHMS
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
-BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
 # Proposers of candidates: the base algorithms and Arc90 Readability's content scoring (computed here from the page
 # arrays, see :func:`arc90_proposal`), each with the same answered/exact/precision/recall/rank features (v4; LODO
 # mean over the 8 dev sets, candidate scorer with the rule trim: 0.912 -> 0.914).

@@ -228,20 +228,10 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
         text = r.text if r.text is not None else (snap.text_of(r.nodes) if r.nodes else "")
         rec.extractors[name] = light_score(item.gold, text)
     for name in opts.peers:
-        text = None
-        try:
-            if name == "wholepage":
-                text = peer_mod.wholepage_text(snap)
-            elif name == "readability_js":
-                if not entry.get("extra"):
-                    continue  # rendered without the Readability.js extra: not scored rather than scored 0
-                text = peer_mod.readability_js_text(entry.get("extra"))[0]
-            elif peer_mod.missing_reason(name) is None:
-                text = peer_mod.run_html_peer(name, html, item.language)
-            else:
-                continue
-        except Exception:  # noqa: BLE001 - a failing peer scores 0 on the page, as in `centrum eval`
-            text = None
+        ans = peer_mod.run_peer(name, html, item.language, snap, entry)
+        if not ans.ran:
+            continue  # not available here, or rendered without its in-page extra: not scored rather than scored 0
+        text = ans.text
         rec.extractors[name] = light_score(item.gold, text)
     if opts.use_record_cache:
         try:

@@ -93,11 +93,9 @@ class BatchWorker:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="centrum-batch")
         self._source_config: Any = None
         if not options.render:
-            from ..commands.extract import SOURCE_ALGORITHMS
-
-            if options.algorithm not in SOURCE_ALGORITHMS:
-                raise ValueError(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML "
-                                 f"source); {options.algorithm!r} needs a rendered page")
+            if options.algorithm not in algorithms.SOURCE_ALGORITHMS:
+                raise ValueError(f"--no-render works only with {', '.join(algorithms.SOURCE_ALGORITHMS)} (they read "
+                                 f"the HTML source); {options.algorithm!r} needs a rendered page")
             from ..algorithms import dana
             from ..config import config_from_dict
 

@@ -19,7 +19,7 @@ from ..config import ConfigError
 from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
-SOURCE_ALGORITHMS = ("dana", "danag", "addanag")
+SOURCE_ALGORITHMS = algorithms.SOURCE_ALGORITHMS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,9 +23,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import charset
 from ..paths import cache_root
@@ -177,6 +179,52 @@ def run_html_peer(name: str, html: bytes, language: str) -> str:
     spec = PEERS[name]
     assert spec.run_html is not None, name
     return spec.run_html(html, language)
+
+
+@dataclass
+class PeerAnswer:
+    """One peer's answer on one page. ``kind``: "" (text), "empty", "error", or "render" (the page has no render);
+    ``ran`` is False when the peer could not run here at all (its package is missing, or the page was rendered
+    without the in-page extra it needs)."""
+
+    text: str | None
+    ms: float | None
+    error: str = ""
+    kind: str = ""
+    ran: bool = True
+
+
+def run_peer(name: str, html: bytes, language: str, snapshot: Snapshot | None = None,
+             render: dict[str, Any] | None = None, render_error: str = "") -> PeerAnswer:
+    """Run peer ``name`` on a page: its bytes, and for render peers its parsed snapshot and renderer entry (with the
+    ``extra`` outputs and ``errors``). Never raises: a failing peer answers text None with the reason."""
+    spec = PEERS[name]
+    if spec.source == "html":
+        t0 = time.perf_counter()
+        try:
+            text = run_html_peer(name, html, language)
+        except Exception as e:  # noqa: BLE001 - scored 0 and listed
+            return PeerAnswer(None, (time.perf_counter() - t0) * 1000, f"{type(e).__name__}: {e}"[:300], "error",
+                              ran=missing_reason(name) is None)
+        err = "" if text.strip() else "empty result"
+        return PeerAnswer(text, (time.perf_counter() - t0) * 1000, err, "empty" if err else "")
+    if name == "wholepage":
+        if snapshot is None:
+            return PeerAnswer(None, None, render_error or "not rendered", "render", ran=False)
+        t0 = time.perf_counter()
+        text = wholepage_text(snapshot)
+        blank = not text.strip()
+        return PeerAnswer(text, (time.perf_counter() - t0) * 1000, "empty page" if blank else "",
+                          "empty" if blank else "")
+    if render is None:
+        return PeerAnswer(None, None, render_error or "not rendered", "render", ran=False)
+    text, ms, err = readability_js_text(render.get("extra"))
+    err = err or (render.get("errors") or {}).get(name, "")
+    ran = bool(render.get("extra"))
+    if text is None or not text.strip():
+        return PeerAnswer(text, ms, err or "empty result", "error" if text is None and err != "no article" else "empty",
+                          ran=ran)
+    return PeerAnswer(text, ms, "", "", ran=ran)
 
 
 def wholepage_text(snapshot: Snapshot) -> str:

@@ -179,39 +179,8 @@ class _Worker:
                                  "trace": traceback.format_exc(limit=3)[-800:]}
 
         for name in self.opts.peers:
-            spec = peer_mod.PEERS[name]
-            if spec.source == "html":
-                t0 = time.perf_counter()
-                try:
-                    text = peer_mod.run_html_peer(name, html, item.language)
-                    ms = (time.perf_counter() - t0) * 1000
-                    err = "" if text.strip() else "empty result"
-                    outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else ""}
-                except Exception as e:  # noqa: BLE001
-                    outputs[name] = {"text": None, "ms": (time.perf_counter() - t0) * 1000,
-                                     "error": f"{type(e).__name__}: {e}"[:300], "kind": "error"}
-            elif name == "wholepage":
-                if snap is None:
-                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
-                                     "kind": "render"}
-                else:
-                    t0 = time.perf_counter()
-                    text = peer_mod.wholepage_text(snap)
-                    outputs[name] = {"text": text, "ms": (time.perf_counter() - t0) * 1000,
-                                     "error": "" if text.strip() else "empty page", "kind": "" if text.strip()
-                                     else "empty"}
-            elif name == "readability_js":
-                if entry is None:
-                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
-                                     "kind": "render"}
-                else:
-                    text, ms, err = peer_mod.readability_js_text(entry.get("extra"))
-                    err = err or (entry.get("errors") or {}).get(name, "")
-                    if text is None or not text.strip():
-                        outputs[name] = {"text": text, "ms": ms, "error": err or "empty result",
-                                         "kind": "error" if text is None and err != "no article" else "empty"}
-                    else:
-                        outputs[name] = {"text": text, "ms": ms, "error": "", "kind": ""}
+            ans = peer_mod.run_peer(name, html, item.language, snap, entry, page["render_error"])
+            outputs[name] = {"text": ans.text, "ms": ans.ms, "error": ans.error, "kind": ans.kind}
 
         rows = []
         for name, out in outputs.items():
