@@ -42,6 +42,7 @@ import numpy as np
 
 from . import labels as L
 from .snapshot import Snapshot, parse_snapshot
+from .tree import covered
 
 CAMPAIGN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
@@ -336,7 +337,7 @@ def pair_agreement(snap_a: Snapshot, lab_a: dict[str, Any], snap_b: Snapshot, la
     mapped = [v for v in (L.resolve_path(snap_a, p) for p in lab_b["node_paths"]) if v is not None]
     return {"node_f1": L.node_f1(snap_a, lab_a["nodes"], snap_b, lab_b["node_paths"], lab_b["nodes"]),
             "token_f1": float(score_page(Gold(text=lab_a["text"]), lab_b["text"], tokenize)["f1"]),
-            "kappa": cohen_kappa(L._cover(snap_a, lab_a["nodes"]), L._cover(snap_a, mapped))}
+            "kappa": cohen_kappa(covered(snap_a, lab_a["nodes"]), covered(snap_a, mapped))}
 
 
 def _page_labels(conn: sqlite3.Connection, cid: int) -> dict[str, list[dict[str, Any]]]:
