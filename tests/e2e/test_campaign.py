@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,53 @@ def test_annotator_fixes_same_text_levels_name_focus_panel_placement(ui: Session
     page.keyboard.press("Enter")  # in the field: not an annotator key
     ui_click(page, f"{PANEL} button.save")
     assert wait_status(page, "Saved label #")
+
+
+def test_firefox_campaign_page(tmp_path: Path) -> None:
+    """One campaign page in Firefox ESR over WebDriver BiDi (the test copy of the extension of
+    test_extension_firefox.py): join in the panel, the suggestion outlined, one key accepts it, the host stores it."""
+    from test_extension_firefox import PRESS, STAGE, _wait, keys, run_firefox, set_algorithm
+    from test_extension_firefox import ui_click as ff_click
+    from test_extension_firefox import ui_eval as ff_eval
+    from test_extension_firefox import ui_wait as ff_wait
+
+    root = tmp_path / "set"
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "p1.html").write_text(article_page(1), encoding="utf-8")
+    (tmp_path / "ff").mkdir()
+    for bidi, centrum_home, _ in run_firefox(tmp_path / "ff", install=True):
+        made = centrum("labels", "campaign", "create", "ff", "--pages", str(root), "--annotators", "dora",
+                       home=centrum_home)
+        assert made.returncode == 0, made.stderr
+        with DatasetServer(root) as server:
+            context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+            bidi.call("browsingContext.navigate", {"context": context, "url": server.page_url("p1"),
+                                                   "wait": "complete"})
+            time.sleep(0.5)  # the shim content script is injected at document_idle
+            set_algorithm(bidi, context, "semantic")
+            bidi.evaluate(context, PRESS)
+            _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+            ff_click(bidi, context, "button[data-mode=annotate]")
+            _wait(bidi, context, f"{STAGE} === 'annotate'", "the annotator")
+            ff_click(bidi, context, "input.annotator")
+            keys(bidi, context, "dora")
+            ff_click(bidi, context, "input.campaign-name")
+            keys(bidi, context, "ff")
+            ff_click(bidi, context, "button.join")
+            progress = ff_wait(bidi, context, "(r) => r && r.querySelector('.panel.annot .progress')?.textContent",
+                               "the campaign panel", timeout_s=60)
+            assert progress == "Campaign ff \u00b7 page 1 of 1"
+            assert ff_eval(bidi, context, "(r) => r.querySelectorAll('.layer[data-layer=annot] .box.suggested')"
+                                          ".length") == 1
+            mouse_out = ff_eval(bidi, context, "(r) => r.querySelector('.panel.annot').dataset.corner")
+            assert mouse_out in ("left-bottom", "right-bottom", "right-top", "left-top")
+            bidi.evaluate(context, "document.body.focus()")
+            keys(bidi, context, "a")
+            saved = ff_wait(bidi, context, "(r) => { const t = r.querySelector('.panel.annot .status').textContent;"
+                                           " return t.startsWith('Saved') || t.startsWith('not') ? t : null; }",
+                            "the submitted label", timeout_s=60)
+            assert saved.startswith("Saved label #1.") and saved.endswith("All pages of the campaign are done."), saved
+        st = json.loads(centrum("labels", "campaign", "status", "ff", "--json", home=centrum_home).stdout)
+        dora = st["annotators"]["dora"]
+        assert (dora["done"], dora["changed"], dora["with_suggestion"]) == (1, 0, 1), dora
+        assert st["pages"][0]["page_id"] == "p1"
