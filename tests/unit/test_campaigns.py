@@ -334,3 +334,24 @@ def test_protocol_documents_every_campaign_request() -> None:
     documented = {row[0].strip("`") for row in table_rows(section("Campaigns (`campaign.*`)"))}
     assert documented == set(campaign_host.TYPES) == set(C.HANDLERS)
     assert set(campaign_host.TYPES) <= set(nativehost.HANDLERS)
+
+
+def test_annotators_racing_for_the_last_slots(tmp_path: Path) -> None:
+    import threading
+
+    db = tmp_path / "l.sqlite3"
+    make(db, overlap=2, pages=PAGES[:1])
+    L.connect(db).close()
+    got: dict[str, Any] = {}
+    start = threading.Barrier(8)
+
+    def ask(who: str) -> None:
+        start.wait()
+        got[who] = C.next_page(db, "camp", who)["page_id"]  # each thread its own connection
+
+    threads = [threading.Thread(target=ask, args=(f"n{k}",)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(v for v in got.values() if v) == ["p1", "p1"]  # exactly K annotators hold the page
