@@ -300,6 +300,8 @@ def test_cli_create_status_export(tmp_path: Path) -> None:
     assert "campaign camp: 4 pages, 2 per page, 0 complete" in st.stdout and "to adjudicate" in st.stdout
     js = json.loads(cli("campaign", "status", "camp", "--db", str(db), "--json").stdout)
     assert js["annotators"]["a"]["open"] == 1 and js["annotators"]["b"]["total"] == 4
+    limited = cli("campaign", "create", "c3", "--pages", str(ds), "--limit", "2", "--db", str(db))
+    assert limited.returncode == 0 and "c3: 2 pages" in limited.stdout, limited.stderr
     missing = cli("campaign", "status", "nope", "--db", str(db))
     assert missing.returncode == 1 and "no campaign named 'nope'" in missing.stderr
 

@@ -5,7 +5,7 @@
   centrum labels agreement [--db FILE] [--tokenizer fair|aeb] [--json]
   centrum labels delete [ID ...] [--url URL] [--older-than AGE] [--db FILE] [--dry-run]
       AGE: a number and a unit, s m h d w (30d, 12h, 2w); every given selector must hold
-  centrum labels campaign create NAME --pages DIR|URLS.txt [--annotators a,b] [--overlap K] [--db FILE]
+  centrum labels campaign create NAME --pages DIR|URLS.txt [--annotators a,b] [--overlap K] [--limit N] [--db FILE]
   centrum labels campaign status NAME [--threshold F1] [--json] [--db FILE]
   centrum labels export --campaign NAME DIR [--force]   node-level gold, adjudicated where available
 """
@@ -64,6 +64,7 @@ def _campaign_arguments(parser: argparse.ArgumentParser, with_db: Any) -> None:
     p.add_argument("--annotators", default=None, metavar="a,b",
                    help="who may annotate (default: anyone who asks for a page)")
     p.add_argument("--overlap", type=int, default=1, metavar="K", help="annotators per page (default 1)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N pages (id or list order)")
     p = with_db(sub.add_parser("status", help="progress per annotator, agreement, the adjudication list"))
     p.add_argument("name", metavar="NAME")
     p.add_argument("--threshold", type=float, default=campaigns.DEFAULT_THRESHOLD, metavar="F1",
@@ -157,6 +158,11 @@ def _campaign_create(args: argparse.Namespace) -> int:
     except (ValueError, UnicodeDecodeError) as e:
         print(f"centrum labels campaign create: {e}", file=sys.stderr)
         return 2
+    if args.limit is not None:
+        if args.limit < 1:
+            print("centrum labels campaign create: --limit must be at least 1", file=sys.stderr)
+            return 2
+        pages = pages[: args.limit]
     names = args.annotators.split(",") if args.annotators is not None else None
     info = campaigns.create_campaign(args.db, args.name, pages, overlap=args.overlap, annotators=names,
                                      dataset=dataset)
