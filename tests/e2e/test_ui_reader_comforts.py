@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, stage, ui_click, ui_eval
-from test_ui_reader import serve, shot, ui_session, ui_wait, wait_stage
+from test_ui_reader import shot, ui_session, ui_wait, wait_stage
 
 TEST_HOST = "reader.test"  # resolved to 127.0.0.1 by the browser only (--host-resolver-rules)
 
@@ -195,9 +195,9 @@ def test_printing_gives_the_article_only(ui: Session, server: str) -> None:
     page.emulate_media(media="print")
     try:
         out: dict[str, Any] = ui_eval(page, """(root) => {
-            const r = root.querySelector('.reader');
-            return {body: getComputedStyle(document.body).display, bar: getComputedStyle(r.querySelector('.bar')).display,
-                    position: getComputedStyle(r).position, text: r.innerText};
+            const r = root.querySelector('.reader'), style = (el) => getComputedStyle(el);
+            return {body: style(document.body).display, bar: style(r.querySelector('.bar')).display,
+                    position: style(r).position, text: r.innerText};
         }""")
         assert out["body"] == "none" and out["bar"] == "none" and out["position"] == "static"
         assert "The first boats" in out["text"]
