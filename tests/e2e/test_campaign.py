@@ -94,9 +94,9 @@ def open_page(ui: Session, page: Page, position: int, total: int) -> dict[str, A
     return p
 
 
-def join(ui: Session, page: Page, name: str) -> None:
+def join(ui: Session, page: Page, name: str, campaign: str = "camp") -> None:
     ui_fill(page, f"{PANEL} input.annotator", name)
-    ui_fill(page, f"{PANEL} input.campaign-name", "camp")
+    ui_fill(page, f"{PANEL} input.campaign-name", campaign)
     ui_click(page, f"{PANEL} button.join")
 
 
@@ -252,6 +252,50 @@ def test_annotator_fixes_same_text_levels_name_focus_panel_placement(ui: Session
     page.keyboard.press("Enter")  # in the field: not an annotator key
     ui_click(page, f"{PANEL} button.save")
     assert wait_status(page, "Saved label #")
+
+    # The background checks every field a panel relays (a page's world could reach a content script's messages).
+    for message, needle in (
+            ({"type": "centrum.campaign.flag", "reason": ""}, "reason"),
+            ({"type": "centrum.campaign.flag", "reason": "x" * 1001}, "reason"),
+            ({"type": "centrum.campaign.submit", "nodes": [-1]}, "node ids"),
+            ({"type": "centrum.campaign.submit", "nodes": [1], "assignment": 7}, "unknown field"),
+            ({"type": "centrum.campaign.join", "campaign": "../x", "annotator": "a"}, "campaign"),
+            ({"type": "centrum.campaign.adjudicate", "pick": 1, "nodes": [2]}, "pick"),
+            ({"type": "centrum.campaign.goto", "page_id": "../../gold/p1"}, "page_id")):
+        answer = ui_eval(page, "(s, m) => chrome.runtime.sendMessage(m)", message)
+        assert answer["error"]["code"] == "E_REQUEST" and needle in answer["error"]["message"], (message, answer)
+
+
+def test_campaign_resumes_after_a_browser_restart(playwright: Any, served: Any, tmp_path: Path) -> None:
+    from test_extension_chromium import install_host, launch
+
+    server, root = served
+    user_data_dir, home = tmp_path / "profile", tmp_path / "home"
+    user_data_dir.mkdir()
+    install_host(user_data_dir, home)
+    made = centrum("labels", "campaign", "create", "again", "--pages", str(root / "pages"), "--annotators", "erin",
+                   home=home)
+    assert made.returncode == 0, made.stderr
+    for session in launch(playwright, user_data_dir, home):
+        session.set_storage({"algorithm": "semantic"})
+        page = session.open(f"{server.url}p/p1")
+        session.press(page)
+        wait_stage(session, page, "highlight")
+        ui_click(page, ".toast button[data-mode='annotate']")
+        wait_stage(session, page, "annotate")
+        join(session, page, "erin", "again")
+        ui_wait(page, "(s) => !!s?.querySelector('.panel.annot .progress')", timeout_s=60)
+        page.keyboard.press("a")
+        page.wait_for_url(f"{server.url}p/p2", timeout=60_000)
+    # A new browser on the same profile: the joined campaign is in storage, the open assignment in the host.
+    for session in launch(playwright, user_data_dir, home):
+        page = session.open(server.url)
+        session.press(page)
+        wait_stage(session, page, "annotate")
+        ui_wait(page, "(s) => !!s?.querySelector('.panel.annot button.mine')", timeout_s=60)
+        ui_click(page, f"{PANEL} button.mine")
+        page.wait_for_url(f"{server.url}p/p2", timeout=60_000)
+        assert open_page(session, page, 2, 4)["suggested"] == 1
 
 
 def test_firefox_campaign_page(tmp_path: Path) -> None:
