@@ -17,6 +17,31 @@ class Candidate:
 
 
 @dataclass
+class Overlay:
+    """One thing the debugger draws over the page (PROTOCOL.md "Overlays"): element ids (``nodes``) or a page
+    rectangle (``box``: x, y, width, height in CSS px), what it is (``kind``), a label and an optional score."""
+
+    kind: str  # OVERLAY_KINDS
+    label: str
+    score: float | None = None
+    nodes: list[int] | None = None
+    box: list[float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+# What an overlay can be; the debugger styles each kind the same way for every algorithm.
+OVERLAY_KINDS: tuple[str, ...] = (
+    "answer",  # the nodes the algorithm returns
+    "candidate",  # a node set it scored (its score in ``score``)
+    "removed",  # nodes it took out of its answer or never considered (fixed, link groups, hidden)
+    "region",  # an intermediate area (a zone, a column, a link-dense block, a grid cell kept)
+    "point",  # a point of interest (a centroid), as a small box
+)
+
+
+@dataclass
 class Result:
     algorithm: str
     nodes: list[int]  # main-content node ids; empty means "no result" (see ``message``)
@@ -24,12 +49,15 @@ class Result:
     debug: dict[str, Any] = field(default_factory=dict)
     message: str = ""  # why there is no result, or a note for the user
     text: str | None = None  # set by algorithms that work on text (DANA without a browser)
-    timing_ms: dict[str, float] = field(default_factory=dict)
+    timing_ms: dict[str, float] = field(default_factory=dict)  # "algorithm", "parse", "stage.<name>", ...
+    overlays: list[Overlay] = field(default_factory=list)  # what the debugger draws, in drawing order
 
     def to_json(self, with_debug: bool = True) -> dict[str, Any]:
         out = asdict(self)
+        out["overlays"] = [o.to_json() for o in self.overlays]
         if not with_debug:
             out.pop("debug")
+            out.pop("overlays")
         return out
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import charset
 from ..config import ranged
-from ..result import Candidate, Result
+from ..result import Candidate, Overlay, Result
 from ..snapshot import Snapshot
 
 Variant = Literal["dana", "danag", "addanag"]
@@ -47,6 +47,7 @@ VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
 MAX_DEBUG_LINES = 5000
 MAX_DEBUG_REGIONS = 500
 MAX_CANDIDATES = 12
+MAX_OVERLAY_NODES = 500  # ids per drawn overlay: the debugger outlines the top-most elements, not every one
 
 
 @dataclass(frozen=True)
@@ -551,7 +552,6 @@ def _debug(an: _Analysis, cfg: Config, variant: str) -> dict[str, Any]:
                      "chars": int(an.r_sizes[i])} for i in order],
         "regions_total": int(an.r_starts.size),
         "regions_truncated": bool(an.r_starts.size > MAX_DEBUG_REGIONS),
-        "stage_ms": {k2: round(v, 3) for k2, v in an.timing.items()},
     }
     if an.merged is not None:
         best, first, last = an.merged
@@ -688,8 +688,9 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
                                            f"{variant} works on the serialized HTML")
     an = _analyse(snapshot.source, cfg, variant, with_ids=True)
     dbg = _debug(an, cfg, variant)
+    timing = {f"stage.{k}": round(v, 3) for k, v in an.timing.items()}
     if an.merged is None:
-        return Result(variant, [], debug=dbg, message=_no_region_message(variant))
+        return Result(variant, [], debug=dbg, message=_no_region_message(variant), timing_ms=timing)
     t0 = time.perf_counter()
     best, first, last = an.merged
     assert an.lines is not None
@@ -700,8 +701,11 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
     candidates = [Candidate(nodes, float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
                             features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
     candidates += _region_candidates(an, spans, cfg, snapshot)
-    dbg["stage_ms"]["map"] = round((time.perf_counter() - t0) * 1000, 3)
+    timing["stage.map"] = round((time.perf_counter() - t0) * 1000, 3)
+    overlays = [Overlay("candidate", c.label, round(c.score, 4), nodes=c.nodes[:MAX_OVERLAY_NODES])
+                for c in candidates[1:]]
     if not nodes:
-        return Result(variant, [], candidates, dbg,
+        return Result(variant, [], candidates, dbg, timing_ms=timing, overlays=overlays,
                       message="the selected lines contain no element of the snapshot (source and DOM disagree)")
-    return Result(variant, nodes, candidates, dbg, text=snapshot.text_of(nodes))
+    overlays.append(Overlay("answer", candidates[0].label, nodes=nodes[:MAX_OVERLAY_NODES]))
+    return Result(variant, nodes, candidates, dbg, text=snapshot.text_of(nodes), timing_ms=timing, overlays=overlays)

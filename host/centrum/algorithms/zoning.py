@@ -69,6 +69,7 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
+from ..trace import Trace
 from ..tree import cover_count, covered, main_body
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
@@ -127,41 +128,47 @@ class _Zones:
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     cfg = config or Config()
     snap = snapshot
+    tr = Trace("zoning")
     if snap.n == 0:
-        return Result("zoning", [], message="empty snapshot")
-    cls = _classify(snap, cfg)
+        return tr.result([], message="empty snapshot")
+    # Stage 0: classify elements and text (hidden, significant, inline).
+    cls = tr.stage("classify", _classify, snap, cfg)
     root = main_body(snap) or 0
     note_hidden = ""
     if not cls["sig"][root] and cfg.reveal_hidden_page:
         # Anti-flicker snippets hide <html>/<body> (opacity 0, visibility hidden) until a script runs; when that
         # hides every text of the page, the hiding is transient, not a statement about content.
-        cls = _classify(snap, cfg, reveal=True)
+        cls = tr.stage("classify", _classify, snap, cfg, reveal=True)
         note_hidden = "the whole page was hidden by opacity/visibility (anti-flicker?); treated as shown"
     if not cls["sig"][root]:
-        return Result("zoning", [], message="no visible text on the page",
-                      debug={"stages": ["classify"], "root_element": root})
-    zones = _build_zones(snap, cls, root)
-    words, paragraph, text_zone, note = _label_leaves(snap, cls, zones, cfg)
+        tr.note("stages", ["classify"])
+        tr.note("root_element", root)
+        return tr.result([], message="no visible text on the page")
+    # Stages 1-2: the zone tree, and its leaves labelled paragraph or not.
+    zones = tr.stage("zones", _build_zones, snap, cls, root)
+    words, paragraph, text_zone, note = tr.stage("labels", _label_leaves, snap, cls, zones, cfg)
     score = np.where(paragraph, words, 0).astype(np.float64)
     agg = _aggregate(snap, zones, score)
     total = float(agg[0])
-    cols = _build_columns(zones, cfg)
+    # Stage 3: columns, and the greedy walk down them.
+    cols = tr.stage("columns", _build_columns, zones, cfg)
     if cfg.collapse:
         _collapse(cols, cfg)
     frac = _column_fractions(cols, agg, total)
-    path, deltas, chosen = _greedy(cols, frac, cfg, total)
-    debug = _debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg)
+    path, deltas, chosen = tr.stage("greedy", _greedy, cols, frac, cfg, total)
+    tr.debug.update(_debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg))
     candidates = _candidates(snap, zones, cols, frac, path, deltas, chosen)
+    for c in candidates:
+        tr.overlay("candidate", c.label, c.score, nodes=c.nodes)
     message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
-        return Result("zoning", [], candidates, debug,
-                      message=(message + "; " if message else "")
-                      + f"no column on the greedy path has delta >= {cfg.delta_threshold}")
+        return tr.result([], candidates, message=(message + "; " if message else "")
+                         + f"no column on the greedy path has delta >= {cfg.delta_threshold}")
     if total == 0:
         message = (message + "; " if message else "") + "no paragraph zone: the whole page is the answer"
     nodes = _cover(snap, zones, cols, chosen)
-    text = _column_text(snap, zones, cols, chosen, text_zone)
-    return Result("zoning", nodes, candidates, debug, message=message, text=text)
+    tr.overlay("answer", f"column {chosen}", float(frac[chosen]), nodes=nodes)
+    return tr.result(nodes, candidates, message=message, text=_column_text(snap, zones, cols, chosen, text_zone))
 
 
 # ---- stage 0: element classification (vectorized) ----------------------------------------------------------
