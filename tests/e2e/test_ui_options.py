@@ -138,6 +138,9 @@ def test_options_change_the_algorithm_and_little_text_offers_the_debugger(ui: Se
     panel = ui_eval(page, "(root) => ({algo: root.querySelector('.panel select.algo').value, "
                           "params: JSON.parse(root.querySelector('.panel textarea.params').value)})")
     assert panel == {"algo": "gce", "params": {"rows": 7}}
+    # Candidate labels are each algorithm's terms: the panel says what each kind means in one line.
+    legend = ui_eval(page, "(root) => [...root.querySelectorAll('.panel ul.legend li')].map((l) => l.textContent)")
+    assert legend and all(line.startswith("GCE: ") for line in legend)
     ui.press(page)
     wait_stage(ui, page, None)
     ui.set_storage({"algorithm": "semantic", "params": None})

@@ -6,6 +6,7 @@ as HTML and as Markdown through a blob link, ARIA headings kept as headings, CJK
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,26 @@ ZH = """<!doctype html><html><head><meta charset="utf-8"><title>港口重新开�
 <p>港务长说，新码头可以停靠的船只是旧码头的两倍，通往岛屿的渡轮明年春天将恢复停靠。</p></article>
 </body></html>"""
 
+# A page script that tries to drive the reader: untrusted Esc key events, clicks on whatever it can find, a look
+# into every shadow root. It must change nothing and find nothing.
+HOSTILE = NEWS.replace("</body>", """<script>
+  window.__attack = {rounds: 0, found: []};
+  setInterval(() => {
+    window.__attack.rounds++;
+    for (const t of [window, document, document.documentElement, document.querySelector('centrum-ui')]) {
+      if (t) t.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true, composed: true}));
+    }
+    const ui = document.querySelector('centrum-ui');
+    if (ui && ui.shadowRoot) window.__attack.found.push('shadowRoot');
+    for (const b of document.querySelectorAll('button, [data-action]')) {
+      window.__attack.found.push(b.outerHTML);
+      b.click();
+    }
+  }, 20);
+</script></body>""")
+
 PAGES: dict[str, tuple[str, str]] = {
+    "/hostile.html": ("text/html; charset=utf-8", HOSTILE),
     "/news.html": ("text/html; charset=utf-8", NEWS),
     "/zh.html": ("text/html; charset=utf-8", ZH),
     "/blank.html": ("text/html; charset=utf-8", "<!doctype html><title>blank</title><p>clipboard reader</p>"),
@@ -206,3 +226,17 @@ def test_printing_gives_the_article_only(ui: Session, server: str) -> None:
     ui.press(page)
     wait_stage(ui, page, None)
     assert stage(page) is None
+
+
+def test_a_page_script_cannot_close_or_drive_the_reader(ui: Session, server: str) -> None:
+    page = ui.open(f"{server}/hostile.html")
+    open_reader(ui, page)
+    ui_wait(page, HEAD)
+    before = page.evaluate("() => window.__attack.rounds")
+    time.sleep(1.0)
+    attack = page.evaluate("() => window.__attack")
+    assert attack["rounds"] - before > 10 and attack["found"] == []
+    assert stage(page) == "reader"  # its Esc events (isTrusted false) were ignored
+    assert ui_eval(page, "(root) => root.querySelector('.reader .bar .status').textContent") == ""  # nothing copied
+    page.keyboard.press("Escape")  # the user's Esc works
+    wait_stage(ui, page, None)

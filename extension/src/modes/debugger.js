@@ -29,6 +29,7 @@
     .panel li:hover { background: #e7f1ff; }
     .panel li .score { font-variant-numeric: tabular-nums; font-weight: bold; margin-right: 6px; }
     .panel textarea { width: 100%; box-sizing: border-box; height: 10em; font: 11px ui-monospace, monospace; }
+    .panel ul.legend { color: #555; font-size: 12px; padding-left: 18px; margin: 4px 0 8px; }
   `);
 
   function fmt(x) {
@@ -94,10 +95,32 @@
 
   // ---- panel ----
 
+  // One line per kind of candidate label, in plain words (the labels themselves are each algorithm's own terms).
+  const LABEL_HELP = [
+    [/in BFS order$/, "a <main> or <article> element, in the order a walk from the top of the page meets it"],
+    [/^M\d tag/, "GCE: the first <article> above the text nearest the page's centre (round 1-3 = centre C1-C3)"],
+    [/^M\d attr/, "GCE: the first element above that text whose id or class says article/content"],
+    [/^M\d diff/, "GCE: the first element above that text that is much wider than the one below it"],
+    [/^column /, "HTML zoning: a column of the page's zone tree; (main) is the answer, on path = on the search path"],
+    [/^R4 selection$/, "R4: the elements it kept (the c-SET reduced to the main content)"],
+    [/^(c-SET #|rank )/, "R4: an element ranked by its words-to-tags ratio and distance to the page's centre"],
+    [/^merged regions/, "DANA: the run of source-line regions taken as the article"],
+    [/^region #/, "DANA: a region of source lines dense in text; the lines are those of the page's HTML"],
+    [/answer of /, "Ensemble: an element some algorithms answered, scored by the learned model"],
+  ];
+  const labelHelp = (label) => (LABEL_HELP.find(([re]) => re.test(label || "")) || [null, ""])[1];
+
   function featureText(c) {
-    // The candidate's features as a tooltip: why it scored what it did.
+    // The candidate's label explained, then its features as a tooltip: why it scored what it did.
     const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
-    return `nodes ${(c.nodes || []).slice(0, 20).join(", ")}${f.length ? `\n${f.join("\n")}` : ""}`;
+    const help = labelHelp(c.label);
+    return `${help ? `${help}\n` : ""}nodes ${(c.nodes || []).slice(0, 20).join(", ")}${f.length ? `\n${f.join("\n")}` : ""}`;
+  }
+
+  /* What the candidate labels of this answer mean, one line per kind present. */
+  function labelLegend(result) {
+    const lines = [...new Set((result.candidates || []).map((c) => labelHelp(c.label)).filter(Boolean))];
+    return h("ul", { class: "legend" }, ...lines.map((line) => h("li", { text: line })));
   }
 
   function algorithmSelect(dbg, names, name) {
@@ -230,6 +253,7 @@
       overlayToggle(dbg, name),
       h("div", { class: "hint", text: `${(result.candidates || []).length} candidate(s); hover to outline` }),
       candidateList(result),
+      labelLegend(result),
       ...paramsBlock(dbg, name),
     );
     // The chosen algorithm's answer is outlined; switching algorithm re-highlights.
