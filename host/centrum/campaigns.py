@@ -571,11 +571,13 @@ def _next(db: DB, request: dict[str, Any]) -> dict[str, Any]:
     return next_page(db, request.get("campaign"), request.get("annotator"))
 
 
-HANDLERS = {
-    "campaign.next": _handler(_next),
-    "campaign.submit": _handler(submit),
-    "campaign.skip": _handler(lambda db, r: skip_or_flag(db, r, "skipped")),
-    "campaign.flag": _handler(lambda db, r: skip_or_flag(db, r, "flagged")),
-    "campaign.review": _handler(review),
-    "campaign.adjudicate": _handler(adjudicate),
+# Request type -> function(db, request); HANDLERS are the native host's (the default database).
+REQUESTS: dict[str, Any] = {
+    "campaign.next": _next,
+    "campaign.submit": submit,
+    "campaign.skip": lambda db, r: skip_or_flag(db, r, "skipped"),
+    "campaign.flag": lambda db, r: skip_or_flag(db, r, "flagged"),
+    "campaign.review": review,
+    "campaign.adjudicate": adjudicate,
 }
+HANDLERS = {rtype: _handler(fn) for rtype, fn in REQUESTS.items()}

@@ -357,3 +357,39 @@ def test_annotators_racing_for_the_last_slots(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert sorted(v for v in got.values() if v) == ["p1", "p1"]  # exactly K annotators hold the page
+
+
+def test_hostile_campaign_requests_get_a_request_error_and_nothing_else(tmp_path: Path) -> None:
+    """Random values in every field of every campaign request: the answer is a result or E_REQUEST naming a field,
+    never another exception, and the store stays consistent (no label, no adjudication from a refused request)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    db = tmp_path / "l.sqlite3"
+    make(db, annotators=["a", "b"])
+    conn = L.connect(db)
+    aid = nxt(db, "a")["assignment"]
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63), st.floats(allow_nan=True),
+                        st.text(max_size=30), st.sampled_from(["camp", "a", "b", "p1", "../p1", "\ud800", "x" * 300]),
+                        st.just(aid))
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8),
+                                                                                                inner, max_size=3),
+                          max_leaves=6)
+    fields = st.sampled_from(["campaign", "annotator", "assignment", "label", "suggestion", "reason", "reviewer",
+                              "page_id", "pick", "snapshot", "threshold", "other"])
+    requests = st.dictionaries(fields, values, max_size=6)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(rtype=st.sampled_from(sorted(C.HANDLERS)), request=requests)
+    def check(rtype: str, request: dict[str, Any]) -> None:
+        mine = (request.get("assignment"), request.get("annotator"), request.get("campaign")) == (aid, "a", "camp")
+        if rtype in ("campaign.skip", "campaign.flag") and mine:
+            request["assignment"] = -1  # would legitimately end a's assignment
+        try:
+            C.REQUESTS[rtype](conn, request)
+        except L.LabelError as e:
+            assert e.code == "E_REQUEST" and e.field, (rtype, request, e.message)
+
+    check()
+    assert L.list_labels(conn) == []
+    assert conn.execute("SELECT COUNT(*) FROM adjudications").fetchone()[0] == 0
