@@ -61,6 +61,22 @@ class Result:
         return out
 
 
+def basic_overlays(nodes: list[int], candidates: list[Candidate], first: list[Overlay] | None = None) -> list[Overlay]:
+    """``first``, then every candidate, then the answer: the overlays of an algorithm with nothing else to draw."""
+    out = list(first or [])
+    out += [Overlay("candidate", c.label, c.score, nodes=c.nodes) for c in candidates]
+    if nodes:
+        out.append(Overlay("answer", "answer", nodes=nodes))
+    return out
+
+
+def block_overlays(blocks: list[dict[str, Any]]) -> list[Overlay]:
+    """Blocks of a chosen subtree that a filter kept ("region") or dropped ("removed"), each with its score and the
+    start of its text (``{node, kept, score, text}`` each)."""
+    return [Overlay("region" if b["kept"] else "removed", f"block {'kept' if b['kept'] else 'dropped'}: {b['text']}",
+                    b["score"], nodes=[b["node"]]) for b in blocks]
+
+
 def json_default(o: Any) -> Any:
     """``json.dumps`` fallback for everything Centrum writes: numpy scalars and arrays that reach a debug trace or a
     report become lists and numbers, sets and tuples lists, anything else its ``str``."""

@@ -34,6 +34,7 @@ class Trace:
         self.debug: dict[str, Any] = {}
         self.timing_ms: dict[str, float] = {}
         self.overlays: list[Overlay] = []
+        self._kinds: dict[str, int] = {}
 
     def stage(self, name: str, fn: Callable[..., T], *args: Any, show: Callable[[T], Any] | None = None,
               **kwargs: Any) -> T:
@@ -70,9 +71,11 @@ class Trace:
 
     def overlay(self, kind: str, label: str, score: float | None = None, nodes: Iterable[int] | None = None,
                 box: Iterable[float] | None = None) -> None:
-        """One thing for the debugger to draw (PROTOCOL.md "Overlays"): some nodes or a page box, labelled."""
-        if len(self.overlays) >= self.cap:
+        """One thing for the debugger to draw (PROTOCOL.md "Overlays"): some nodes or a page box, labelled. At most
+        ``cap`` of each kind, so that many removed blocks never crowd out the answer."""
+        if self._kinds.get(kind, 0) >= self.cap:
             return
+        self._kinds[kind] = self._kinds.get(kind, 0) + 1
         self.overlays.append(Overlay(kind, label, None if score is None else self.r(score),
                                      None if nodes is None else self.ids(nodes),
                                      None if box is None else [round(float(v), 1) for v in box]))

@@ -22,7 +22,8 @@ def test_caps_and_rounding() -> None:
     assert tr.r(1.23456) == 1.23 and tr.rs([0.111, 2.0]) == [0.11, 2.0]
     for k in range(5):
         tr.overlay("candidate", f"c{k}", 0.5, nodes=range(10))
-    assert len(tr.overlays) == 3 and tr.overlays[0].nodes == [0, 1, 2]
+    tr.overlay("answer", "kept although candidates were cut", nodes=[1])
+    assert len(tr.overlays) == 4 and tr.overlays[0].nodes == [0, 1, 2] and tr.overlays[-1].kind == "answer"
 
 
 def test_overlays_serialize_with_nodes_or_box_only() -> None:

@@ -1,6 +1,6 @@
 /* Centrum debugger mode: every algorithm's answer and candidates in a panel, the chosen algorithm's answer and its
- * own overlay (grid, zones, c-SET, blocks) drawn in the closed shadow root, and a re-run with other parameters on the
- * same snapshot. */
+ * overlays (the host's typed list: answer, candidates, removed parts, regions, points) drawn in the closed shadow
+ * root, and a re-run with other parameters on the same snapshot. */
 "use strict";
 
 (() => {
@@ -12,14 +12,11 @@
   addStyle(`
     .box.answer { outline: 3px solid #e8590c; }
     .box.hover { outline: 3px dashed #1971c2; background: rgba(25,113,194,.12); }
-    .box.cell { border: 1px dotted rgba(0,0,0,.35); }
-    .box.cell.out { background: rgba(201,42,42,.10); }
-    .box.zone { border: 1px solid rgba(47,158,68,.7); }
-    .box.column { border: 2px dashed rgba(156,54,181,.8); }
-    .box.cset { outline: 2px solid #2f9e44; }
-    .box.seed { outline: 2px solid #f08c00; }
-    .box.block { outline: 1px dashed #2f9e44; }
-    .box.block.out { outline: 1px dashed #c92a2a; background: rgba(201,42,42,.10); }
+    .box.ov.candidate { outline: 1px solid rgba(47,158,68,.9); }
+    .box.ov.answer { outline: 3px solid #e8590c; }
+    .box.ov.removed { outline: 1px dashed #c92a2a; background: rgba(201,42,42,.10); }
+    .box.ov.region { border: 1px dashed rgba(156,54,181,.8); }
+    .box.ov.mark { outline: 2px solid #f08c00; }
     .box.point { width: 10px; height: 10px; margin: -5px 0 0 -5px; border-radius: 50%; background: #c92a2a; }
     .box.point > span { left: 12px; top: -4px; }
     .panel .defaults { font: 11px ui-monospace, monospace; color: #555; white-space: pre-wrap; max-height: 8em;
@@ -36,61 +33,40 @@
     return typeof x === "number" && Number.isFinite(x) ? (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(3)) : String(x);
   }
 
-  // ---- overlays, one function per algorithm that reports one ----
+  // ---- overlays: drawn the same way for every algorithm, from result.overlays (host/PROTOCOL.md "Overlays") ----
 
-  function gceOverlay(lay, d) {
-    for (const cell of (d.grid && d.grid.cells) || []) {
-      if (!Array.isArray(cell.box)) continue;
-      drawBox(lay, cell.box, cell.kept ? "cell" : "cell out", cell.kept ? "" : `excluded: ${cell.reason || "?"}`,
-        { "data-kind": "cell" });
-    }
-    for (const key of ["C_w", "C_d", "C1", "C2", "C3"]) {
-      const p = d[key];
-      if (Array.isArray(p)) drawBox(lay, [p[0], p[1], 0, 0], "point", key, { "data-kind": key });
-    }
-    for (const key of ["E1", "E2", "E3"]) {
-      const e = d[key];
-      if (e && typeof e.node === "number") outlineNodes(lay, [e.node], "seed", `${key} (distance ${fmt(e.distance)})`);
+  const OVERLAY_KINDS = new Set(["answer", "candidate", "removed", "region", "point"]);
+  const MAX_OVERLAY_NODES = 500;
+
+  function overlayLabel(o) {
+    return `${String(o.label || "")}${typeof o.score === "number" ? ` (${fmt(o.score)})` : ""}`;
+  }
+
+  function drawOverlay(lay, o) {
+    if (!o || !OVERLAY_KINDS.has(o.kind)) return;
+    const label = overlayLabel(o);
+    if (Array.isArray(o.box) && o.box.length === 4) {
+      const [x, y, w, hgt] = o.box.map((v) => Number(v) || 0);
+      const rect = o.kind === "point" ? [x + w / 2, y + hgt / 2, 0, 0] : [x, y, w, hgt];
+      drawBox(lay, rect, `ov ${o.kind}`, label, { "data-kind": o.kind });
+    } else if (Array.isArray(o.nodes)) {
+      // A point given as elements (a seed) is outlined, not drawn as a dot at their corner.
+      outlineNodes(lay, o.nodes.slice(0, MAX_OVERLAY_NODES), `ov ${o.kind === "point" ? "mark" : o.kind}`, label);
     }
   }
 
-  function zoningOverlay(lay, d) {
-    for (const z of d.zones || []) {
-      if (Array.isArray(z.box)) drawBox(lay, z.box, "zone", `zone ${z.id} score ${fmt(z.score)}`, { "data-kind": "zone" });
-    }
-    for (const c of d.columns || []) {
-      if (Array.isArray(c.box)) drawBox(lay, c.box, "column", `column ${c.id} ${fmt(c.fraction)}`, { "data-kind": "column" });
-    }
-  }
-
-  function r4Overlay(lay, d) {
-    const rows = new Map(((d.ratios && d.ratios.rows) || []).map((r) => [r.node, r]));
-    // c-SET entries are node ids (body-children rule) or {node, words_tags, ...} (reduce/select path).
-    for (const entry of Array.isArray(d.cset) ? d.cset : []) {
-      const id = typeof entry === "number" ? entry : entry && entry.node;
-      const row = rows.get(id);
-      outlineNodes(lay, [id], "cset", `c-SET <${row ? row.tag : "?"}> distance ${row ? fmt(row.distance) : "?"}`);
-    }
-  }
-
-  function ensembleOverlay(lay, d) {
-    // The block filter's trace: every block of the chosen candidate, kept or dropped, with its score.
-    for (const b of Array.isArray(d.blocks) ? d.blocks : []) {
-      if (typeof b.node !== "number") continue;
-      outlineNodes(lay, [b.node], b.kept ? "block" : "block out",
-        `block ${b.kept ? "kept" : "dropped"} (score ${fmt(b.score)}): ${String(b.text || "")}`);
-    }
-  }
-
-  const OVERLAYS = { gce: gceOverlay, zoning: zoningOverlay, r4: r4Overlay, ensemble: ensembleOverlay };
-  const OVERLAY_NAMES = { gce: "grid, C_w, C_d, C1\u2013C3, E1\u2013E3", zoning: "zones, columns",
-    r4: "c-SET with distances" };
-
-  function drawAlgorithmOverlay(name, result) {
+  function drawAlgorithmOverlay(result) {
     const lay = layer("overlay");
     lay.replaceChildren();
-    const draw = OVERLAYS[name];
-    if (draw) draw(lay, (result && result.debug) || {});
+    for (const o of Array.isArray(result && result.overlays) ? result.overlays : []) drawOverlay(lay, o);
+  }
+
+  function overlaySummary(result) {
+    const counts = new Map();
+    for (const o of Array.isArray(result && result.overlays) ? result.overlays : []) {
+      if (o && OVERLAY_KINDS.has(o.kind)) counts.set(o.kind, (counts.get(o.kind) || 0) + 1);
+    }
+    return counts.size ? [...counts].map(([k, n]) => `${n} ${k}`).join(", ") : "none for this algorithm";
   }
 
   // ---- panel ----
@@ -214,14 +190,14 @@
     ];
   }
 
-  function overlayToggle(dbg, name) {
+  function overlayToggle(dbg, result) {
     const toggle = h("input", { type: "checkbox", class: "overlay-toggle" });
     toggle.checked = dbg.overlay;
     toggle.addEventListener("change", trusted(() => {
       dbg.overlay = toggle.checked;
       renderDebugger();
     }));
-    return h("label", {}, toggle, ` overlay (${OVERLAY_NAMES[name] || "none for this algorithm"})`);
+    return h("label", {}, toggle, ` overlay (${overlaySummary(result)})`);
   }
 
   function summary(dbg, name, result) {
@@ -250,7 +226,7 @@
       algorithmSelect(dbg, names, name),
       h("div", { class: "answer", text: s.answer }),
       h("div", { class: "hint", text: `${name} ms: ${s.algoMs}` }),
-      overlayToggle(dbg, name),
+      overlayToggle(dbg, result),
       h("div", { class: "hint", text: `${(result.candidates || []).length} candidate(s); hover to outline` }),
       candidateList(result),
       labelLegend(result),
@@ -260,7 +236,7 @@
     const answer = layer("answer");
     answer.replaceChildren();
     outlineNodes(answer, result.nodes, "answer", `${name} answer`);
-    if (dbg.overlay) drawAlgorithmOverlay(name, result);
+    if (dbg.overlay) drawAlgorithmOverlay(result);
     else layer("overlay").replaceChildren();
   }
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from .. import algorithms as registry
 from ..config import ConfigError, ranged
-from ..result import Candidate, Result
+from ..result import Candidate, Result, basic_overlays, block_overlays
 from ..snapshot import Snapshot
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
@@ -363,4 +363,5 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
            "candidates": len(pm.candidates), "filter": cfg.filter, "dropped": out.dropped, "blocks": out.blocks,
            "base": model.base}
     message = "" if nodes else f"the best candidate {list(best)} kept no content after trimming"
-    return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing)
+    return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing,
+                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)))

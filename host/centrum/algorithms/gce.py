@@ -303,12 +303,21 @@ def _winner(rounds: list[dict[str, Any]], cfg: Settings) -> dict[str, Any] | Non
 
 def _overlays(tr: Trace, snapshot: Snapshot, alive: st.Alive, links: st.LinkDensity, g: st.Grid,
               candidates: list[Candidate], winner: dict[str, Any] | None) -> None:
-    for k in np.flatnonzero(g.kept)[:tr.cap]:
-        tr.overlay("region", f"cell {k // g.cols},{k % g.cols}", box=g.boxes[k])
+    for k in range(min(g.kept.size, tr.cap)):
+        reason = "edge" if g.edge[k] else ("link-dense" if g.link_dense[k] else "")
+        tr.overlay("region" if g.kept[k] else "removed", f"cell {k // g.cols},{k % g.cols}"
+                   + ("" if g.kept[k] else f" excluded: {reason}"), box=g.boxes[k])
     for i in links.dense_areas[:tr.cap]:
         tr.overlay("removed", f"link-dense D_l={tr.r(links.density[i])}", nodes=[int(i)])
     for i in alive.removed_roots[:tr.cap]:
         tr.overlay("removed", "position: fixed", nodes=[int(i)])
+    for key in ("C_w", "C_d"):
+        x, y = tr.debug[key]
+        tr.overlay("point", key, box=[x - 6, y - 6, 12, 12])
+    for n in range(1, 4):
+        seed = tr.debug.get(f"E{n}")
+        if seed is not None:
+            tr.overlay("point", f"E{n} (distance {seed['distance']})", nodes=[seed["node"]])
     for c in candidates:
         tr.overlay("candidate", c.label, c.score, nodes=c.nodes)
     if winner is not None:

@@ -158,8 +158,10 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     path, deltas, chosen = tr.stage("greedy", _greedy, cols, frac, cfg, total)
     tr.debug.update(_debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg))
     candidates = _candidates(snap, zones, cols, frac, path, deltas, chosen)
-    for c in candidates:
-        tr.overlay("candidate", c.label, c.score, nodes=c.nodes)
+    for z in tr.debug["zones"]:
+        tr.overlay("region", f"zone {z['id']} score {tr.r(z['score'])}", box=z["box"])
+    for c in tr.debug["columns"]:
+        tr.overlay("candidate", f"column {c['id']}", c["fraction"], box=c["box"])
     message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
         return tr.result([], candidates, message=(message + "; " if message else "")
