@@ -186,33 +186,44 @@ def _write(conn: sqlite3.Connection, fn: Any) -> Any:
 
 
 def _claim(conn: sqlite3.Connection, info: dict[str, Any], annotator: str) -> int | None:
-    """The annotator's open assignment, else a new one on the first page with a free slot they never held."""
+    """The annotator's open assignment, else a new one on the first page with a free slot they never held.
+
+    One indexed lookup per holder count below the overlap (``campaign_pages_free``: campaign, holders, position),
+    each passing only the free pages this annotator already holds, never the full ones.
+    """
     row = conn.execute("SELECT id FROM assignments WHERE campaign = ? AND annotator = ? AND state = 'open' "
                        "ORDER BY id LIMIT 1", (info["id"], annotator)).fetchone()
     if row is not None:
         return int(row[0])
-    row = conn.execute(
-        "SELECT p.id FROM campaign_pages p WHERE p.campaign = ?"
-        " AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.page = p.id AND a.annotator = ?)"
-        " AND (SELECT COUNT(*) FROM assignments a WHERE a.page = p.id AND a.state != 'skipped') < ?"
-        " ORDER BY p.position LIMIT 1", (info["id"], annotator, info["overlap"])).fetchone()
-    if row is None:
+    found = []
+    for holders in range(info["overlap"]):
+        row = conn.execute(
+            "SELECT p.position, p.id FROM campaign_pages p WHERE p.campaign = ? AND p.holders = ?"
+            " AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.page = p.id AND a.annotator = ?)"
+            " ORDER BY p.position LIMIT 1", (info["id"], holders, annotator)).fetchone()
+        if row is not None:
+            found.append((int(row[0]), int(row[1])))
+    if not found:
         return None
+    page = min(found)[1]
     now = _now()
     cur = conn.execute("INSERT INTO assignments (campaign, page, annotator, state, created, updated) VALUES "
-                       "(?, ?, ?, 'open', ?, ?)", (info["id"], int(row[0]), annotator, now, now))
+                       "(?, ?, ?, 'open', ?, ?)", (info["id"], page, annotator, now, now))
+    conn.execute("UPDATE campaign_pages SET holders = holders + 1 WHERE id = ?", (page,))
     return int(cur.lastrowid or 0)
 
 
 def _progress(conn: sqlite3.Connection, info: dict[str, Any], annotator: str) -> dict[str, int]:
-    """How many pages this annotator finished (done, skipped or flagged) and how many they can have in all."""
-    finished = conn.execute("SELECT COUNT(*) FROM assignments WHERE campaign = ? AND annotator = ? AND state != "
-                            "'open'", (info["id"], annotator)).fetchone()[0]
-    total = conn.execute(
-        "SELECT COUNT(*) FROM campaign_pages p WHERE p.campaign = ? AND (EXISTS (SELECT 1 FROM assignments a"
-        " WHERE a.page = p.id AND a.annotator = ?) OR (SELECT COUNT(*) FROM assignments a WHERE a.page = p.id"
-        " AND a.state != 'skipped') < ?)", (info["id"], annotator, info["overlap"])).fetchone()[0]
-    return {"finished": int(finished), "total": int(total)}
+    """How many pages this annotator finished (done, skipped or flagged) and how many they can have in all: the
+    pages they hold or held, plus the pages with a free slot they never held."""
+    cid, k = info["id"], info["overlap"]
+    finished, mine, mine_free = conn.execute(
+        "SELECT COALESCE(SUM(a.state != 'open'), 0), COUNT(*), COALESCE(SUM(p.holders < ?), 0) FROM assignments a"
+        " JOIN campaign_pages p ON p.id = a.page WHERE a.campaign = ? AND a.annotator = ?",
+        (k, cid, annotator)).fetchone()
+    free = conn.execute("SELECT COUNT(*) FROM campaign_pages WHERE campaign = ? AND holders < ?",
+                        (cid, k)).fetchone()[0]
+    return {"finished": int(finished), "total": int(mine) + int(free) - int(mine_free)}
 
 
 def next_page(db: DB, campaign: Any, annotator: Any) -> dict[str, Any]:
@@ -260,9 +271,18 @@ def skip_or_flag(db: DB, request: dict[str, Any], state: str) -> dict[str, Any]:
         info = campaign_info(conn, request.get("campaign"))
         who = _annotator(request.get("annotator"), info)
         aid = request.get("assignment")
-        _assignment(conn, info, who, aid)
-        _write(conn, lambda: _set_state(conn, aid, state, reason=reason))
+        page, _, _ = _assignment(conn, info, who, aid)
+        _write(conn, lambda: _move(conn, aid, page, state, reason=reason))
     return {"assignment": aid, "state": state}
+
+
+def _move(conn: sqlite3.Connection, aid: int, page: int, state: str, **fields: Any) -> None:
+    """Set an assignment's state; the page's holder count follows (a skipped assignment holds no slot)."""
+    before = conn.execute("SELECT state FROM assignments WHERE id = ?", (aid,)).fetchone()[0]
+    _set_state(conn, aid, state, **fields)
+    change = (before == "skipped") - (state == "skipped")
+    if change:
+        conn.execute("UPDATE campaign_pages SET holders = holders + ? WHERE id = ?", (change, page))
 
 
 def _fields(request: dict[str, Any], known: Sequence[str]) -> None:
@@ -301,7 +321,7 @@ def submit(db: DB, request: dict[str, Any]) -> dict[str, Any]:
         info = campaign_info(conn, request.get("campaign"))
         who = _annotator(request.get("annotator"), info)
         aid = request.get("assignment")
-        _, page_id, page_url = _assignment(conn, info, who, aid)
+        page_row, page_id, page_url = _assignment(conn, info, who, aid)
         rec = L.validate_label({**label, "annotator": who, "dataset": info["dataset"] or info["name"],
                                 "page_id": page_id})
         if page_url:  # served pages have a changing 127.0.0.1 port: the page's own URL is what identifies it
@@ -309,8 +329,8 @@ def submit(db: DB, request: dict[str, Any]) -> dict[str, Any]:
         paths = _suggestion_paths(rec, request.get("suggestion"))
         label_id = L.store_record(conn, rec)
         changed = bool(paths) and sorted(paths) != sorted(rec.node_paths)
-        _write(conn, lambda: _set_state(conn, aid, "done", label=label_id, suggestion=json.dumps(paths),
-                                        changed=changed if paths else None))
+        _write(conn, lambda: _move(conn, aid, page_row, "done", label=label_id, suggestion=json.dumps(paths),
+                                   changed=changed if paths else None))
     return {"assignment": aid, "label_id": label_id, "changed": changed if paths else None}
 
 

@@ -137,6 +137,14 @@ MIGRATIONS: tuple[str, ...] = (
         created TEXT NOT NULL
     );
     """,
+    # 4 -> 5: a page's holders (assignments not skipped) kept on the page with an index, so that the next free page
+    # of a campaign is found without counting every page's assignments (a claim stays O(log n), not O(n)).
+    """
+    ALTER TABLE campaign_pages ADD COLUMN holders INTEGER NOT NULL DEFAULT 0;
+    UPDATE campaign_pages SET holders = (SELECT COUNT(*) FROM assignments a WHERE a.page = campaign_pages.id
+                                         AND a.state != 'skipped');
+    CREATE INDEX campaign_pages_free ON campaign_pages(campaign, holders, position);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
