@@ -39,6 +39,9 @@ REGISTRY: dict[str, AlgorithmSpec] = {
         AlgorithmSpec("zoning", "centrum.algorithms.zoning", proposer=True,
                       summary="HTML zoning (Rae et al., DocEng '18)"),
         AlgorithmSpec("r4", "centrum.algorithms.r4", proposer=True, summary="R4 ranking (Alarte & Silva)"),
+        # First of the raw-HTML algorithms: the default of --no-render.
+        AlgorithmSpec("source", "centrum.algorithms.source", needs_source=True, raw_html=True,
+                      summary="learned block classifier on the HTML alone (the --no-render default)"),
         AlgorithmSpec("dana", "centrum.algorithms.dana", variant={"variant": "dana"}, needs_source=True,
                       raw_html=True, proposer=True,
                       summary="DANA: non-ASCII vs ASCII line density (Mohammadzadeh et al.)"),
@@ -57,6 +60,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 
 # Algorithms that run on raw HTML (`centrum extract --no-render`, `centrum batch --no-render`).
 SOURCE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.raw_html)
+SOURCE_DEFAULT = SOURCE_ALGORITHMS[0]  # the learned source-only extractor (README "Source-only default")
 # The ensemble's base algorithms: its feature columns follow this order, so a trained model fixes it.
 BASE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.proposer)
 
@@ -122,3 +126,22 @@ def describe() -> list[dict[str, object]]:
                 entry["params"] = {f.name: getattr(module.Config(), f.name) for f in dataclasses.fields(module.Config)}
         out.append(entry)
     return out
+
+
+def raw_html_config(name: str, params: dict[str, Any] | None = None) -> Any:
+    """The typed config of raw-HTML algorithm ``name`` (ConfigError for a bad parameter)."""
+    spec, module = load(name)
+    if not spec.raw_html:
+        raise ValueError(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML source); "
+                         f"{name!r} needs a rendered page")
+    return config_from_dict(module.Config, params)
+
+
+def run_raw_html(name: str, html: str | bytes, config: Any = None) -> Result:
+    """Raw-HTML algorithm ``name`` on a page's HTML (its module's ``run_source``): ``text`` set, no node ids. The
+    learned ``source`` raises ``SourceError`` (a ValueError) for a page it cannot read."""
+    spec, module = load(name)
+    t0 = time.perf_counter()
+    result: Result = module.run_source(html, config, **spec.variant)
+    result.timing_ms.setdefault("algorithm", (time.perf_counter() - t0) * 1000)
+    return result
