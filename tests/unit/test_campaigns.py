@@ -66,6 +66,7 @@ def test_each_page_goes_to_k_distinct_annotators_whatever_the_order(tmp_path: Pa
     for pid, who in seen:
         per_page.setdefault(pid, set()).add(who)
     assert {pid: len(w) for pid, w in per_page.items()} == {"p1": 2, "p2": 2, "p3": 2, "p4": 2}
+    assert holders_consistent(db)
     with sqlite3.connect(db) as conn:  # the store refuses a duplicate even if the queue code had a bug
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("INSERT INTO assignments (campaign, page, annotator, state, created, updated) "
@@ -393,3 +394,40 @@ def test_hostile_campaign_requests_get_a_request_error_and_nothing_else(tmp_path
     check()
     assert L.list_labels(conn) == []
     assert conn.execute("SELECT COUNT(*) FROM adjudications").fetchone()[0] == 0
+
+
+def holders_consistent(db: Path) -> bool:
+    with sqlite3.connect(db) as conn:
+        return not conn.execute("SELECT 1 FROM campaign_pages p WHERE holders != (SELECT COUNT(*) FROM assignments a "
+                                "WHERE a.page = p.id AND a.state != 'skipped')").fetchall()
+
+
+def test_holder_counts_follow_claims_skips_and_resubmits(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    make(db, overlap=2, annotators=["a", "b", "c"], pages=PAGES[:2])
+    a = nxt(db, "a")
+    req = {"campaign": "camp", "annotator": "a", "assignment": a["assignment"]}
+    C.skip_or_flag(db, req, "skipped")
+    C.skip_or_flag(db, req, "skipped")  # a repeated skip frees the slot once
+    assert holders_consistent(db)
+    sub(db, "a", a["assignment"], [IDS["article"]])  # the annotator comes back and labels it after all
+    for who in ("b", "c"):
+        nxt(db, who)
+    assert holders_consistent(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT page_id, holders FROM campaign_pages ORDER BY position").fetchall() == [
+            ("p1", 2), ("p2", 1)]
+
+
+def test_migration_to_holder_counts_backfills_them(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    conn = L.connect(db, upto=4)
+    conn.execute("INSERT INTO campaigns (name, created, overlap) VALUES ('camp', '', 2)")
+    conn.executemany("INSERT INTO campaign_pages (campaign, position, page_id) VALUES (1, ?, ?)",
+                     [(1, "p1"), (2, "p2")])
+    conn.executemany("INSERT INTO assignments (campaign, page, annotator, state, created, updated) VALUES "
+                     "(1, ?, ?, ?, '', '')", [(1, "a", "done"), (1, "b", "skipped"), (2, "a", "open")])
+    conn.close()
+    L.connect(db).close()
+    assert holders_consistent(db)
+    assert C.next_page(db, "camp", "b")["page_id"] == "p2"  # b skipped p1 and never gets it again
