@@ -89,6 +89,7 @@ class Rendered:
     warnings: list[str] = field(default_factory=list)  # renderer-side notes (load timeout, blocked requests)
     blocked: int = 0  # requests aborted because they left a local page's origin
     redirects: int = 0  # navigations of a local page away from itself (cancelled)
+    failed: list[str] = field(default_factory=list)  # URLs of failed requests of any kind (missing, refused, blocked)
 
 
 def find_chromium() -> str | None:
@@ -151,10 +152,12 @@ class _PageState:
     blocked: int = 0  # requests that left a local page's origin or were not in the archive
     navigations: int = 0  # main-frame navigations of a local page (the first is the page itself)
     styles_blocked: int = 0  # stylesheet requests aborted by Renderer(block_stylesheets=True)
+    failed: list[str] = field(default_factory=list)  # URLs of requests that failed, whatever their kind
 
 
-def _watch_stylesheets(page: Any, sheets: dict[str, int]) -> None:
-    """Count the page's external stylesheets that loaded and that failed (the render class comes from these)."""
+def _watch_requests(page: Any, sheets: dict[str, int], failures: list[str]) -> None:
+    """Count the page's external stylesheets that loaded and that failed (the render class comes from these), and
+    note every request that failed."""
 
     def finished(req: Any) -> None:
         if req.resource_type == "stylesheet":
@@ -163,6 +166,7 @@ def _watch_stylesheets(page: Any, sheets: dict[str, int]) -> None:
             sheets["loaded" if ok else "failed"] += 1
 
     def failed(req: Any) -> None:
+        failures.append(req.url[:200])
         if req.resource_type == "stylesheet":
             sheets["failed"] += 1
 
@@ -322,7 +326,7 @@ class Renderer:
             elif self.block_stylesheets:
                 context.route("**/*", lambda r: self._route_styles_only(r, state))
             page = context.new_page()
-            _watch_stylesheets(page, state.sheets)
+            _watch_requests(page, state.sheets, state.failed)
             t_nav = time.perf_counter()
             self._load(context, page, url, state.warnings)
             t_loaded = time.perf_counter()
@@ -348,7 +352,8 @@ class Renderer:
         if state.styles_blocked:
             state.warnings.append(f"blocked {state.styles_blocked} stylesheet request(s) (stylesheets off)")
         return Rendered(raw=raw, url=url, stylesheets=state.sheets, timing=timing, extra=values, errors=errors,
-                        redirects=max(state.navigations - 1, 0), warnings=state.warnings, blocked=state.blocked)
+                        redirects=max(state.navigations - 1, 0), warnings=state.warnings, blocked=state.blocked,
+                        failed=state.failed)
 
     def _new_context(self) -> Any:
         from playwright.sync_api import Error as PlaywrightError

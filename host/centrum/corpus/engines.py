@@ -174,15 +174,19 @@ def _nikola_local_theme(site: Site, work: Path) -> str:
     return "bootblog4-local"
 
 
+NIKOLA_LANGUAGES = {"zh": "zh_cn"}  # Nikola's names for these (it has no plain "zh")
+
+
 def build_nikola(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
+    lang = NIKOLA_LANGUAGES.get(site.language, site.language)
     conf = {
         "BLOG_AUTHOR": "Editorial team", "BLOG_TITLE": site.title, "SITE_URL": "https://example.invalid/",
         "BLOG_EMAIL": "editor@example.invalid", "BLOG_DESCRIPTION": f"{site.title}: news and notes",
-        "DEFAULT_LANG": site.language, "TRANSLATIONS": {site.language: ""}, "THEME": _nikola_local_theme(site, work),
+        "DEFAULT_LANG": lang, "TRANSLATIONS": {lang: ""}, "THEME": _nikola_local_theme(site, work),
         "POSTS": (("posts/*.html", "posts", "post.tmpl"),), "PAGES": (("pages/*.html", "pages", "page.tmpl"),),
         "PRETTY_URLS": False, "USE_CDN": False, "USE_BUNDLES": False, "TIMEZONE": "UTC", "COMMENT_SYSTEM": "",
         "GENERATE_RSS": False, "GENERATE_ATOM": False, "COPY_SOURCES": False, "SHOW_SOURCELINK": False,
-        "NAVIGATION_LINKS": {site.language: (("archive.html", "Archive"), ("categories/index.html", "Tags"))},
+        "NAVIGATION_LINKS": {lang: (("archive.html", "Archive"), ("categories/index.html", "Tags"))},
         "INDEX_DISPLAY_POST_COUNT": 5, "CREATE_SINGLE_ARCHIVE": True, "USE_BASE_TAG": False,
         "CONTENT_FOOTER": f"Contents © 2023 {site.title}", "LICENSE": "", "SEARCH_FORM": "",
     }
@@ -190,7 +194,7 @@ def build_nikola(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
     for a in site.articles:
         meta = {"title": a.body.title, "slug": a.slug, "date": f"{a.date} 09:00:00 UTC", "tags": ", ".join(a.tags),
                 "category": a.tags[0]}
-        head = "<!--\n" + "".join(f".. {k}: {v.replace(chr(10), ' ')}\n" for k, v in meta.items()) + "-->\n"
+        head = "<!--\n" + "".join(f".. {k}: {v.replace(chr(10), ' ')}\n" for k, v in meta.items()) + "-->\n\n"
         _write(work / "posts" / f"{a.slug}.html", head + to_html(a.body.blocks) + "\n"
                + extras_html(a, lambda s: f"{s}.html"))
     (work / "pages").mkdir(exist_ok=True)
