@@ -53,6 +53,91 @@
   const SAFE_LINK = /^(https?:|mailto:)/i;
   const SAFE_IMAGE = /^(https?:|data:image\/(png|jpe?g|gif|webp|avif);)/i;
   const MAX_NODES = 200000; // a runaway page cannot make the reader build forever
+  // Where lazy-loading scripts keep an image's real address until it scrolls into view; a data: src shorter than
+  // PLACEHOLDER_DATA_URI is their blank placeholder (allowlist.json, the same lists as the host's outputs).
+  const LAZY_SRC = ["data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src",
+    "data-full-src", "data-echo"];
+  const LAZY_SRCSET = ["data-srcset", "data-lazy-srcset"];
+  const PLACEHOLDER_DATA_URI = 512;
+  const MAX_NOSCRIPT_IMAGES = 10;
+
+  const absolute = (value) => {
+    try {
+      return new URL(value, document.baseURI).href;
+    } catch (e) {
+      return "";
+    }
+  };
+
+  /* [url, size] candidates of a srcset (size: the width for "800w", the density times 1e-6 for "2x" so widths win,
+     else 0), tokenized as the HTML standard does: a URL is a run of non-space characters. */
+  function parseSrcset(value) {
+    const out = [];
+    for (let pos = 0, n = value.length; pos < n;) {
+      while (pos < n && /[\s,]/.test(value[pos])) pos++;
+      const start = pos;
+      while (pos < n && !/\s/.test(value[pos])) pos++;
+      let url = value.slice(start, pos);
+      let descriptor = "";
+      if (url.endsWith(",")) url = url.replace(/,+$/, "");
+      else {
+        const end = value.indexOf(",", pos) < 0 ? n : value.indexOf(",", pos);
+        descriptor = value.slice(pos, end).trim();
+        pos = end + 1;
+      }
+      if (!url) continue;
+      let size = 0;
+      for (const token of descriptor.split(/\s+/)) {
+        const v = parseFloat(token.slice(0, -1));
+        if (token.endsWith("w") && Number.isFinite(v)) size = v;
+        else if (token.endsWith("x") && Number.isFinite(v)) size = v * 1e-6;
+      }
+      out.push([url, size]);
+    }
+    return out;
+  }
+
+  const lazyImage = (img) => img.localName === "img" && [...LAZY_SRC, ...LAZY_SRCSET].some((n) => img.getAttribute(n));
+
+  /* The picture an <img> stands for, as the host's outputs choose it: a lazy loader's address, else the largest
+     srcset candidate (its own, a lazy one, or its <picture>'s sources), else src unless a blank placeholder. */
+  function imageUrl(img) {
+    for (const name of LAZY_SRC) {
+      const value = (img.getAttribute(name) || "").trim();
+      if (value && !value.startsWith("data:")) return absolute(value);
+    }
+    const sets = [img];
+    if (img.parentElement && img.parentElement.localName === "picture") {
+      sets.push(...img.parentElement.querySelectorAll("source"));
+    }
+    const candidates = sets.flatMap((el) => [...LAZY_SRCSET, "srcset"]
+      .flatMap((name) => parseSrcset(el.getAttribute(name) || ""))).filter(([url]) => !url.startsWith("data:"));
+    if (candidates.length) return absolute(candidates.reduce((x, y) => (y[1] > x[1] ? y : x))[0]);
+    const src = (img.getAttribute("src") || "").trim();
+    if (!src || (src.startsWith("data:") && src.length < PLACEHOLDER_DATA_URI)) return "";
+    return img.currentSrc || img.src || absolute(src); // the address the browser loaded it from
+  }
+
+  const ENTITIES = { amp: "&", quot: "\"", apos: "'", lt: "<", gt: ">", "#39": "'" };
+  const unescape = (v) => v.replace(/&(amp|quot|apos|lt|gt|#39);/g, (m, e) => ENTITIES[e]);
+
+  /* The images a <noscript> holds (shown by browsers without scripts): with scripts on its content is raw text,
+     which is scanned for <img> tags and their src / alt only (never parsed as HTML). */
+  function noscriptImages(noscript, out, budget) {
+    const found = [];
+    for (const [, attrs] of (noscript.textContent || "").matchAll(/<img\b([^>]*)>/gi)) {
+      if (found.length >= MAX_NOSCRIPT_IMAGES) break;
+      const a = {};
+      for (const [, name, , dq, sq, bare] of attrs.matchAll(/([\w-]+)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
+        a[name.toLowerCase()] = unescape(dq ?? sq ?? bare);
+      }
+      const src = a.src ? absolute(a.src.trim()) : "";
+      if (!SAFE_IMAGE.test(src)) continue;
+      found.push({ t: "img", a: a.alt ? { src, alt: a.alt } : { src }, c: [] });
+    }
+    budget.images += found.length;
+    out.push(...found);
+  }
 
   // clip: rect(...) of the "visually hidden" pattern: an area of at most one pixel shows nothing.
   function clippedAway(cs) {
@@ -101,7 +186,7 @@
     if (tag === "a") {
       if (SAFE_LINK.test(src.href || "")) a.href = src.href; // resolved absolute URL
     } else if (tag === "img") {
-      const url = src.currentSrc || src.src || "";
+      const url = imageUrl(src);
       if (!SAFE_IMAGE.test(url)) return null;
       a.src = url;
       if (src.alt) a.alt = src.alt;
@@ -139,6 +224,7 @@
 
   function walk(node, out, budget) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
+    const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
     let noText = null; // font-size 0 on `node`: its own text draws nothing (asked once, on the first text child)
     for (const child of children) {
       if (budget.left-- <= 0) return;
@@ -147,10 +233,13 @@
         if (!noText) out.push(child.data);
       } else if (child.nodeType === Node.ELEMENT_NODE) {
         const tag = outTag(child);
-        if (DROP.has(tag) || isHidden(child)) continue;
+        if (tag === "noscript" && budget.images === imagesBefore) noscriptImages(child, out, budget);
+        // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
+        if (DROP.has(tag) || (isHidden(child) && !lazyImage(child))) continue;
         if (KEEP.has(tag)) {
           const a = attributes(child, tag);
           if (!a) continue;
+          if (tag === "img") budget.images++;
           const item = { t: tag, a, c: [] };
           out.push(item);
           walk(child, item.c, budget);
@@ -163,7 +252,7 @@
 
   /* The clean description of the chosen elements plus the page facts the reader shows. */
   function tree(nodes, text) {
-    const budget = { left: MAX_NODES };
+    const budget = { left: MAX_NODES, images: 0 };
     const blocks = [];
     for (const node of nodes) {
       if (isHidden(node) || hiddenAbove(node)) continue;

@@ -68,7 +68,10 @@ HOSTILE = NEWS.replace("</body>", """<script>
   }, 20);
 </script></body>""")
 
+FIXTURE_PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
+
 PAGES: dict[str, tuple[str, str]] = {
+    "/pages/lazy-images.html": ("text/html; charset=utf-8", (FIXTURE_PAGES / "lazy-images.html").read_text("utf-8")),
     "/hostile.html": ("text/html; charset=utf-8", HOSTILE),
     "/news.html": ("text/html; charset=utf-8", NEWS),
     "/zh.html": ("text/html; charset=utf-8", ZH),
@@ -239,4 +242,25 @@ def test_a_page_script_cannot_close_or_drive_the_reader(ui: Session, server: str
     assert stage(page) == "reader"  # its Esc events (isTrusted false) were ignored
     assert ui_eval(page, "(root) => root.querySelector('.reader .bar .status').textContent") == ""  # nothing copied
     page.keyboard.press("Escape")  # the user's Esc works
+    wait_stage(ui, page, None)
+
+
+def test_every_lazy_image_in_the_reader(ui: Session, server: str) -> None:
+    """The reader resolves lazy images as the host's outputs do (tests/e2e/test_outputs.py, same fixture page): a
+    lazy loader's address, the largest srcset candidate, a <picture>'s largest source, a <noscript>-only picture,
+    a native lazy image never scrolled to; no tracking pixel, no hidden image, no placeholder."""
+    base = f"{server}/pages/"
+    page = ui.open(f"{base}lazy-images.html")
+    open_reader(ui, page)
+    images = ui_wait(page, "(root) => root?.querySelector('.reader .content') && [...root.querySelectorAll("
+                           "'.reader .content img')].map((i) => [i.alt, i.getAttribute('src')])")
+    assert images == [[alt, base + path] for alt, path in [
+        ("Placeholder swapped by a script", "img/data-src.jpg"), ("Fades in when loaded", "img/fade.jpg"),
+        ("Responsive sizes", "img/srcset-1600.jpg"), ("Picture element", "img/picture-large.webp"),
+        ("Only in noscript", "img/noscript.jpg"), ("Native lazy loading", "img/native-lazy.jpg")]]
+    # Each caption stays with its picture.
+    captions = ui_eval(page, "(root) => [...root.querySelectorAll('.reader figure')].map((f) => "
+                             "[f.querySelector('img')?.alt ?? null, f.querySelector('figcaption')?.textContent])")
+    assert ["Only in noscript", "Five: the image exists only for browsers without scripts."] in captions
+    ui.press(page)
     wait_stage(ui, page, None)
