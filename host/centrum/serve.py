@@ -1,10 +1,10 @@
 """Serve a data-set folder in the shared layout on the loopback interface, offline, for annotation campaigns.
 
-``pages/<id>.html`` is answered at ``/p/<id>`` byte for byte as saved (the browser sniffs its charset as it would
-from disk), and any other file under ``pages/`` at ``/p/<relative path>`` (a saved page's own images and styles).
-Nothing else is served: not ``gold/``, not ``meta.jsonl``, and nothing about a campaign's queue, which lives in the
-label database and is reached only by the extension through native messaging; a page script on this origin can
-read the other saved pages and nothing more.
+``pages/<id>.html`` is answered at ``/p/<id>`` byte for byte as saved, its charset in the ``Content-Type`` as the
+evaluation's renderer reads it (:func:`centrum.charset.sniff`), and any other file under ``pages/`` at
+``/p/<relative path>`` (a saved page's own images and styles). Nothing else is served: not ``gold/``, not
+``meta.jsonl``, and nothing about a campaign's queue, which lives in the label database and is reached only by the
+extension through native messaging; a page script on this origin can read the other saved pages and nothing more.
 
 Safety: the socket binds 127.0.0.1 only. A request's path is never joined to a folder: the files are listed once
 at start into a dict keyed by their relative path, and a request is a lookup in it (no ``..``, no symlink out of
@@ -24,6 +24,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from . import charset
 
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self'; "
@@ -117,7 +119,9 @@ def make_handler(files: dict[str, Path], ids: list[str], port_of: list[int]) -> 
             except OSError:
                 self._send(HTTPStatus.NOT_FOUND, b"not found\n")
                 return
-            ctype = "text/html" if target.suffix.lower() in (".html", ".htm") else (
+            # A page's charset as the renderer of `centrum eval` reads it (the one sniffer), so the annotator sees
+            # the text the evaluation scores; Chromium would read an undeclared UTF-8 file as windows-1252.
+            ctype = f"text/html; charset={charset.sniff(body)}" if target.suffix.lower() in (".html", ".htm") else (
                 mimetypes.guess_type(target.name)[0] or "application/octet-stream")
             self._send(HTTPStatus.OK, body, ctype)
 

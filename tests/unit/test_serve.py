@@ -21,6 +21,7 @@ def dataset(tmp_path: Path) -> Path:
     (root / "gold").mkdir()
     (root / "pages" / "a1.html").write_bytes(PAGE)
     (root / "pages" / "b-2.html").write_text("<p>two</p>", encoding="utf-8")
+    (root / "pages" / "c3.html").write_text("<p>caf\u00e9 \u4e2d\u6587</p>", encoding="utf-8")
     (root / "pages" / "img" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "pages" / ".hidden.html").write_text("secret", encoding="utf-8")
     (root / "gold" / "a1.txt").write_text("the gold", encoding="utf-8")
@@ -43,9 +44,11 @@ def get(port: int, path: str, method: str = "GET", host: str | None = None) -> t
 
 def test_pages_as_saved_and_nothing_else(tmp_path: Path) -> None:
     with DatasetServer(dataset(tmp_path)) as s:
-        assert s.httpd.server_address[0] == "127.0.0.1" and s.ids == ["a1", "b-2"]
+        assert s.httpd.server_address[0] == "127.0.0.1" and s.ids == ["a1", "b-2", "c3"]
         status, headers, body = get(s.port, "/p/a1")
-        assert status == 200 and body == PAGE and headers["content-type"] == "text/html"
+        assert status == 200 and body == PAGE and headers["content-type"] == "text/html; charset=windows-1252"
+        # An undeclared UTF-8 page is declared UTF-8 (as the evaluation's renderer reads it), bytes unchanged.
+        assert get(s.port, "/p/c3")[1]["content-type"] == "text/html; charset=utf-8"
         assert headers["content-security-policy"] == CSP and "default-src 'self'" in CSP
         assert "form-action 'none'" in CSP and headers["x-content-type-options"] == "nosniff"
         assert get(s.port, "/p/img/x.png")[1]["content-type"] == "image/png"
@@ -75,7 +78,7 @@ def test_command_prints_its_url_and_serves(tmp_path: Path) -> None:
     try:
         assert proc.stdout
         line = proc.stdout.readline()
-        assert line.startswith("serving 2 pages of ") and "http://127.0.0.1:" in line
+        assert line.startswith("serving 3 pages of ") and "http://127.0.0.1:" in line
         port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
         assert get(port, "/p/a1")[2] == PAGE
     finally:
