@@ -113,8 +113,27 @@
     const script = /^(zh|ja|ko)\b/i.test(lang) ? "cjk" : (lang ? "" : scriptOf(body.textContent));
     if (script === "cjk") art.classList.add("cjk");
     art.setAttribute("dir", data.dir === "rtl" || script === "rtl" ? "rtl" : "ltr");
-    art.append(header(data, doc, note), body);
+    art.append(header(data, doc, note));
+    const lead = leadImage(data, doc, body);
+    if (lead) art.appendChild(lead);
+    art.appendChild(body);
     return art;
+  }
+
+  /* The page's lead image (og:image, JSON-LD) above the text when the content does not show it already: news pages
+     often keep their hero picture outside the article element. */
+  function leadImage(data, doc, body) {
+    const src = data.meta && data.meta.image;
+    if (typeof src !== "string" || !/^https?:/i.test(src)) return null;
+    if ([...body.querySelectorAll("img")].some((img) => img.getAttribute("src") === src)) return null;
+    const figure = doc.createElement("figure");
+    figure.className = "lead";
+    const img = doc.createElement("img");
+    img.setAttribute("src", src);
+    img.setAttribute("alt", "");
+    img.setAttribute("loading", "lazy");
+    figure.appendChild(img);
+    return figure;
   }
 
   function build(data, doc, body) {
@@ -280,6 +299,7 @@
     .reader .head .note { display: block; font-size: 12px; margin-top: 4px; }
     .reader img { max-width: 100%; height: auto; }
     .reader figure { margin: 1em 0; } .reader figcaption { font-size: .85em; color: var(--muted); }
+    .reader figure.lead { margin: 0 0 32px; }
     .reader pre { overflow: auto; font-size: .75em; line-height: 1.45; background: var(--code); padding: 12px;
       white-space: pre; direction: ltr; text-align: left; }
     .reader code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, stage, ui_click, ui_eval
-from test_ui_reader import shot, ui_session, ui_wait, wait_stage
+from test_ui_reader import GLACIER_SVG, shot, ui_session, ui_wait, wait_stage
 
 TEST_HOST = "reader.test"  # resolved to 127.0.0.1 by the browser only (--host-resolver-rules)
 
@@ -23,6 +23,7 @@ NEWS = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta property="og:site_name" content="Coast News">
 <meta name="author" content="Ana Lima">
 <meta property="article:published_time" content="2026-11-20T08:30:00Z">
+<meta property="og:image" content="/lead.svg">
 <style>body { font: 16px sans-serif; margin: 0 } nav, footer { padding: 10px; background: #eee }</style>
 </head><body>
 <nav id="nav"><a href="/">Home</a> <a href="/sport">Sport</a></nav>
@@ -75,6 +76,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "/hostile.html": ("text/html; charset=utf-8", HOSTILE),
     "/news.html": ("text/html; charset=utf-8", NEWS),
     "/zh.html": ("text/html; charset=utf-8", ZH),
+    "/lead.svg": ("image/svg+xml", GLACIER_SVG),
     "/blank.html": ("text/html; charset=utf-8", "<!doctype html><title>blank</title><p>clipboard reader</p>"),
 }
 
@@ -122,6 +124,11 @@ def test_header_shows_the_metadata_and_esc_returns(ui: Session, server: str) -> 
     assert head["datetime"] == "2026-11-20T08:30:00+00:00" and "2026" in head["date"] and "20" in head["date"]
     assert head["reading"] == "1 min read"
     assert ["h2", "The first boats"] in head["headings"]  # div role=heading aria-level=2 stays a heading
+    # The hero picture (og:image) sits outside the article: the reader shows it under the header, once, loaded.
+    lead = ui_wait(page, "(root) => { const i = root.querySelector('.reader figure.lead img'); "
+                         "return i && i.complete ? [i.getAttribute('src'), i.naturalWidth, "
+                         "root.querySelectorAll('.reader img').length] : null; }")
+    assert lead == [f"{server}/lead.svg", 320, 1]
     shot(page, "reader-header.png")
 
     page.keyboard.press("Escape")
