@@ -296,6 +296,14 @@ def test_campaign_resumes_after_a_browser_restart(playwright: Any, served: Any, 
         ui_click(page, f"{PANEL} button.mine")
         page.wait_for_url(f"{server.url}p/p2", timeout=60_000)
         assert open_page(session, page, 2, 4)["suggested"] == 1
+        # Flag: the first press asks for the reason (the field takes focus), the second sends it.
+        ui_click(page, f"{PANEL} button.flag")
+        assert ui_eval(page, "(s) => s.activeElement && s.activeElement.className") == "reason"
+        page.keyboard.insert_text("login wall covers the article")
+        ui_click(page, f"{PANEL} button.flag")
+        page.wait_for_url(f"{server.url}p/p3", timeout=60_000)
+    st = json.loads(centrum("labels", "campaign", "status", "again", "--json", home=home).stdout)
+    assert st["flagged"] == [{"page_id": "p2", "annotator": "erin", "reason": "login wall covers the article"}]
 
 
 def test_firefox_campaign_page(tmp_path: Path) -> None:
