@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, stage, ui_click, ui_eval
 from test_ui_reader import GLACIER_SVG, shot, ui_session, ui_wait, wait_stage
@@ -271,3 +272,30 @@ def test_every_lazy_image_in_the_reader(ui: Session, server: str) -> None:
     assert ["Only in noscript", "Five: the image exists only for browsers without scripts."] in captions
     ui.press(page)
     wait_stage(ui, page, None)
+
+
+def test_reader_tab_has_the_header_and_esc_closes_it(ui: Session, server: str) -> None:
+    ui.set_storage({"readerIn": "tab"})
+    context = ui.browser.contexts[0]
+    try:
+        page = ui.open(f"{server}/news.html")
+        ui.press(page)
+        wait_stage(ui, page, "highlight")
+        with context.expect_page(timeout=30_000) as opened:
+            ui.press(page)
+        tab = opened.value
+        tab.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=30_000)
+        assert tab.title() == "Harbour reopens after two years"
+        assert tab.evaluate("() => [document.querySelector('.head .byline').textContent, "
+                            "document.querySelector('.head .site').textContent]") == ["Ana Lima", "Coast News"]
+        assert tab.evaluate("() => document.querySelector(\".bar [data-action='copy']\").disabled") is False
+        try:
+            tab.keyboard.press("Escape")
+        except PlaywrightError:
+            pass  # the tab closed while the key press was still being reported
+        deadline = time.monotonic() + 10
+        while not tab.is_closed():
+            assert time.monotonic() < deadline, "Esc did not close the reader tab"
+            time.sleep(0.05)
+    finally:
+        ui.set_storage({"readerIn": "page"})
