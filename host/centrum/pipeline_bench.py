@@ -34,7 +34,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .extension_browser import ExtensionBrowserError, Session, extension_world_eval, install_host, launch
+from .extension_browser import (
+    EXTENSION_DIR,
+    ExtensionBrowserError,
+    Session,
+    extension_world_eval,
+    install_host,
+    launch,
+)
 
 STAGES = ("start", "collect", "transfer", "parse", "algorithm", "response", "paint")
 
@@ -194,9 +201,9 @@ def measure_page(session: Session, url: str, repeat: int, readability: str | Non
             "peak_rss_mb": peak_rss_mb(pids[-1]) if pids else float("nan")}
 
 
-def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None,
-                 timeout_s: float = 180.0) -> dict[str, dict[str, Any]]:
-    """Figures per page name; a page that fails gets ``{"error": ...}``."""
+def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None, timeout_s: float = 180.0,
+                 extension: Path = EXTENSION_DIR) -> dict[str, dict[str, Any]]:
+    """Figures per page name; a page that fails gets ``{"error": ...}``. ``extension``: the unpacked extension."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, dict[str, Any]] = {}
@@ -208,7 +215,7 @@ def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None,
         user_data_dir, home = Path(tmp) / "profile", Path(tmp) / "home"
         user_data_dir.mkdir()
         install_host(user_data_dir, home)
-        for session in launch(p, user_data_dir, home):
+        for session in launch(p, user_data_dir, home, extension):
             for name, path in pages.items():
                 try:
                     out[name] = measure_page(session, f"{base}/{path.name}", repeat, readability, timeout_s)

@@ -531,7 +531,27 @@ def parse_snapshot(raw: Any) -> Snapshot:
     version = raw.get("protocol")
     if version != PROTOCOL_VERSION:
         raise SnapshotError("protocol", f"unsupported protocol version {version!r} (this host speaks 1)")
-    # Sizes first, before any column is converted (every other column's length is checked against these).
+    _check_sizes(raw)
+    page = _parse_page(_require(raw, "page", ""))
+    enums = _require(raw, "enums", "")
+    if not isinstance(enums, dict):
+        raise SnapshotError("enums", "expected an object")
+    tables = {k: _str_list(_require(enums, k, "enums"), f"enums.{k}") for k in
+              ("tag", "display", "position", "visibility")}
+    columns = _parse_elements(_require(raw, "elements", ""), tables)
+    n = columns["parent"].shape[0]
+    attrs = _parse_attrs(raw.get("attrs", {"node": [], "name": [], "value": []}), n)
+    text = _parse_text(raw.get("text", {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []}), n)
+    source = raw.get("source")
+    if source is not None and not isinstance(source, str):
+        raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
+    return Snapshot(page=page, tag_names=[t.lower() for t in tables["tag"]], attrs=attrs, source=source, **columns,
+                    **text)
+
+
+def _check_sizes(raw: dict[str, Any]) -> None:
+    """The element and text-node limits, on the array length (or packed count) before any column is converted
+    (every other column's length is checked against these)."""
     for section, column, limit, what in (("elements", "parent", MAX_ELEMENTS, "elements"),
                                          ("text", "owner", MAX_TEXT_NODES, "text nodes")):
         part = raw.get(section)
@@ -539,17 +559,9 @@ def parse_snapshot(raw: Any) -> Snapshot:
         size = len(values) if isinstance(values, list) else values.get("count") if isinstance(values, dict) else None
         if type(size) is int and size > limit:
             raise SnapshotError(f"{section}.{column}", f"{size} {what} exceed the limit of {limit}")
-    page = _parse_page(_require(raw, "page", ""))
 
-    enums = _require(raw, "enums", "")
-    if not isinstance(enums, dict):
-        raise SnapshotError("enums", "expected an object")
-    tables = {k: _str_list(_require(enums, k, "enums"), f"enums.{k}") for k in
-              ("tag", "display", "position", "visibility")}
 
-    el = _require(raw, "elements", "")
-    if not isinstance(el, dict):
-        raise SnapshotError("elements", "expected an object")
+def _parse_parent(el: dict[str, Any]) -> np.ndarray:
     parent = _num_array(_require(el, "parent", "elements"), "elements.parent", int)
     n = parent.shape[0]
     if n:
@@ -563,6 +575,20 @@ def parse_snapshot(raw: Any) -> Snapshot:
                 f"elements.parent[{k}]",
                 f"parent {int(parent[k])} must be an earlier element (pre-order, no cycles, one root)",
             )
+    return parent
+
+
+def _first_bad(bad: np.ndarray, name: str, message: str) -> None:
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise SnapshotError(f"{name}[{k}]", message.format(k=k))
+
+
+def _parse_elements(el: Any, tables: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    if not isinstance(el, dict):
+        raise SnapshotError("elements", "expected an object")
+    parent = _parse_parent(el)
+    n = parent.shape[0]
 
     def col(name: str, kind: type) -> np.ndarray:
         return _num_array(_require(el, name, "elements"), f"elements.{name}", kind, n)
@@ -582,16 +608,14 @@ def parse_snapshot(raw: Any) -> Snapshot:
         k = int(np.argmax((opacity < 0) | (opacity > 1)))
         raise SnapshotError(f"elements.opacity[{k}]", f"must be within [0, 1], got {opacity[k]}")
     font_size = col("font_size", float)
-    if (font_size < 0).any():
-        k = int(np.argmax(font_size < 0))
-        raise SnapshotError(f"elements.font_size[{k}]", "must not be negative")
+    _first_bad(font_size < 0, "elements.font_size", "must not be negative")
     flags = col("flags", int)
-    if (flags < 0).any():
-        k = int(np.argmax(flags < 0))
-        raise SnapshotError(f"elements.flags[{k}]", "must not be negative")
+    _first_bad(flags < 0, "elements.flags", "must not be negative")
+    return {"parent": parent, "tag_code": tag_code, "box": box, "display": display, "position": position,
+            "visibility": visibility, "opacity": opacity, "font_size": font_size, "flags": flags}
 
-    attrs: dict[str, dict[int, str]] = {}
-    raw_attrs = raw.get("attrs", {"node": [], "name": [], "value": []})
+
+def _parse_attrs(raw_attrs: Any, n: int) -> dict[str, dict[int, str]]:
     if not isinstance(raw_attrs, dict):
         raise SnapshotError("attrs", "expected an object")
     a_node = _num_array(_require(raw_attrs, "node", "attrs"), "attrs.node", int)
@@ -600,10 +624,13 @@ def parse_snapshot(raw: Any) -> Snapshot:
     if a_node.size and (a_node.min() < 0 or a_node.max() >= n):
         k = int(np.argmax((a_node < 0) | (a_node >= n)))
         raise SnapshotError(f"attrs.node[{k}]", f"element {int(a_node[k])} does not exist (n={n})")
+    attrs: dict[str, dict[int, str]] = {}
     for node, name, value in zip(a_node.tolist(), a_name, a_value, strict=True):
         attrs.setdefault(name.lower(), {})[node] = value
+    return attrs
 
-    tx = raw.get("text", {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []})
+
+def _parse_text(tx: Any, n: int) -> dict[str, Any]:
     if not isinstance(tx, dict):
         raise SnapshotError("text", "expected an object")
     owner = _num_array(_require(tx, "owner", "text"), "text.owner", int)
@@ -625,31 +652,6 @@ def parse_snapshot(raw: Any) -> Snapshot:
             "text.rects", f"expected {4 * int(offsets[-1])} numbers (4 per rectangle), got {rects_flat.shape[0]}"
         )
     rects = rects_flat.reshape(-1, 4)
-    if rects.size and ((rects[:, 2] < 0) | (rects[:, 3] < 0)).any():
-        k = int(np.argmax((rects[:, 2] < 0) | (rects[:, 3] < 0)))
-        raise SnapshotError(f"text.rects[{k}]", "negative width or height")
-
-    source = raw.get("source")
-    if source is not None and not isinstance(source, str):
-        raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
-
-    return Snapshot(
-        page=page,
-        parent=parent,
-        tag_names=[t.lower() for t in tables["tag"]],
-        tag_code=tag_code,
-        box=box,
-        display=display,
-        position=position,
-        visibility=visibility,
-        opacity=opacity,
-        font_size=font_size,
-        flags=flags,
-        attrs=attrs,
-        text_owner=owner,
-        text_seq=seq,
-        texts=texts,
-        text_rect_offsets=offsets,
-        text_rects=rects,
-        source=source,
-    )
+    if rects.size:
+        _first_bad((rects[:, 2] < 0) | (rects[:, 3] < 0), "text.rects", "negative width or height")
+    return {"text_owner": owner, "text_seq": seq, "texts": texts, "text_rect_offsets": offsets, "text_rects": rects}
