@@ -25,6 +25,22 @@ def centrum_home() -> Path:
     return Path(os.path.abspath(raw if raw else Path.home() / ".local" / "share" / "centrum"))
 
 
+def home_is_set() -> bool:
+    """Whether ``$CENTRUM_HOME`` is set (the launcher then passes it on to the host)."""
+    return bool(os.environ.get("CENTRUM_HOME"))
+
+
+def chromium_override() -> str | None:
+    """``$CENTRUM_CHROMIUM``: the Chromium binary to use instead of the system's, when set."""
+    return os.environ.get("CENTRUM_CHROMIUM") or None
+
+
+def collector_override() -> Path | None:
+    """``$CENTRUM_COLLECTOR``: the collector script to inject instead of the package's copy, when set."""
+    raw = os.environ.get("CENTRUM_COLLECTOR")
+    return Path(raw) if raw else None
+
+
 def cache_root() -> Path:
     """Cache folder (snapshots, peer code): ``$CENTRUM_CACHE`` or ``~/.cache/centrum``, absolute."""
     raw = os.environ.get("CENTRUM_CACHE")

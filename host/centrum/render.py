@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from . import charset
+from .paths import chromium_override, collector_override
 
 T = TypeVar("T")
 
@@ -94,7 +95,7 @@ class Rendered:
 
 def find_chromium() -> str | None:
     """``CENTRUM_CHROMIUM``, then Debian's Chromium; None means "let Playwright use its own build"."""
-    env = os.environ.get("CENTRUM_CHROMIUM")
+    env = chromium_override()
     if env:
         if not Path(env).exists():
             raise RenderError(f"CENTRUM_CHROMIUM={env} does not exist")
@@ -107,10 +108,9 @@ def find_chromium() -> str | None:
 
 
 def collector_path() -> Path:
-    env = os.environ.get("CENTRUM_COLLECTOR")
     # The package's assets/collect.js is a link to extension/src/collect.js in the repository (one source of truth)
     # that the wheel build turns into a copy.
-    return Path(env) if env else Path(__file__).resolve().parent / "assets" / "collect.js"
+    return collector_override() or Path(__file__).resolve().parent / "assets" / "collect.js"
 
 
 def collector_source() -> str:

@@ -30,8 +30,8 @@ def cover_count(tree: Snapshot | np.ndarray, roots: Roots, weights: np.ndarray |
 
     ``tree`` is a snapshot or its ``subtree_end`` array.
     """
-    end = _ends(tree)
-    n = end.shape[0]
+    subtree_end = _ends(tree)
+    n = subtree_end.shape[0]
     r = np.asarray(roots)
     if r.dtype == bool:
         r = np.flatnonzero(r)
@@ -39,7 +39,7 @@ def cover_count(tree: Snapshot | np.ndarray, roots: Roots, weights: np.ndarray |
     ok = (r >= 0) & (r < n)
     w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)[ok]
     r = r[ok]
-    diff = np.bincount(r, weights=w, minlength=n + 1) - np.bincount(end[r], weights=w, minlength=n + 1)
+    diff = np.bincount(r, weights=w, minlength=n + 1) - np.bincount(subtree_end[r], weights=w, minlength=n + 1)
     out = np.cumsum(diff[:n])
     return out if weights is not None else out.astype(np.int64)
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..result import Result
 from ..snapshot import IMAGE, Snapshot
+from ..tree import cover_count, main_body
 from ..tree import covered as _inside
-from ..tree import main_body
 from . import BASE_ALGORITHMS
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
@@ -243,11 +243,7 @@ def _texts_under(snap: Snapshot, roots: np.ndarray) -> list[str]:
     """Per root of disjoint subtrees ``roots``: its text nodes' texts joined by a space (one O(n + m) labelling)."""
     if roots.size == 0 or snap.m == 0:
         return [""] * roots.size
-    mark = np.zeros(snap.n + 1, dtype=np.int64)
-    label = np.arange(1, roots.size + 1)
-    np.add.at(mark, roots, label)
-    np.add.at(mark, snap.subtree_end[roots], -label)
-    owner_label = np.cumsum(mark)[: snap.n][snap.text_owner]
+    owner_label = cover_count(snap, roots, weights=np.arange(1, roots.size + 1)).astype(np.int64)[snap.text_owner]
     parts: list[list[str]] = [[] for _ in range(roots.size)]
     texts = snap.texts
     for t in np.nonzero(owner_label > 0)[0].tolist():

@@ -50,7 +50,7 @@ from . import _ensemble_model as M
 from . import ensemble as E
 
 WINDOW = (1920, 1080)
-PEERS = ("trafilatura", "readability_lxml", "readability_js", "justext", "boilerpy3", "resiliparse", "wholepage")
+PEERS = tuple(peer_mod.PEERS)
 
 
 def light_score(gold: Gold, text: str | None) -> tuple[float, tuple[float, ...]]:

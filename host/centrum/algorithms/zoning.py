@@ -70,7 +70,7 @@ from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
 from ..trace import Trace
-from ..tree import cover_count, covered, main_body
+from ..tree import cover_count, covered, main_body, text_of_mask
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -615,7 +615,7 @@ def _cover(snap: Snapshot, zones: _Zones, cols: _Columns, c: int) -> list[int]:
 
 
 def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zone: np.ndarray) -> str:
-    """Exact text of the column: the text nodes of every leaf zone under its zones, zones joined by newlines."""
+    """Exact text of the column: the text nodes of every leaf zone under its zones."""
     if snap.m == 0:
         return ""
     z = np.arange(cols.start[c], cols.stop[c])
@@ -623,19 +623,8 @@ def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zon
     direct = np.zeros(zones.leaf.size + 1, dtype=bool)
     direct[z[zones.leaf[z]]] = True
     sel = (text_zone >= 0) & (inside[snap.text_owner] | direct[text_zone])
-    idx = np.flatnonzero(sel)
-    if idx.size == 0:
-        return ""
-    tz = text_zone[idx]
-    texts = snap.texts
-    seq: list[str] = [""] * (2 * idx.size)
-    seq[0::2] = np.where(np.r_[False, tz[1:] != tz[:-1]], "\x02", " ").tolist()
-    seq[1::2] = [texts[t] for t in idx.tolist()]
-    joined = "".join(seq)
-    # Collapse whitespace in one C-level split/join (a regex over the whole text was 5x slower); the zone mark
-    # \x02 is not whitespace and becomes the newline between zones (a \x02 in the page text: one more newline).
-    flat = " ".join(joined.split())
-    return flat.replace(" \x02 ", "\n").replace("\x02 ", "\n").replace(" \x02", "\n").replace("\x02", "\n").strip()
+    # Significant text only (text_zone >= 0): it is rendered already; the joiner breaks lines between blocks.
+    return text_of_mask(snap, sel, hidden=True)
 
 
 def _box(b: np.ndarray) -> list[float]:

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from .. import algorithms
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     info = algorithms.describe()
     if args.json:
-        print(json.dumps(info, indent=2, default=list))
+        print(json.dumps(info, indent=2, default=json_default))
         return 0
     for entry in info:
         mark = "" if entry["available"] else "  (not available)"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import algorithms
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
         report["dana_throughput"] = dana_throughput(args.datasets, repeat=args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(report, indent=1, default=float), encoding="utf-8")
+    (args.out / "bench.json").write_text(json.dumps(report, indent=1, default=json_default), encoding="utf-8")
     table = format_table(report)
     if "dana_throughput" in report:
         table += "\n" + "\n".join(f"{k} on raw HTML: {v['mb_per_s']:.1f} MB/s over {v['mb']:.1f} MB "

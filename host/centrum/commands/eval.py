@@ -25,6 +25,7 @@ from ..evaluation.datasets import DatasetError, load_dataset
 from ..evaluation.report import README_END, README_START, mean_over_datasets, readme_block, update_readme, write_all
 from ..evaluation.runner import EvalOptions, run_pages
 from ..evaluation.tokenize import TOKENIZERS
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -192,7 +193,7 @@ def _run_pass(args: argparse.Namespace, items: list, opts: EvalOptions, extracto
                 if args.save_texts:
                     _save_texts(out / "texts", page)
                 results[index] = page
-                log.write(json.dumps(page, default=str) + "\n")
+                log.write(json.dumps(page, default=json_default) + "\n")
                 log.flush()
                 failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
                 bar.set_postfix(render_failed=failed_pages, refresh=False)
@@ -271,5 +272,5 @@ def _resume(journal: Path, items: list, extractors: list[str], tokenizer: str) -
         if index is not None and page.get("extractors") == extractors and page.get("tokenizer") == tokenizer:
             out[index] = page
     # Rewrite the journal with exactly the kept pages, so that appending continues a consistent file.
-    journal.write_text("".join(json.dumps(p, default=str) + "\n" for p in out.values()), encoding="utf-8")
+    journal.write_text("".join(json.dumps(p, default=json_default) + "\n" for p in out.values()), encoding="utf-8")
     return out
