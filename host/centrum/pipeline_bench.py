@@ -7,8 +7,10 @@ to the whole:
 - ``start``: press -> the collector starts (content scripts injected, settings read, busy toast);
 - ``collect``: the collector in the page (walk and packing; ``pack`` is the packing part);
 - ``transfer``: collector done -> the host has the request (result back to the background, JSON, native messaging);
-- ``parse``: in the host, request decoding, snapshot parsing and answer encoding;
+- ``parse``: the host's snapshot parsing (its ``timing_ms.parse``);
 - ``algorithm``: the algorithm itself (the host's ``timing_ms.algorithm``);
+- ``host_other``: the rest of the host's time: request decoding, the page outputs sent with the answer (metadata),
+  answer encoding;
 - ``response``: the host's answer written -> the background has it reassembled and parsed;
 - ``paint``: answer -> the highlight is on screen (the frame after the page's stage attribute changed).
 
@@ -43,7 +45,7 @@ from .extension_browser import (
     launch,
 )
 
-STAGES = ("start", "collect", "transfer", "parse", "algorithm", "response", "paint")
+STAGES = ("start", "collect", "transfer", "parse", "algorithm", "host_other", "response", "paint")
 
 # Main world of the page: when the view sets the stage attribute to "highlight", note the time, then the time after
 # the next frame (a timeout queued from requestAnimationFrame runs once that frame is painted).
@@ -120,14 +122,15 @@ def press_once(session: Session, url: str, timeout_s: float) -> dict[str, Any]:
     if not collect or not sent:
         raise ExtensionBrowserError("the press left no collector or request timing")
     answered, timing = sent[-1]["answered"], sent[-1]["timing"] or {}
-    algorithm = float(timing.get("algorithm", 0.0))
+    algorithm, parse = float(timing.get("algorithm", 0.0)), float(timing.get("parse", 0.0))
     split = {
         "start": collect["start"] - t0,
         "collect": collect["end"] - collect["start"],
         "pack": collect["end"] - collect["walked"],
         "transfer": (host_end - host_ms) - collect["end"],
-        "parse": host_ms - algorithm,
+        "parse": parse,
         "algorithm": algorithm,
+        "host_other": host_ms - algorithm - parse,
         "response": answered - host_end,
         "paint": marks["painted"] - answered,
     }
