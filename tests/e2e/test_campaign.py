@@ -188,13 +188,25 @@ def test_campaign_queue_agreement_adjudication_export_eval_train(ui: Session, se
     assert "(pick) is the page's gold" in wait_status(page, "Adjudicated")
     st = json.loads(centrum("labels", "campaign", "status", "camp", "--json", home=ui.home).stdout)
     assert st["adjudicate"] == [] and st["pages"][1]["adjudicated"]["reviewer"] == "bob"
+    # A merge on p1: Union of both labels (the same <article>), saved as the reviewer's own gold.
+    page.goto(f"{base}p/p1")
+    ui.press(page)
+    wait_stage(ui, page, "annotate")
+    ui_wait(page, "(s) => !!s?.querySelector('.panel.annot button.review')", timeout_s=60)
+    ui_click(page, f"{PANEL} button.review")
+    ui_wait(page, "(s) => s?.querySelectorAll('.panel.annot li.label').length === 2", timeout_s=60)
+    ui_click(page, f"{PANEL} button.union")
+    assert panel(page)["picked"] == 1  # both chose the article: the union is one node
+    ui_click(page, f"{PANEL} button.merge")
+    assert "(merge) is the page's gold" in wait_status(page, "Adjudicated")
 
     out = tmp_path / "export"
     ex = centrum("labels", "export", "--campaign", "camp", str(out), "--db", str(db), home=ui.home)
-    assert ex.returncode == 0 and "wrote 4 pages (1 adjudicated)" in ex.stdout, ex.stderr
+    assert ex.returncode == 0 and "wrote 4 pages (2 adjudicated)" in ex.stdout, ex.stderr
     meta = {m["id"]: m for m in map(json.loads, (out / "meta.jsonl").read_text(encoding="utf-8").splitlines())}
     assert meta["p2"]["node_paths"] == ["html:1>body:2>article:2>p:2"] and meta["p2"]["annotator"] == "alice"
-    assert meta["p1"]["node_paths"] == ["html:1>body:2>article:2"]
+    assert meta["p1"]["node_paths"] == ["html:1>body:2>article:2"] and meta["p1"]["annotator"] == "bob"
+    assert meta["p1"]["gold_from"] == "adjudicated (merge by bob)"
 
     cache = tmp_path / "cache"
     report = tmp_path / "report"
