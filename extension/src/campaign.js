@@ -144,9 +144,10 @@ async function campaignContext(tab, snapshot) {
   if (url && samePage(tab.url, url)) {
     const opts = await settings();
     const info = await getHostInfo(opts.timeoutMs);
-    // The extractor the reader uses (the options page's choice, else the host's default) makes the suggestion.
+    // The extractor the reader uses (the options page's choice, else the host's default) makes the suggestion; a
+    // page it fails on is labelled from nothing rather than not at all.
     const result = await host.request("extract", { algorithm: opts.algorithm || info.default, snapshot, debug: false },
-      opts.timeoutMs, opts.maxRequestBytes);
+      opts.timeoutMs, opts.maxRequestBytes).catch(() => ({ nodes: [] }));
     suggestions.set(tab.id, { assignment: next.assignment, nodes: result.nodes || [] });
     out.here = true;
     out.suggestion = result.nodes || [];
