@@ -363,9 +363,10 @@ def pair_agreement(snap_a: Snapshot, lab_a: dict[str, Any], snap_b: Snapshot, la
 def _page_labels(conn: sqlite3.Connection, cid: int) -> dict[str, list[dict[str, Any]]]:
     """Page id -> the labels of its done assignments (assignment order), each with ``annotator``."""
     out: dict[str, list[dict[str, Any]]] = {}
+    # Joined with labels: a label deleted since (centrum labels delete) is simply gone from the campaign's figures.
     rows = conn.execute("SELECT p.page_id, a.label FROM assignments a JOIN campaign_pages p ON p.id = a.page "
-                        "WHERE a.campaign = ? AND a.state = 'done' AND a.label IS NOT NULL ORDER BY p.position, "
-                        "a.id", (cid,)).fetchall()
+                        "JOIN labels l ON l.id = a.label WHERE a.campaign = ? AND a.state = 'done' "
+                        "ORDER BY p.position, a.id", (cid,)).fetchall()
     by_id = {lab["id"]: lab for lab in _labels_by_id(conn, [int(r[1]) for r in rows])}
     for pid, lid in rows:
         out.setdefault(pid, []).append(by_id[int(lid)])
@@ -394,7 +395,8 @@ def _page_agreement(conn: sqlite3.Connection, labs: list[dict[str, Any]], tokeni
 
 def _adjudicated(conn: sqlite3.Connection, cid: int) -> dict[str, dict[str, Any]]:
     rows = conn.execute("SELECT p.page_id, d.reviewer, d.label, d.how, d.created FROM adjudications d JOIN "
-                        "campaign_pages p ON p.id = d.page WHERE p.campaign = ?", (cid,)).fetchall()
+                        "campaign_pages p ON p.id = d.page JOIN labels l ON l.id = d.label WHERE p.campaign = ?",
+                        (cid,)).fetchall()
     return {r[0]: {"reviewer": r[1], "label_id": int(r[2]), "how": r[3], "time": r[4]} for r in rows}
 
 

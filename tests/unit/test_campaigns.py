@@ -431,3 +431,16 @@ def test_migration_to_holder_counts_backfills_them(tmp_path: Path) -> None:
     L.connect(db).close()
     assert holders_consistent(db)
     assert C.next_page(db, "camp", "b")["page_id"] == "p2"  # b skipped p1 and never gets it again
+
+
+def test_deleted_labels_leave_the_campaign_figures(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite3"
+    labelled_campaign(db)
+    p2 = [lab for lab in L.list_labels(db) if lab["page_id"] == "p2"]
+    C.adjudicate(db, {"campaign": "camp", "reviewer": "r", "page_id": "p2", "pick": p2[1]["id"]})
+    L.delete_labels(db, ids=[p2[1]["id"]])  # the user deletes b's label (privacy): the adjudication goes with it
+    st = C.status(db, "camp")
+    page = next(p for p in st["pages"] if p["page_id"] == "p2")
+    assert page["annotators"] == ["a"] and page["adjudicated"] is None and st["adjudicate"] == []
+    rows = {r["id"]: r for r in C.export_campaign(db, "camp", tmp_path / "out")}
+    assert rows["p2"]["label_id"] == p2[0]["id"] and rows["p2"]["gold_from"] == "single label"
