@@ -381,15 +381,33 @@ def _labels_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> list[dict[str
                                                 list(ids))]
 
 
-def _page_agreement(conn: sqlite3.Connection, labs: list[dict[str, Any]], tokenize: Any) -> list[dict[str, Any]]:
-    snaps = {lab["id"]: parse_snapshot(L.load_label(conn, lab["id"])["snapshot"]) for lab in labs}
+# (label id, label id, tokenizer) -> pair figures. A stored label never changes and ids are never reused
+# (AUTOINCREMENT), so the host computes a pair once however often the review panel asks for the adjudication list.
+_PAIRS: dict[tuple[int, int, str], dict[str, float]] = {}
+_MAX_PAIRS = 100_000
+
+
+def _page_agreement(conn: sqlite3.Connection, labs: list[dict[str, Any]], tokenizer: str) -> list[dict[str, Any]]:
+    from .evaluation import tokenize as tokenizers
+
+    snaps: dict[int, Snapshot] = {}
+
+    def snap(lab_id: int) -> Snapshot:
+        if lab_id not in snaps:
+            snaps[lab_id] = parse_snapshot(L.load_label(conn, lab_id)["snapshot"])
+        return snaps[lab_id]
+
     pairs = []
     for i in range(len(labs)):
         for j in range(i + 1, len(labs)):
             a, b = labs[i], labs[j]
-            scores = pair_agreement(snaps[a["id"]], a, snaps[b["id"]], b, tokenize)
+            key = (a["id"], b["id"], tokenizer)
+            if key not in _PAIRS:
+                if len(_PAIRS) >= _MAX_PAIRS:
+                    _PAIRS.clear()
+                _PAIRS[key] = pair_agreement(snap(a["id"]), a, snap(b["id"]), b, tokenizers.get(tokenizer))
             pairs.append({"a": a["annotator"], "b": b["annotator"], "label_a": a["id"], "label_b": b["id"],
-                          **scores})
+                          **_PAIRS[key]})
     return pairs
 
 
@@ -424,13 +442,13 @@ def status(db: DB, name: str, *, threshold: float = DEFAULT_THRESHOLD, tokenizer
     """Progress per annotator, agreement per page and pair, the adjudication list and the flagged pages."""
     from .evaluation import tokenize as tokenizers
 
-    tok = tokenizers.get(tokenizer)
+    tokenizers.get(tokenizer)  # an unknown tokenizer is refused before any work
     with L._open(db) as conn:
         info = campaign_info(conn, name)
         adjudicated = _adjudicated(conn, info["id"])
         pages = []
         for pid, labs in _page_labels(conn, info["id"]).items():
-            pairs = _page_agreement(conn, labs, tok) if len(labs) > 1 else []
+            pairs = _page_agreement(conn, labs, tokenizer) if len(labs) > 1 else []
             row: dict[str, Any] = {"page_id": pid, "annotators": [lab["annotator"] for lab in labs], "pairs": pairs,
                                    "adjudicated": adjudicated.get(pid)}
             for key in ("node_f1", "token_f1", "kappa"):

@@ -444,3 +444,16 @@ def test_deleted_labels_leave_the_campaign_figures(tmp_path: Path) -> None:
     assert page["annotators"] == ["a"] and page["adjudicated"] is None and st["adjudicate"] == []
     rows = {r["id"]: r for r in C.export_campaign(db, "camp", tmp_path / "out")}
     assert rows["p2"]["label_id"] == p2[0]["id"] and rows["p2"]["gold_from"] == "single label"
+
+
+def test_pair_figures_are_computed_once_per_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "l.sqlite3"
+    labelled_campaign(db)
+    C._PAIRS.clear()
+    parsed: list[int] = []
+    real = C.parse_snapshot
+    monkeypatch.setattr(C, "parse_snapshot", lambda raw: parsed.append(1) or real(raw))
+    first = C.status(db, "camp")
+    assert len(parsed) == 4  # two pages with two labels each
+    again = C.review(db, {"campaign": "camp", "reviewer": "r"})  # the panel asks for the list again
+    assert len(parsed) == 4 and again["adjudicate"] == first["adjudicate"] == ["p2"]
