@@ -182,3 +182,14 @@ def test_training_refuses_an_empty_selection(capsys: pytest.CaptureFixture[str])
     assert main(["train-source", str(TINYSET), "--limit", "0"]) == 2
     assert "no pages" in capsys.readouterr().err
     assert sys.modules["centrum.algorithms.source"] is source
+
+
+def test_eval_no_render_scores_the_raw_html_algorithms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval"
+    assert main(["eval", str(TINYSET), "--no-render", "--algorithms", "source,gce", "--peers", "none",
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "gce: not run: --no-render" in captured.err
+    pages = [json.loads(line) for line in (out / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [r for p in pages for r in p["rows"] if r["extractor"] == "source"]
+    assert len(rows) == len(pages) == 3 and all(r["error"] == "" and r["f1"] > 0.5 for r in rows)

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "blocked (off), or both, reported side by side in OUT/styles.md with the difference "
                              "(each pass's full report in OUT/styles-on/ and OUT/styles-off/)")
     parser.add_argument("--no-render", action="store_true",
-                        help="no browser: HTML peers only (algorithms and render-based peers are not run)")
+                        help="no browser: the raw-HTML algorithms (source, DANA family) and HTML peers only")
 
 
 def _select(spec: str, known: list[str], what: str) -> list[str]:
@@ -85,8 +85,8 @@ def _runnable(args: argparse.Namespace, algo_names: list[str], peer_names: list[
         except algorithms.AlgorithmUnavailable as e:
             unavailable[name] = str(e)
             continue
-        if args.no_render:
-            unavailable[name] = "not run: --no-render"
+        if args.no_render and name not in algorithms.SOURCE_ALGORITHMS:
+            unavailable[name] = "not run: --no-render (it needs a rendered page)"
             continue
         runnable_algos.append(name)
     runnable_peers = []

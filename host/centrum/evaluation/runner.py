@@ -34,7 +34,7 @@ class EvalOptions:
     tokenizer: str = "fair"
     window: tuple[int, int] = (1920, 1080)
     timeout_s: float = 15.0  # renderer: bound on waiting for "load"
-    render: bool = True  # False: peers on raw HTML only (algorithms and render peers are not run)
+    render: bool = True  # False: raw-HTML algorithms and HTML peers only (no browser)
     use_cache: bool = True
     cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
@@ -160,6 +160,9 @@ class _Worker:
         gold_nodes = self._gold_nodes(item, snap, page)
 
         for name in self.opts.algorithms:
+            if snap is None and not self.opts.render:  # --no-render: only raw-HTML algorithms are selected
+                outputs[name] = _raw_html_output(name, html)
+                continue
             if snap is None:
                 outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
                                  "kind": "render"}
@@ -194,6 +197,21 @@ class _Worker:
                 rows[-1]["text"] = out["text"]
         page["rows"] = rows
         return page
+
+
+def _raw_html_output(name: str, html: bytes) -> dict[str, Any]:
+    """A raw-HTML algorithm's answer on the page bytes (``--no-render``), as the rendered outputs are recorded."""
+    from .. import algorithms
+
+    t0 = time.perf_counter()
+    try:
+        result = algorithms.run_raw_html(name, html)
+    except Exception as e:  # noqa: BLE001 - an unreadable page (SourceError) or a crash: scored 0 and listed
+        return {"text": None, "ms": (time.perf_counter() - t0) * 1000, "error": f"{type(e).__name__}: {e}"[:300],
+                "kind": "error"}
+    text = result.text or ""
+    err = "" if text.strip() else f"empty result: {result.message or 'no text'}"
+    return {"text": text, "ms": (time.perf_counter() - t0) * 1000, "error": err, "kind": "empty" if err else ""}
 
 
 def failed_page(item: PageItem, opts: EvalOptions, reason: str) -> dict[str, Any]:
