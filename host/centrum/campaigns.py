@@ -381,9 +381,10 @@ def _labels_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> list[dict[str
                                                 list(ids))]
 
 
-# (label id, label id, tokenizer) -> pair figures. A stored label never changes and ids are never reused
-# (AUTOINCREMENT), so the host computes a pair once however often the review panel asks for the adjudication list.
-_PAIRS: dict[tuple[int, int, str], dict[str, float]] = {}
+# (database file, each label's id and creation time, tokenizer) -> pair figures. A stored label never changes and
+# ids are not reused within a database (AUTOINCREMENT; the time tells a re-created database's labels apart), so the
+# host computes a pair once however often the review panel asks for the adjudication list.
+_PAIRS: dict[tuple[Any, ...], dict[str, float]] = {}
 _MAX_PAIRS = 100_000
 
 
@@ -391,6 +392,7 @@ def _page_agreement(conn: sqlite3.Connection, labs: list[dict[str, Any]], tokeni
     from .evaluation import tokenize as tokenizers
 
     snaps: dict[int, Snapshot] = {}
+    db_file = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
 
     def snap(lab_id: int) -> Snapshot:
         if lab_id not in snaps:
@@ -401,7 +403,7 @@ def _page_agreement(conn: sqlite3.Connection, labs: list[dict[str, Any]], tokeni
     for i in range(len(labs)):
         for j in range(i + 1, len(labs)):
             a, b = labs[i], labs[j]
-            key = (a["id"], b["id"], tokenizer)
+            key = (db_file, a["id"], a["created"], b["id"], b["created"], tokenizer)
             if key not in _PAIRS:
                 if len(_PAIRS) >= _MAX_PAIRS:
                     _PAIRS.clear()
