@@ -2,7 +2,7 @@
 
 ``$CENTRUM_HOME`` (default ``~/.local/share/centrum``) is the host's data folder: the label database, ``host.log``,
 the launcher ``install-host`` writes. It holds what an annotator saved from the pages they read, so it is private
-to the user: the folder 0700, the files in it 0600, whatever the umask (issue #20). ``$CENTRUM_CACHE`` (default
+to the user: the folder 0700, the files in it 0600, whatever the umask. ``$CENTRUM_CACHE`` (default
 ``~/.cache/centrum``) holds rendered snapshots and downloaded peer code: shareable, left to the umask.
 
 Both are made absolute when they are read: a relative ``CENTRUM_HOME`` would otherwise be baked as a relative path

@@ -1,4 +1,4 @@
-"""Candidate debugger in Chromium, end to end (issue #9): from the highlight, the "Debugger" button runs every
+"""Candidate debugger in Chromium, end to end: from the highlight, the "Debugger" button runs every
 algorithm on one snapshot through the real host and lists each one's answer and candidates with scores; hovering a
 candidate outlines its elements on the page; switching algorithm re-highlights; every algorithm's overlays are
 drawn from its typed list (Result.overlays) by the same rules; parameters are edited and re-run on the same snapshot

@@ -21,7 +21,7 @@ lower-cased copy (no HTML parse, no per-line or per-anchor Python loop). ``run_s
 a browser; ``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps
 the selected lines back to node ids.
 
-Measured figures (token F1 on the dev sets, throughput) are in the ``Config`` comments and README "DANA".
+The figures behind the defaults (token F1 on the dev sets per option, throughput) are in README "DANA".
 """
 
 from __future__ import annotations
@@ -57,17 +57,14 @@ class Config:
     hyperlink normalization and line-length normalization, after the usual script/style/comment removal)."""
 
     # Phase 3 (DANA, DANAg, AdDANAg): regions separated by at most `gap` lines are merged into the main content.
-    # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages. Dev token F1 (run_source, all
-    # dev pages) DANAg gap 20 / 160: cleaneval .883/.918, cleanportaleval .954/.759, dragnet .826/.698,
-    # google-trends .597/.688, l3s-gn1 .927/.839, readability .779/.820, aeb .872/.823 (README "DANA").
+    # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages, which helps some sets and costs
+    # others more (README "DANA").
     gap: int = ranged(20, 0, 10_000_000)
     # Pre-processing "line-length normalization" (phase 1's fixed segments): lines are fixed segments of this many
     # bytes of the cleaned, whitespace-collapsed source, so the result does not depend on how the author wrapped
     # or minified the HTML; 0 keeps the source's own lines (the original DANA). 100 bytes is about one sentence of
     # prose: the 3-line smoothing window then spans a short paragraph and the default gap bridges ~2 KB of markup
-    # (an inline ad or figure). Dev F1 (DANAg, gap 20) for 50 / 100 / 200 / source lines: cleaneval
-    # .860/.883/.890/.852, cleanportaleval .971/.954/.905/.887, dragnet .815/.826/.793/.748, l3s-gn1
-    # .925/.927/.918/.878, aeb .837/.872/.857/.674.
+    # (an inline ad or figure); on the dev sets it beat 50, 200 and the source's own lines (README "DANA").
     line_length: int = ranged(100, 0, 10_000_000)
     # Phase 2: smoothing window half-width, diff_i = sum over j = i-w .. i+w of (T_j - S_j) (papers: w = 1).
     smoothing: int = ranged(1, 0, 10_000_000)
@@ -79,14 +76,13 @@ class Config:
     # Mapping lines back to nodes (Centrum, not in the papers): an element is selected when at least `min_overlap`
     # of its text lies in the selected lines and its text outside them is at most `max_outside` times the
     # selection's text (so <body>, or a wrapper that also holds the comments, is not chosen while a paragraph cut
-    # by the first line is); then reduced to the top-most selected elements. DANAg snapshot-mode token F1 on ~270
-    # cached dev pages, max_outside 0.1 / 0.2 / 0.3: cleaneval .821/.810/.810, cleanportaleval .950/.935/.918,
-    # l3s-gn1 .874/.868/.869, aeb .855/.839/.819.
+    # by the first line is); then reduced to the top-most selected elements. 0.1 scored best of 0.1 / 0.2 / 0.3
+    # on the dev sets (README "DANA").
     min_overlap: float = ranged(0.5, 0.0, 1.0)
     max_outside: float = ranged(0.1, 0.0, 1e6)
     # Centrum option, off by default (the papers keep them): drop lines at the ends of the merged selection whose
     # own T - S <= 0 (selected only because the smoothing window reaches into the dense block next to them).
-    # Measured on raw HTML it changes F1 by -0.003..+0.000, so the papers' rule stays the default.
+    # It did not help on the dev sets (README "DANA"), so the papers' rule stays the default.
     trim_edges: bool = False
 
 
@@ -152,16 +148,6 @@ def remove_code(data: bytes, noscript: bool = True) -> bytes:
 _CX_B = re.compile(rb' data-cx="(\d+)"')  # literal prefix: the collector writes one space before it
 
 
-def normalize_links(data: bytes, offset: int = 5) -> bytes:
-    """AdDANAg pre-processing on bytes (see :func:`normalize_links_array`, which the pipeline uses).
-
-    Paper's example: ``<a href="http://www.BBC.com/">BBC Web Site </a>`` (LT = 13) -> ``<a xxxxxxx>BBC Web
-    Site </a>`` (a placeholder of LT - 5 = 8 characters: a space and seven ``x``).
-    """
-    out, _ = normalize_links_array(np.frombuffer(data, dtype=np.uint8), offset)
-    return out.tobytes()
-
-
 # ------------------------------------------------------------------------------------------------ counting
 def _collapse_whitespace(c: np.ndarray, keep_newlines: bool) -> np.ndarray:
     """Keep mask dropping every whitespace byte that follows another one (as rendering does).
@@ -201,12 +187,6 @@ def tag_intervals(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.ones(lt.size, dtype=bool)
     first[1:] = close[1:] != close[:-1]  # a later '<' before the same '>' is inside the earlier tag
     return lt[first].astype(np.int64), close[first].astype(np.int64) + 1
-
-
-def tag_mask(c: np.ndarray) -> np.ndarray:
-    """True for bytes inside markup (see :func:`tag_intervals`); for tests and the debugger, not the hot path."""
-    start, end = tag_intervals(c)
-    return ~_outside_spans(start, end, c.size)
 
 
 def _bytes_before(start: np.ndarray, end: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -57,7 +57,7 @@ class Config:
     (``Config.named(name)`` lists them all); a value given explicitly always wins over the preset."""
 
     # Named parameter set: "paper" (the paper's text) or "framework" (the authors' public code); "framework"
-    # measured better on the dev sets (module docstring), so it is the default.
+    # scored higher on the dev sets (README "GCE"), so it is the default.
     preset: Literal["paper", "framework"] = "framework"
     # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
     # Ranges (config.ranged, checked before any work): the grid has up to rows·α x cols cells, each compared with

@@ -11,7 +11,7 @@ subtree aggregates are prefix sums over ``[i, subtree_end[i])``; the word ratio,
 ``1 / (depth(owner(k)) - depth(n) + 1)`` is not a prefix sum, is computed per distinct text depth ``D`` as
 ``sum_D W_n(D) / (D - depth(n) + 1)`` with ``W_n(D)`` from one prefix sum over the texts of depth ``D``:
 O((m + r) * H) for m text nodes, r rated nodes and H distinct text depths (H <= tree height, ~20-40 on real
-pages), which is linear for a bounded height and measured at tens of ms on 50k elements (see README).
+pages), which is linear for a bounded height (timings in README "R4 ranking").
 
 Deviations from the paper, all because we score the *rendered* page rather than its source:
 - only rendered text counts (text nodes with at least one line rectangle) and only *shown* elements (an element
@@ -41,27 +41,7 @@ _CANDIDATE_CAP = 50
 
 @dataclass(frozen=True)
 class Config:
-    """R4 parameters, paper defaults.
-
-    Measured on dev pages rendered at 1920x1080 (first 40 ids per data set, 316 pages; token F1 with
-    ``centrum.textmetrics`` tokens, lower-cased multiset overlap; trafilatura-eval: snippet F1):
-
-    ============================  =======  =========  ===========  ==========  ============  =====
-    data set                      default  no post-   DOM-level    all nodes   no body-      c = 5
-                                           process    depth        (no vis.)   children rule
-    ============================  =======  =========  ===========  ==========  ============  =====
-    scrapinghub-aeb (39)          0.895    0.896      0.895        0.895       0.895         0.856
-    readability-testpages (40)    0.925    0.922      0.925        0.902       0.873         0.888
-    l3s-gn1 (40)                  0.854    0.850      0.854        0.845       0.854         0.810
-    cleaneval (40)                0.736    0.726      0.736        0.738       0.736         0.645
-    cleanportaleval (40)          0.910    0.907      0.910        0.910       0.910         0.891
-    dragnet (40)                  0.741    0.736      0.741        0.716       0.741         0.714
-    google-trends-2017 (39)       0.786    0.784      0.786        0.778       0.786         0.760
-    trafilatura-eval (38)         0.771    0.771      0.771        0.794       0.756         0.712
-    ============================  =======  =========  ===========  ==========  ============  =====
-
-    (Whole-page text scores 0.60 / 0.79 / 0.61 / 0.85 / 0.65 / 0.46 / 0.60 on the first seven.)
-    """
+    """R4 parameters, paper defaults; the effect of each option on the dev sets is in README "R4 ranking"."""
 
     # Section 3.3: the size of the c-SET, "c = 3" in the paper's experiments.
     c: int = ranged(3, 1, 10_000)

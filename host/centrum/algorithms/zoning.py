@@ -37,26 +37,9 @@ Deviations from the paper / public code, because we work on a live rendered snap
 - when the greedy path has no delta >= threshold, the public code labels nothing; ``no_delta`` chooses between
   that ("none", default) and the path column with the largest delta ("max").
 
-Measured 2026-11-22 (token F1, whitespace tokens, multiset overlap, vs gold; the dev pages cached in
-/tmp/centrum-snapcache, rendered offline at 1920x1080, where external stylesheets cannot load, so most pages
-render unstyled; n = 39-40 per set, 46 for readability-testpages incl. 6 cs/es/zh/ja/fr pages):
-
-    data set               paper defaults   collapse=false   verb test   verb + collapse=false
-    scrapinghub-aeb        0.671            0.827            0.671       0.809
-    readability-testpages  0.754            0.857            0.757       0.842
-    l3s-gn1                0.646            0.680            0.655       0.686
-    cleaneval              0.869            0.869            0.871       0.852
-    cleanportaleval        0.648            0.884            0.648       0.844
-    dragnet                0.497            0.704            0.497       0.690
-    google-trends-2017     0.686            0.740            0.686       0.750
-    trafilatura-eval       0.725            0.813            -           -        (snippet F1, 38 pages)
-
 On an unstyled page every column is full width, so the collapse folds the whole column tree into the root and
-the answer is the body; on styled pages (the synthetic benchmark page with its inline stylesheet, the e2e test
-page) the defaults find <main>. min_sentence_words 3..6 changes F1 by <= 0.02; min_sentences=1 (news pages with
-one-sentence paragraphs) helps l3s-gn1 only (+0.04..0.06) and costs elsewhere (dragnet -0.05..-0.14).
-Speed: `centrum bench` synthetic pages 10k / 50k / 100k elements: 92 / 251 / 630 ms wall under load (slope 0.80);
-~120 ms CPU at 50k with warm snapshot arrays (script test), ~2 s more with the pure-Python verb tagger.
+the answer is the body; on styled pages the defaults find <main>. The figures behind the defaults (per data set,
+per option, and timings) are in README "HTML zoning".
 """
 
 from __future__ import annotations
