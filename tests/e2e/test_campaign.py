@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
-from test_ui_reader import ui_wait, wait_stage
+from test_ui_reader import shot, ui_wait, wait_stage
 
 from centrum.serve import DatasetServer
 
@@ -110,6 +110,7 @@ def annotate_as_alice(ui: Session, page: Page, base: str) -> None:
     ui_wait(page, "(s) => !!s?.querySelector('.panel.annot .progress')", timeout_s=60)
     p = panel(page)
     assert p["progress"] == "Campaign camp \u00b7 page 1 of 4" and p["suggested"] == 1, p
+    shot(page, "campaign.png")  # README "Annotation campaigns"
     page.keyboard.press("a")  # one key accepts the suggestion (semantic: the <article>)
     page.wait_for_url(f"{base}p/p2", timeout=60_000)
     # p2: she changes the suggestion to the first paragraph only.
