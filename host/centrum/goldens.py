@@ -46,8 +46,7 @@ def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
         r = algorithms.run(name, snapshot)
     except Exception as e:  # noqa: BLE001 - a crash is an answer too, and shows in the diff
         return {"error": f"{type(e).__name__}: {e}"}
-    text = r.text if r.text is not None else snapshot.text_of(r.nodes)
-    return {"nodes": [int(v) for v in r.nodes], "text": text}
+    return {"nodes": [int(v) for v in r.nodes], "text": r.text_for(snapshot)}
 
 
 def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
 
 
 @dataclass
@@ -51,6 +54,11 @@ class Result:
     text: str | None = None  # set by algorithms that work on text (DANA without a browser)
     timing_ms: dict[str, float] = field(default_factory=dict)  # "algorithm", "parse", "stage.<name>", ...
     overlays: list[Overlay] = field(default_factory=list)  # what the debugger draws, in drawing order
+
+    def text_for(self, snapshot: Snapshot) -> str:
+        """The answer's text: the algorithm's own when it states one (zoning's zones, DANA without a browser, R4's
+        kept text), else the snapshot's text joiner over the answer's nodes."""
+        return self.text if self.text is not None else snapshot.text_of(self.nodes)
 
     def to_json(self, with_debug: bool = True) -> dict[str, Any]:
         out = asdict(self)

@@ -35,3 +35,15 @@ def test_overlays_serialize_with_nodes_or_box_only() -> None:
                                 {"kind": "point", "label": "C1", "box": [1.0, 2.0, 12.0, 12.0]}]
     assert {o["kind"] for o in data["overlays"]} <= set(OVERLAY_KINDS)
     assert "overlays" not in tr.result([4]).to_json(with_debug=False)
+
+
+def test_text_for_prefers_the_algorithms_own_text() -> None:
+    from centrum.result import Result
+    from centrum.testing import E, T, build
+
+    b = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
+        E("p", (0, 0, 100, 20), [T("Kept")], name="p"), E("p", (0, 20, 100, 20), [T("Other")])])]))
+    s = b.snapshot
+    assert Result("x", [b.ids["p"]]).text_for(s) == "Kept"
+    assert Result("x", [b.ids["p"]], text="own words").text_for(s) == "own words"
+    assert Result("x", []).text_for(s) == ""

@@ -225,7 +225,7 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
             rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
         r = results[name]
-        text = r.text if r.text is not None else (snap.text_of(r.nodes) if r.nodes else "")
+        text = r.text_for(snap)
         rec.extractors[name] = light_score(item.gold, text)
     for name in opts.peers:
         ans = peer_mod.run_peer(name, html, item.language, snap, entry)

@@ -171,8 +171,7 @@ class _Worker:
             try:
                 result = algorithms.run(name, snap)
                 ms = (time.perf_counter() - t0) * 1000
-                text = result.text if result.text is not None else (snap.text_of(result.nodes) if result.nodes
-                                                                       else "")
+                text = result.text_for(snap)
                 err = "" if text.strip() else f"empty result: {result.message or 'no nodes'}"
                 outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else "",
                                  "nodes": [int(v) for v in result.nodes]}
