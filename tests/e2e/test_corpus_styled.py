@@ -141,3 +141,25 @@ def test_stylesheets_blocked_render_is_unstyled(corpus: tuple[Path, Path]) -> No
     assert out.stylesheets["loaded"] == 0 and out.stylesheets["failed"] > 0
     assert render_class(out.stylesheets) == "unstyled"
     assert any("stylesheets off" in w for w in out.warnings)
+
+
+def test_eval_styles_both_reports_each_extractor_on_both_renders(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = corpus
+    out, cache = tmp_path / "eval", tmp_path / "snapshots"
+    code = main(["eval", str(a / "pelican"), "--styles", "both", "--algorithms", "gce,zoning", "--peers",
+                 "wholepage", "--out", str(out), "--cache", str(cache)])
+    assert code == 0
+    n = len(load_dataset(a / "pelican").pages)
+    on = [json.loads(x) for x in (out / "styles-on" / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    off = [json.loads(x) for x in (out / "styles-off" / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(on) == len(off) == n
+    assert {p["render_class"] for p in on} == {"styled"} and {p["render_class"] for p in off} == {"unstyled"}
+    # Each page has two cache entries: the blocked render never overwrites (or is served as) the styled one.
+    assert len(list(cache.glob("*.json.gz"))) == 2 * n
+    result = json.loads((out / "styles.json").read_text(encoding="utf-8"))
+    assert set(result["extractors"]) == {"gce", "zoning", "wholepage"}
+    for e, row in result["extractors"].items():
+        assert row["pages"] == n
+        assert abs(row["diff"] - (row["f1_on"] - row["f1_off"])) < 1e-9, e
+    table = (out / "styles.md").read_text(encoding="utf-8")
+    assert "| gce |" in table and "| zoning |" in table
