@@ -147,6 +147,12 @@ def test_bad_parameters_are_refused_by_name() -> None:
         algorithms.raw_html_config("source", {"block_threshold": "2"})
     with pytest.raises(ValueError, match="needs a rendered page"):
         algorithms.raw_html_config("gce", {})
+    with pytest.raises(ConfigError, match="not a model name"):
+        algorithms.raw_html_config("source", {"weights": "../../etc/passwd"})
+    # A model of other features (the ensemble's candidate scorer) is refused by name, not run.
+    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v5"})
+    with pytest.raises(ConfigError, match="not a usable source-only model"):
+        algorithms.run_raw_html("source", article_page(), cfg)
 
 
 # ---- command line -------------------------------------------------------------------------------------------------

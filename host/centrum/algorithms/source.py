@@ -25,21 +25,25 @@ from importlib import resources
 import numpy as np
 
 from .. import limits
-from ..config import ranged
+from ..config import ConfigError, ranged
 from ..result import Result
 from ..snapshot import Snapshot
 from . import _source_features as S
-from ._ensemble_model import Boosted
+from . import ensemble as E
+from ._ensemble_model import LGB_SUFFIX, Boosted
 from ._source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
-WEIGHTS_FILE = "source-v1.lgb.txt"
+WEIGHTS_NAME = "source-v1"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
 
 
 @dataclass(frozen=True)
 class Config:
+    # The block model: a model *name* (shipped centrum/weights/NAME.lgb.txt, or installed with `centrum models
+    # install` from the output of `centrum train-source`), never a path; checked as the ensemble's are.
+    weights: str = field(default=WEIGHTS_NAME, metadata={"check": E.check_model_name})
     # Keep a block when the model's expected gold share is at least this (the block filter's rule, README
     # "Ensemble": a block is kept when more of it is expected to be main text than not).
     block_threshold: float = ranged(0.5, 0.0, 1.0)
@@ -50,10 +54,25 @@ class Config:
 
 
 @functools.cache
-def load_model() -> Boosted:
-    """The shipped model, loaded once (LightGBM's text format, through the ensemble's loader)."""
-    text = (resources.files("centrum") / "weights" / WEIGHTS_FILE).read_text(encoding="utf-8")
+def _shipped(name: str) -> Boosted:
+    text = (resources.files("centrum") / "weights" / f"{name}{LGB_SUFFIX}").read_text(encoding="utf-8")
     return Boosted.from_string(text, S.feature_names())
+
+
+def load_model(name: str = WEIGHTS_NAME) -> Boosted:
+    """The block model named ``name`` (shipped: loaded once; installed: read each time, it may be replaced).
+    ConfigError for a name that is no model, or a model of other features (an ensemble model, say)."""
+    E.check_model_name("weights", name)
+    try:
+        if name in E.shipped_models():
+            return _shipped(name)
+        path = E.installed_model_path(name)
+        if path is None or not path.name.endswith(LGB_SUFFIX):
+            raise OSError(f"model {name!r} is not an installed LightGBM model")
+        return Boosted.load(path, S.feature_names())
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        raise ConfigError(f"weights: model {name!r} is not a usable source-only model: {type(e).__name__}: {e}"
+                          ) from e
 
 
 @dataclass
@@ -108,7 +127,7 @@ def answer(html: str, cfg: Config | None = None, model: Boosted | None = None) -
     t1 = time.perf_counter()
     X, _ = S.block_features(tree)
     t2 = time.perf_counter()
-    scores = (model or load_model()).predict(X)
+    scores = (model or load_model(cfg.weights)).predict(X)
     keep = select(scores, cfg)
     t3 = time.perf_counter()
     return Answer(tree, scores, keep, {"parse": (t1 - t0) * 1000, "features": (t2 - t1) * 1000,
