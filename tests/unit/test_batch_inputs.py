@@ -72,6 +72,8 @@ def test_command_refuses_bad_usage_before_any_cluster(tmp_path: Path, capsys: py
     assert "unknown algorithm 'nope'" in capsys.readouterr().err
     assert main(["batch", str(warc), "--out", str(tmp_path / "o"), "--no-render", "-a", "ensemble"]) == 2
     assert "--no-render works only with source, dana, danag, addanag" in capsys.readouterr().err
+    assert main(["batch", str(warc), "--out", str(tmp_path / "o"), "--no-render", "-p", "block_threshold=7"]) == 2
+    assert "block_threshold" in capsys.readouterr().err
     assert main(["batch", str(tmp_path / "missing.warc"), "--out", str(tmp_path / "o")]) == 2
     assert "no such input" in capsys.readouterr().err
     w = ShardWriter(tmp_path / "used", "jsonl")

@@ -76,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         params = _params(args.param)
+        if args.no_render:  # checked here, before a cluster starts, not in every actor
+            algorithms.raw_html_config(name, params)
         check_inputs(args.inputs)
-    except (ValueError, InputError) as e:
+    except (ValueError, InputError) as e:  # ConfigError is a ValueError
         _err(str(e))
         return 2
     from ..batch.engine import BatchError, BatchOptions, run_batch
