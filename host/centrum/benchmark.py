@@ -315,6 +315,9 @@ def plot(report: dict[str, Any], path: Path) -> bool:
               "Readability.js": [r["readability_ms"] for r in rows]}
     for name in report["algorithms"]:
         series[name] = [r["algorithms_ms"].get(name, float("nan")) for r in rows]
+    if any("pipeline_ms" in r for r in rows):
+        series["press → highlight (extension)"] = [r.get("pipeline_ms", float("nan")) for r in rows]
+        series["Readability.js (same tab)"] = [r.get("readability_page_ms", float("nan")) for r in rows]
     fig, ax = plt.subplots(figsize=(8, 5))
     for label, ys in series.items():
         ax.plot(ns, ys, marker="o", label=f"{label} (slope {_fmt(loglog_slope(ns, ys), 2)})")
