@@ -53,7 +53,7 @@ _DIGIT = char_table("0123456789")
 _SEPARATOR = char_table("|»«·•›‹/©®")
 
 
-UNDECODABLE_SHARE = 0.05  # above this share of undecodable characters a page is refused (random bytes: ~13 %)
+UNDECODABLE_SHARE = 0.05  # above this share of undecodable characters a page is refused (random bytes give more)
 
 
 class SourceError(ValueError):
