@@ -15,7 +15,9 @@ end up in ``Result.timing_ms`` as ``stage.<name>`` beside the registry's ``algor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from .result import Candidate, Overlay, Result
@@ -24,6 +26,30 @@ T = TypeVar("T")
 
 CAP = 200  # list entries kept per trace list; the trace says when a list was cut
 DIGITS = 4
+
+# What the caller of the running algorithm reads besides its nodes and candidates: its debug trace (and overlays),
+# and its answer text. Both by default; the host asks for no debug on a press, and an algorithm run by another
+# (the ensemble's base algorithms) reads neither, so the work that only builds them can be left out.
+_WANTS: ContextVar[tuple[bool, bool]] = ContextVar("centrum_trace_wants", default=(True, True))
+
+
+@contextmanager
+def wanting(debug: bool = True, text: bool = True) -> Iterator[None]:
+    """Algorithms run inside this block build their debug trace only if ``debug``, their answer text only if ``text``
+    (nodes and candidates are the same either way)."""
+    token = _WANTS.set((debug, text))
+    try:
+        yield
+    finally:
+        _WANTS.reset(token)
+
+
+def debug_wanted() -> bool:
+    return _WANTS.get()[0]
+
+
+def text_wanted() -> bool:
+    return _WANTS.get()[1]
 
 
 class Trace:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import config_from_dict
 from ..result import Result
 from ..snapshot import Snapshot
+from ..trace import wanting
 
 
 @dataclass(frozen=True)
@@ -105,10 +107,23 @@ def run(name: str, snapshot: Snapshot, params: dict[str, Any] | None = None) -> 
     """Run algorithm ``name`` with ``params`` applied over its config defaults; times the call."""
     spec, module = load(name)
     config = config_from_dict(module.Config, params) if hasattr(module, "Config") else None
+    depth = _DEPTH.get()
+    token = _DEPTH.set(depth + 1)
     t0 = time.perf_counter()
-    result: Result = getattr(module, spec.function)(snapshot, config, **spec.variant)
+    try:
+        if depth:  # run by another algorithm (the ensemble's proposers): it reads nodes and candidates only
+            with wanting(debug=False, text=False):
+                result: Result = getattr(module, spec.function)(snapshot, config, **spec.variant)
+        else:
+            result = getattr(module, spec.function)(snapshot, config, **spec.variant)
+    finally:
+        _DEPTH.reset(token)
     result.timing_ms.setdefault("algorithm", (time.perf_counter() - t0) * 1000)
     return result
+
+
+# How many registry runs enclose the current one (0 at the top: the caller is the host, the CLI, an evaluation).
+_DEPTH: ContextVar[int] = ContextVar("centrum_algorithm_depth", default=0)
 
 
 def describe() -> list[dict[str, object]]:

@@ -39,6 +39,7 @@ from .. import charset
 from ..config import ranged
 from ..result import Candidate, Overlay, Result
 from ..snapshot import Snapshot
+from ..trace import text_wanted
 
 Variant = Literal["dana", "danag", "addanag"]
 VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
@@ -688,4 +689,5 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
         return Result(variant, [], candidates, dbg, timing_ms=timing, overlays=overlays,
                       message="the selected lines contain no element of the snapshot (source and DOM disagree)")
     overlays.append(Overlay("answer", candidates[0].label, nodes=nodes[:MAX_OVERLAY_NODES]))
-    return Result(variant, nodes, candidates, dbg, text=snapshot.text_of(nodes), timing_ms=timing, overlays=overlays)
+    text = snapshot.text_of(nodes) if text_wanted() else None  # None when the caller reads nodes only (the ensemble)
+    return Result(variant, nodes, candidates, dbg, text=text, timing_ms=timing, overlays=overlays)

@@ -31,7 +31,7 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import IMAGE, Snapshot
-from ..trace import Trace
+from ..trace import Trace, text_wanted
 from ..tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -122,9 +122,10 @@ def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
     return np.isin(snapshot.tag_code, codes)
 
 
-def _text(snapshot: Snapshot, mask: np.ndarray) -> str:
-    # ``mask`` already says which text is rendered (all of it when scoring the DOM without layout).
-    return text_of_mask(snapshot, mask, hidden=True)
+def _text(snapshot: Snapshot, mask: np.ndarray) -> str | None:
+    # ``mask`` already says which text is rendered (all of it when scoring the DOM without layout). None when the
+    # caller reads nodes only (the ensemble).
+    return text_of_mask(snapshot, mask, hidden=True) if text_wanted() else None
 
 
 def _r(x: float) -> float:
@@ -369,7 +370,8 @@ def _removable(snapshot: Snapshot, cfg: Config, pg: _Page, eligible: np.ndarray)
     return out
 
 
-def _postprocess(tr: Trace, snapshot: Snapshot, cfg: Config, pg: _Page, chosen: np.ndarray) -> tuple[list[int], str]:
+def _postprocess(tr: Trace, snapshot: Snapshot, cfg: Config, pg: _Page,
+                 chosen: np.ndarray) -> tuple[list[int], str | None]:
     """The selection minus its link groups: (maximal kept subtrees, the kept text)."""
     inside = covered(snapshot, chosen)
     # A selected node may itself be a link group (a menu picked as a c-SET sibling of the content) and goes; but

@@ -52,7 +52,7 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
-from ..trace import Trace
+from ..trace import Trace, debug_wanted, text_wanted
 from ..tree import cover_count, covered, main_body, text_of_mask
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
@@ -139,12 +139,13 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         _collapse(cols, cfg)
     frac = _column_fractions(cols, agg, total)
     path, deltas, chosen = tr.stage("greedy", _greedy, cols, frac, cfg, total)
-    tr.debug.update(_debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg))
+    if debug_wanted():  # the trace costs as much as the search on a large page: only when someone reads it
+        tr.debug.update(_debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg))
+        for z in tr.debug["zones"]:
+            tr.overlay("region", f"zone {z['id']} score {tr.r(z['score'])}", box=z["box"])
+        for c in tr.debug["columns"]:
+            tr.overlay("candidate", f"column {c['id']}", c["fraction"], box=c["box"])
     candidates = _candidates(snap, zones, cols, frac, path, deltas, chosen)
-    for z in tr.debug["zones"]:
-        tr.overlay("region", f"zone {z['id']} score {tr.r(z['score'])}", box=z["box"])
-    for c in tr.debug["columns"]:
-        tr.overlay("candidate", f"column {c['id']}", c["fraction"], box=c["box"])
     message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
         return tr.result([], candidates, message=(message + "; " if message else "")
@@ -153,7 +154,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         message = (message + "; " if message else "") + "no paragraph zone: the whole page is the answer"
     nodes = _cover(snap, zones, cols, chosen)
     tr.overlay("answer", f"column {chosen}", float(frac[chosen]), nodes=nodes)
-    return tr.result(nodes, candidates, message=message, text=_column_text(snap, zones, cols, chosen, text_zone))
+    text = _column_text(snap, zones, cols, chosen, text_zone) if text_wanted() else None
+    return tr.result(nodes, candidates, message=message, text=text)
 
 
 # ---- stage 0: element classification (vectorized) ----------------------------------------------------------
