@@ -1,4 +1,4 @@
-/* Centrum highlight mode: the main content outlined and the rest dimmed (ui.css keyed on two attributes), and the
+/* Centrum highlight mode: the main content outlined and the rest dimmed (ui.css keyed on three attributes), and the
  * "message" stage (an error or "nothing found" shown in a toast). Messages are for readers: no algorithm names
  * (those stay in the debugger), and an answer that is probably not an article says so and offers the debugger. */
 "use strict";
@@ -6,7 +6,7 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.highlight");
   if (globalThis[KEY]) return;
-  const { state, MARK, STAGE, nodeList, toast, unmark } = globalThis[Symbol.for("centrum.ui")];
+  const { state, MARK, DIM, STAGE, nodeList, toast, unmark } = globalThis[Symbol.for("centrum.ui")];
   const { t } = globalThis[Symbol.for("centrum.readerview")];
 
   // Below this many words the answer is a tagline or a teaser rather than an article; above this share of its text
@@ -31,6 +31,25 @@
     return nodes.length && linked > LISTING_LINK_SHARE * all.length ? "listing" : "";
   }
 
+  /* Mark the elements to dim: the children of every ancestor of a highlighted element that are neither highlighted
+     nor an ancestor of one (not their descendants again, so dimming does not compound), and never the view's own
+     host element. Set once here rather than matched by a :has() rule, which makes the browser re-test every element
+     of a large page on each style change. */
+  function dim(nodes) {
+    const marked = new Set(nodes);
+    const onPath = new Set();
+    for (const el of nodes) {
+      for (let a = el.parentElement; a && !onPath.has(a); a = a.parentElement) onPath.add(a);
+    }
+    for (const a of onPath) {
+      for (const c of a.children) {
+        if (marked.has(c) || onPath.has(c) || c.localName === "centrum-ui") continue;
+        c.setAttribute(DIM, "");
+        state.dimmed.push(c);
+      }
+    }
+  }
+
   function nothingFound(result) {
     state.stage = "message";
     toast(`${t("nothingFound")}${result.message ? `\n${result.message}` : ""}`, "error", ["debugger", "annotate"]);
@@ -51,6 +70,7 @@
     const note = why ? `\n${t(why === "little" ? "doubtLittle" : "doubtListing")}` : "";
     if (nodes.length) {
       for (const el of nodes) el.setAttribute(MARK, "");
+      dim(nodes);
       document.documentElement.setAttribute(STAGE, "highlight");
       const r = nodes[0].getBoundingClientRect();
       if (r.bottom < 0 || r.top > window.innerHeight) nodes[0].scrollIntoView({ block: "start" });

@@ -15,6 +15,7 @@
   const clean = globalThis[Symbol.for("centrum.clean")];
   const api = clean.api;
   const MARK = "data-centrum-main";
+  const DIM = "data-centrum-dim"; // the siblings along the highlighted elements' ancestor paths (highlight.js)
   const STAGE = "data-centrum-stage";
   const view = () => globalThis[Symbol.for("centrum.view")];
 
@@ -47,7 +48,7 @@
   const styles = [BASE_CSS];
 
   const state = {
-    stage: "idle", nodes: [], text: null, algorithm: "", ui: null, shadow: null, scroll: null,
+    stage: "idle", nodes: [], dimmed: [], text: null, algorithm: "", ui: null, shadow: null, scroll: null,
     cleanup: [], // functions undoing listeners this view attached to the page
     debug: null, // debugger data {results, algorithms, timing, selected}
     annot: null, // annotator state
@@ -139,6 +140,8 @@
 
   function unmark() {
     for (const el of state.nodes) el.removeAttribute(MARK);
+    for (const el of state.dimmed) el.removeAttribute(DIM);
+    state.dimmed = [];
     document.documentElement.removeAttribute(STAGE);
   }
 
@@ -223,7 +226,7 @@
   }
 
   globalThis[KEY] = {
-    clean, api, state, MARK, STAGE, view, send, trusted, nodeList, ui, h, toast, unmark, detach, listen,
+    clean, api, state, MARK, DIM, STAGE, view, send, trusted, nodeList, ui, h, toast, unmark, detach, listen,
     clearShadow, layer, docRect, drawBox, element, outlineNodes, ensurePanel, enterMode,
     addStyle: (css) => styles.push(css),
   };
