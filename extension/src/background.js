@@ -69,22 +69,26 @@ function errorOf(e) {
 }
 
 async function start(tabId) {
+  // The host is asked first, while the scripts are injected and the page collected: a host that was not running
+  // starts meanwhile, and warms its default algorithm once it has answered the ping (PROTOCOL.md "Warm-up").
+  const optsAsked = settings();
+  const infoAsked = optsAsked.then((o) => getHostInfo(o.timeoutMs));
+  infoAsked.catch(() => {}); // answered below, after the busy toast is shown
   await inject(tabId);
   await view(tabId, "busy");
   try {
-    const opts = await settings();
-    const info = await getHostInfo(opts.timeoutMs);
+    const opts = await optsAsked;
+    const info = await infoAsked;
     const algorithm = opts.algorithm || info.default;
-    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML.
+    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
+    // when the reader opens: readerOutputs).
     const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata);
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
-    if (opts.readerMetadata) request.outputs = ["markdown", "html"];
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
     return await view(tabId, "highlight", {
       algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
-      timing_ms: result.timing_ms, metadata: result.metadata || null, markdown: result.markdown ?? null,
-      html: result.html ?? null,
+      timing_ms: result.timing_ms, page: typeof result.page === "string" ? result.page : null,
     });
   } catch (e) {
     const error = errorOf(e);
@@ -169,8 +173,36 @@ async function saveLabel(tab, annotator, nodes) {
   return await host.request("label.save", { label }, opts.timeoutMs, opts.maxRequestBytes);
 }
 
+/* The reader's metadata, Markdown and HTML, asked for when the reader opens, never on the press (on a large page they
+   cost more than the algorithm). The host builds them from the snapshot it kept of this highlight's extract; when
+   it no longer holds it (another tab was extracted since, or the host restarted) the tab's kept snapshot goes again
+   with the same algorithm. Whatever fails, the reader opens with what the page itself says. */
+async function readerOutputs(tabId, prefs) {
+  const outputs = prefs.readerMetadata ? ["metadata", "markdown", "html"] : ["metadata"];
+  try {
+    const opts = await settings();
+    const page = await view(tabId, "page");
+    if (page.handle) {
+      try {
+        return await host.request("outputs", { page: page.handle, outputs }, opts.timeoutMs);
+      } catch (e) {
+        if (e.code !== "E_REQUEST" || e.field !== "page") throw e;
+      }
+    }
+    const snapshot = snapshots.get(tabId);
+    if (!snapshot || !page.algorithm) return {};
+    const request = { algorithm: page.algorithm, snapshot, debug: false, outputs };
+    if (opts.params && opts.algorithm === page.algorithm) request.params = opts.params;
+    return await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
+  } catch (e) {
+    console.warn("Centrum: reader outputs:", errorOf(e).code, errorOf(e).message);
+    return {};
+  }
+}
+
 async function openReader(tabId) {
   const prefs = await SETTINGS.load(api.storage.local, SETTINGS.READER_KEYS);
+  await view(tabId, "outputs", await readerOutputs(tabId, prefs));
   if (prefs.readerIn !== "tab") return await view(tabId, "reader", prefs);
   // Its own tab: the clean content goes as data (never HTML) through storage to the extension's reader page, and
   // the page itself is restored at once.

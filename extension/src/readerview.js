@@ -2,8 +2,8 @@
  * reader tab (reader.js): the header with the page's metadata, the clean content (clean.js build), the toolbar
  * (text size, theme, where it opens, Copy as Markdown, Save) and the reader's styles (screen and print).
  *
- * The metadata, Markdown and HTML come from the host's extract answer (PROTOCOL.md): the host is the one place that
- * builds them. Strings come from _locales through i18n.getMessage.
+ * The metadata, Markdown and HTML come from the host's outputs answer, asked for when the reader opens (PROTOCOL.md
+ * "Reader outputs"): the host is the one place that builds them. Strings come from _locales through i18n.getMessage.
  */
 "use strict";
 

@@ -26,6 +26,10 @@
 
     highlight: (result) => mode("highlight").highlight(result),
     error: (err) => mode("highlight").error(err),
+    /* The host's handle of the highlighted page and its algorithm (for the reader's outputs request). */
+    page: () => ({ handle: (state.result && state.result.page) || null, algorithm: state.algorithm || "" }),
+    /* The reader's metadata, Markdown and HTML, from the host when the reader opens. */
+    outputs: (o) => mode("reader").setOutputs(o),
     /* The clean reader content as data (for the reader tab). */
     readerData: () => mode("reader").readerData(),
     reader: (settings) => mode("reader").reader(settings),

@@ -9,8 +9,8 @@ to the whole:
 - ``transfer``: collector done -> the host has the request (result back to the background, JSON, native messaging);
 - ``parse``: the host's snapshot parsing (its ``timing_ms.parse``);
 - ``algorithm``: the algorithm itself (the host's ``timing_ms.algorithm``);
-- ``host_other``: the rest of the host's time: request decoding, the page outputs sent with the answer (metadata),
-  answer encoding;
+- ``host_other``: the rest of the host's time: request decoding, answer encoding (the reader's outputs are not on
+  the press path: they are asked for when the reader opens);
 - ``response``: the host's answer written -> the background has it reassembled and parsed;
 - ``paint``: answer -> the highlight is on screen (the frame after the page's stage attribute changed).
 

@@ -21,6 +21,17 @@
     return data;
   }
 
+  /* What the host sent for the reader (an outputs answer): kept with the highlight's result, read by readerData. */
+  function setOutputs(o) {
+    const r = state.result;
+    if (r && o && typeof o === "object") {
+      r.metadata = o.metadata && typeof o.metadata === "object" ? o.metadata : null;
+      r.markdown = typeof o.markdown === "string" ? o.markdown : null;
+      r.html = typeof o.html === "string" ? o.html : null;
+    }
+    return { stage: state.stage };
+  }
+
   function reader(settings) {
     unmark();
     const shadow = clearShadow();
@@ -40,5 +51,5 @@
     return { stage: state.stage, chars: shown.textContent.length };
   }
 
-  globalThis[KEY] = { reader, readerData };
+  globalThis[KEY] = { reader, readerData, setOutputs };
 })();
