@@ -14,7 +14,7 @@ from typing import Any
 
 from playwright.sync_api import Page
 from test_extension_chromium import EXTENSION, Session, stage, toast, ui_eval
-from test_ui_reader import storage, wait_stage
+from test_ui_reader import screenshots, storage, wait_stage
 
 from centrum.hostinstall import EXTENSION_ID
 
@@ -147,8 +147,7 @@ def test_options_change_the_algorithm_and_little_text_offers_the_debugger(ui: Se
 
 
 def shot_options(options: Page) -> None:
-    shots = REPO / "docs" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = screenshots()
     options.set_viewport_size({"width": 900, "height": 900})
     options.evaluate("() => { document.activeElement?.blur(); scrollTo(0, 0); }")
     options.screenshot(path=str(shots / "options.png"), full_page=True)
