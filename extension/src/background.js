@@ -8,8 +8,10 @@
 "use strict";
 
 if (typeof importScripts === "function" && typeof CentrumHostPort === "undefined") {
-  importScripts("messaging.js"); // Chromium service worker; Firefox lists messaging.js before this script
+  // Chromium service worker; Firefox lists these before this script in the manifest
+  importScripts("messaging.js", "settings.js", "campaign.js");
 }
+const SETTINGS = globalThis[Symbol.for("centrum.settings")];
 
 const api = globalThis.browser ?? globalThis.chrome;
 const HOST_NAME = "org.centrum.host";
@@ -17,10 +19,9 @@ const host = new CentrumHostPort(HOST_NAME);
 const busyTabs = new Set();
 let hostInfo = null; // {default, needsSource: {name: bool}} from the host, asked once per background lifetime
 
-async function settings() {
-  // Options the debugger panel (later issue) writes; defaults keep the host's own default algorithm.
-  const stored = await api.storage.local.get({ algorithm: "", params: null, timeoutMs: 120000, maxRequestBytes: 0 });
-  return stored;
+/* The stored options (options page, reader toolbar), checked, with defaults (settings.js). */
+function settings() {
+  return SETTINGS.load(api.storage.local);
 }
 
 async function getHostInfo(timeoutMs) {
@@ -41,9 +42,13 @@ function view(tabId, action, arg = null) {
   return inPage(tabId, (a, x) => globalThis[Symbol.for("centrum.view")][a](x), action, arg);
 }
 
+// The page-side scripts, in order: the collector, the cleaner, the shared UI, one module per mode, the view.
+const PAGE_SCRIPTS = ["src/collect.js", "src/settings.js", "src/clean.js", "src/readerview.js", "src/modes/ui.js", "src/modes/highlight.js",
+  "src/modes/reader.js", "src/modes/debugger.js", "src/modes/annotator.js", "src/view.js"];
+
 async function inject(tabId, css = true) {
   if (css) await api.scripting.insertCSS({ target: { tabId }, files: ["src/ui.css"] });
-  await api.scripting.executeScript({ target: { tabId }, files: ["src/collect.js", "src/clean.js", "src/view.js"] });
+  await api.scripting.executeScript({ target: { tabId }, files: PAGE_SCRIPTS });
 }
 
 // The last snapshot of each tab, kept so that the debugger re-runs an algorithm with new parameters on exactly what
@@ -64,19 +69,26 @@ function errorOf(e) {
 }
 
 async function start(tabId) {
+  // The host is asked first, while the scripts are injected and the page collected: a host that was not running
+  // starts meanwhile, and warms its default algorithm once it has answered the ping (PROTOCOL.md "Warm-up").
+  const optsAsked = settings();
+  const infoAsked = optsAsked.then((o) => getHostInfo(o.timeoutMs));
+  infoAsked.catch(() => {}); // answered below, after the busy toast is shown
   await inject(tabId);
   await view(tabId, "busy");
   try {
-    const opts = await settings();
-    const info = await getHostInfo(opts.timeoutMs);
+    const opts = await optsAsked;
+    const info = await infoAsked;
     const algorithm = opts.algorithm || info.default;
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]));
+    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
+    // when the reader opens: readerOutputs).
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata);
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
     return await view(tabId, "highlight", {
       algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
-      timing_ms: result.timing_ms,
+      timing_ms: result.timing_ms, page: typeof result.page === "string" ? result.page : null,
     });
   } catch (e) {
     const error = errorOf(e);
@@ -115,11 +127,14 @@ async function openDebugger(tabId) {
   const info = await getHostInfo(opts.timeoutMs);
   // Every algorithm runs, some read the page source: collect it once, with the source.
   const snapshot = await collect(tabId, true);
-  const { result, timing } = await timedExtract({ algorithm: "all", snapshot, debug: true }, opts);
-  if (!algorithmList) algorithmList = await host.request("algorithms", {}, opts.timeoutMs);
+  const request = { algorithm: "all", snapshot, debug: true };
+  if (opts.algorithm && opts.params) request.params = { [opts.algorithm]: opts.params };
+  const { result, timing } = await timedExtract(request, opts);
+  await algorithms();
   timing.collect_ms = snapshot.page && snapshot.page.timing ? snapshot.page.timing.collect_ms : null;
+  // The debugger starts from the options' algorithm and parameters.
   return await view(tabId, "debugger", {
-    results: result, algorithms: algorithmList, timing, selected: opts.algorithm || info.default,
+    results: result, algorithms: algorithmList, timing, selected: opts.algorithm || info.default, params: opts.params,
   });
 }
 
@@ -141,14 +156,16 @@ async function openAnnotator(tabId) {
   // The label stores the serialized page too: collect with the source.
   await collect(tabId, true);
   const { annotatorName } = await api.storage.local.get({ annotatorName: "" });
-  return await view(tabId, "annotate", { annotator: annotatorName });
+  const campaign = await campaignContext(await api.tabs.get(tabId), snapshots.get(tabId)).catch((e) => ({ error: errorOf(e) }));
+  return await view(tabId, "annotate", { annotator: annotatorName, campaign });
 }
 
 async function saveLabel(tab, annotator, nodes) {
   const opts = await settings();
   const snapshot = snapshots.get(tab.id);
   if (!snapshot) throw new CentrumError("E_STORAGE", "the page snapshot was lost: press the button and annotate again");
-  const n = snapshot.elements && Array.isArray(snapshot.elements.parent) ? snapshot.elements.parent.length : 0;
+  const parent = snapshot.elements && snapshot.elements.parent; // a number list, or a packed column with its count
+  const n = Array.isArray(parent) ? parent.length : (parent && Number.isSafeInteger(parent.count) ? parent.count : 0);
   if (nodes.some((id) => id >= n)) throw new CentrumError("E_REQUEST", `node ids must be below ${n}`);
   // A label is saved from the annotator only: the tab's view must be annotating.
   if (await currentStage(tab.id) !== "annotate") throw new CentrumError("E_REQUEST", "the annotator is not open");
@@ -156,10 +173,36 @@ async function saveLabel(tab, annotator, nodes) {
   return await host.request("label.save", { label }, opts.timeoutMs, opts.maxRequestBytes);
 }
 
-const READER_SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
+/* The reader's metadata, Markdown and HTML, asked for when the reader opens, never on the press (on a large page they
+   cost more than the algorithm). The host builds them from the snapshot it kept of this highlight's extract; when
+   it no longer holds it (another tab was extracted since, or the host restarted) the tab's kept snapshot goes again
+   with the same algorithm. Whatever fails, the reader opens with what the page itself says. */
+async function readerOutputs(tabId, prefs) {
+  const outputs = prefs.readerMetadata ? ["metadata", "markdown", "html"] : ["metadata"];
+  try {
+    const opts = await settings();
+    const page = await view(tabId, "page");
+    if (page.handle) {
+      try {
+        return await host.request("outputs", { page: page.handle, outputs }, opts.timeoutMs);
+      } catch (e) {
+        if (e.code !== "E_REQUEST" || e.field !== "page") throw e;
+      }
+    }
+    const snapshot = snapshots.get(tabId);
+    if (!snapshot || !page.algorithm) return {};
+    const request = { algorithm: page.algorithm, snapshot, debug: false, outputs };
+    if (opts.params && opts.algorithm === page.algorithm) request.params = opts.params;
+    return await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
+  } catch (e) {
+    console.warn("Centrum: reader outputs:", errorOf(e).code, errorOf(e).message);
+    return {};
+  }
+}
 
 async function openReader(tabId) {
-  const prefs = await api.storage.local.get(READER_SETTINGS);
+  const prefs = await SETTINGS.load(api.storage.local, SETTINGS.READER_KEYS);
+  await view(tabId, "outputs", await readerOutputs(tabId, prefs));
   if (prefs.readerIn !== "tab") return await view(tabId, "reader", prefs);
   // Its own tab: the clean content goes as data (never HTML) through storage to the extension's reader page, and
   // the page itself is restored at once.
@@ -235,6 +278,7 @@ async function press(tab) {
       await view(tabId, "restore");
       await api.scripting.removeCSS({ target: { tabId }, files: ["src/ui.css"] });
     }
+    if (await onCampaignPage(tab)) return await inject(tabId).then(() => openAnnotator(tabId)); // annotate at once
     return await start(tabId);
   } finally {
     busyTabs.delete(tabId);
@@ -270,6 +314,7 @@ function refuse(message) {
 /* The fields of a valid message (only those), or an E_REQUEST error. */
 function checked(message) {
   if (!isPlainObject(message) || typeof message.type !== "string") refuse("a message must be an object with a type");
+  if (Object.hasOwn(CAMPAIGN_FIELDS, message.type)) return campaignChecked(message);
   const allowed = { "centrum.press": [], "centrum.open": ["mode"], "centrum.rerun": ["algorithm", "params"],
     "centrum.label": ["annotator", "nodes"] }[message.type];
   if (!allowed) refuse(`unknown message type ${JSON.stringify(message.type.slice(0, 40))}`);
@@ -303,11 +348,29 @@ function checked(message) {
   return message;
 }
 
+/* The options page (an extension page, never a web page) asks for the algorithm list only. */
+function fromOptionsPage(sender) {
+  return typeof sender.url === "string" && sender.url.split("#")[0] === api.runtime.getURL("src/options.html");
+}
+
+async function algorithms() {
+  const opts = await settings();
+  if (!algorithmList) algorithmList = await host.request("algorithms", {}, opts.timeoutMs);
+  return algorithmList;
+}
+
 // Only the extension's own scripts can send runtime messages (no page can: there is no externally_connectable).
 // Of those, only the content scripts this file injects into the top frame of a tab speak for a tab; the panels
 // ask for a mode, a re-run or a label save of their own tab.
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (!message || sender.id !== api.runtime.id) return false;
+  if (fromOptionsPage(sender)) {
+    if (!isPlainObject(message) || message.type !== "centrum.algorithms" || Object.keys(message).length !== 1) {
+      return false;
+    }
+    algorithms().then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
+    return true;
+  }
   if (!sender.tab || typeof sender.tab.id !== "number" || sender.frameId !== 0) return false;
   const reply = (work) => {
     Promise.resolve().then(() => work(checked(message))).then(sendResponse, (e) => sendResponse({ error: errorOf(e) }));
@@ -323,8 +386,9 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
       return reply((m) => rerun(tab.id, m.algorithm, m.params || null));
     case "centrum.label":
       return reply((m) => saveLabel(tab, m.annotator.trim(), m.nodes));
-    default:
-      return reply(() => undefined); // checked() refuses it with E_REQUEST
+    default: // a campaign message (campaign.js), from the annotator panel only; any other type is refused by checked()
+      return reply(async (m) => (await currentStage(tab.id)) === "annotate" ? campaignHandle(tab, m)
+        : refuse("the annotator is not open"));
   }
 });
 

@@ -1,4 +1,5 @@
-/* Centrum: the sanitized reader content, shared by the in-page reader (view.js) and the reader tab (reader.js).
+/* Centrum: the sanitized reader content, shared by the in-page reader (modes/reader.js) and the reader tab
+ * (reader.js); readerview.js lays it out.
  *
  * tree(nodes) walks the LIVE elements the algorithm chose and describes them as plain data: a node is a string
  * (text) or {t: tag, a: {attr: value}, c: [children]}, keeping only allow-listed tags and attributes. build(tree,
@@ -52,6 +53,91 @@
   const SAFE_LINK = /^(https?:|mailto:)/i;
   const SAFE_IMAGE = /^(https?:|data:image\/(png|jpe?g|gif|webp|avif);)/i;
   const MAX_NODES = 200000; // a runaway page cannot make the reader build forever
+  // Where lazy-loading scripts keep an image's real address until it scrolls into view; a data: src shorter than
+  // PLACEHOLDER_DATA_URI is their blank placeholder (allowlist.json, the same lists as the host's outputs).
+  const LAZY_SRC = ["data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src",
+    "data-full-src", "data-echo"];
+  const LAZY_SRCSET = ["data-srcset", "data-lazy-srcset"];
+  const PLACEHOLDER_DATA_URI = 512;
+  const MAX_NOSCRIPT_IMAGES = 10;
+
+  const absolute = (value) => {
+    try {
+      return new URL(value, document.baseURI).href;
+    } catch (e) {
+      return "";
+    }
+  };
+
+  /* [url, size] candidates of a srcset (size: the width for "800w", the density times 1e-6 for "2x" so widths win,
+     else 0), tokenized as the HTML standard does: a URL is a run of non-space characters. */
+  function parseSrcset(value) {
+    const out = [];
+    for (let pos = 0, n = value.length; pos < n;) {
+      while (pos < n && /[\s,]/.test(value[pos])) pos++;
+      const start = pos;
+      while (pos < n && !/\s/.test(value[pos])) pos++;
+      let url = value.slice(start, pos);
+      let descriptor = "";
+      if (url.endsWith(",")) url = url.replace(/,+$/, "");
+      else {
+        const end = value.indexOf(",", pos) < 0 ? n : value.indexOf(",", pos);
+        descriptor = value.slice(pos, end).trim();
+        pos = end + 1;
+      }
+      if (!url) continue;
+      let size = 0;
+      for (const token of descriptor.split(/\s+/)) {
+        const v = parseFloat(token.slice(0, -1));
+        if (token.endsWith("w") && Number.isFinite(v)) size = v;
+        else if (token.endsWith("x") && Number.isFinite(v)) size = v * 1e-6;
+      }
+      out.push([url, size]);
+    }
+    return out;
+  }
+
+  const lazyImage = (img) => img.localName === "img" && [...LAZY_SRC, ...LAZY_SRCSET].some((n) => img.getAttribute(n));
+
+  /* The picture an <img> stands for, as the host's outputs choose it: a lazy loader's address, else the largest
+     srcset candidate (its own, a lazy one, or its <picture>'s sources), else src unless a blank placeholder. */
+  function imageUrl(img) {
+    for (const name of LAZY_SRC) {
+      const value = (img.getAttribute(name) || "").trim();
+      if (value && !value.startsWith("data:")) return absolute(value);
+    }
+    const sets = [img];
+    if (img.parentElement && img.parentElement.localName === "picture") {
+      sets.push(...img.parentElement.querySelectorAll("source"));
+    }
+    const candidates = sets.flatMap((el) => [...LAZY_SRCSET, "srcset"]
+      .flatMap((name) => parseSrcset(el.getAttribute(name) || ""))).filter(([url]) => !url.startsWith("data:"));
+    if (candidates.length) return absolute(candidates.reduce((x, y) => (y[1] > x[1] ? y : x))[0]);
+    const src = (img.getAttribute("src") || "").trim();
+    if (!src || (src.startsWith("data:") && src.length < PLACEHOLDER_DATA_URI)) return "";
+    return img.currentSrc || img.src || absolute(src); // the address the browser loaded it from
+  }
+
+  const ENTITIES = { amp: "&", quot: "\"", apos: "'", lt: "<", gt: ">", "#39": "'" };
+  const unescape = (v) => v.replace(/&(amp|quot|apos|lt|gt|#39);/g, (m, e) => ENTITIES[e]);
+
+  /* The images a <noscript> holds (shown by browsers without scripts): with scripts on its content is raw text,
+     which is scanned for <img> tags and their src / alt only (never parsed as HTML). */
+  function noscriptImages(noscript, out, budget) {
+    const found = [];
+    for (const [, attrs] of (noscript.textContent || "").matchAll(/<img\b([^>]*)>/gi)) {
+      if (found.length >= MAX_NOSCRIPT_IMAGES) break;
+      const a = {};
+      for (const [, name, , dq, sq, bare] of attrs.matchAll(/([\w-]+)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) {
+        a[name.toLowerCase()] = unescape(dq ?? sq ?? bare);
+      }
+      const src = a.src ? absolute(a.src.trim()) : "";
+      if (!SAFE_IMAGE.test(src)) continue;
+      found.push({ t: "img", a: a.alt ? { src, alt: a.alt } : { src }, c: [] });
+    }
+    budget.images += found.length;
+    out.push(...found);
+  }
 
   // clip: rect(...) of the "visually hidden" pattern: an area of at most one pixel shows nothing.
   function clippedAway(cs) {
@@ -100,7 +186,7 @@
     if (tag === "a") {
       if (SAFE_LINK.test(src.href || "")) a.href = src.href; // resolved absolute URL
     } else if (tag === "img") {
-      const url = src.currentSrc || src.src || "";
+      const url = imageUrl(src);
       if (!SAFE_IMAGE.test(url)) return null;
       a.src = url;
       if (src.alt) a.alt = src.alt;
@@ -127,8 +213,18 @@
     return a;
   }
 
+  /* The tag the reader uses: an ARIA heading (div role="heading" aria-level="3") is a heading to its readers, so
+     it stays one (h3; level 2 when none is given), whatever element the page made it of. */
+  function outTag(el) {
+    const tag = el.localName;
+    if (DROP.has(tag) || (el.getAttribute("role") || "").trim().toLowerCase() !== "heading") return tag;
+    const level = parseInt(el.getAttribute("aria-level") || "", 10);
+    return `h${level >= 1 && level <= 6 ? level : 2}`;
+  }
+
   function walk(node, out, budget) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
+    const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
     let noText = null; // font-size 0 on `node`: its own text draws nothing (asked once, on the first text child)
     for (const child of children) {
       if (budget.left-- <= 0) return;
@@ -136,11 +232,14 @@
         if (noText === null) noText = zeroFont(node);
         if (!noText) out.push(child.data);
       } else if (child.nodeType === Node.ELEMENT_NODE) {
-        const tag = child.localName;
-        if (DROP.has(tag) || isHidden(child)) continue;
+        const tag = outTag(child);
+        if (tag === "noscript" && budget.images === imagesBefore) noscriptImages(child, out, budget);
+        // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
+        if (DROP.has(tag) || (isHidden(child) && !lazyImage(child))) continue;
         if (KEEP.has(tag)) {
           const a = attributes(child, tag);
           if (!a) continue;
+          if (tag === "img") budget.images++;
           const item = { t: tag, a, c: [] };
           out.push(item);
           walk(child, item.c, budget);
@@ -153,11 +252,11 @@
 
   /* The clean description of the chosen elements plus the page facts the reader shows. */
   function tree(nodes, text) {
-    const budget = { left: MAX_NODES };
+    const budget = { left: MAX_NODES, images: 0 };
     const blocks = [];
     for (const node of nodes) {
       if (isHidden(node) || hiddenAbove(node)) continue;
-      const tag = node.localName;
+      const tag = outTag(node);
       const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag) || {}) : {}, c: [] };
       blocks.push(item);
       walk(node, item.c, budget);
@@ -198,101 +297,5 @@
     return parent;
   }
 
-  /* The whole reader <article>: title, source line, content. */
-  function article(data, doc, note) {
-    const art = doc.createElement("article");
-    if (data.lang) art.setAttribute("lang", data.lang);
-    art.setAttribute("dir", data.dir === "rtl" ? "rtl" : "ltr");
-    // CJK text reads better with more leading and no hyphenation-driven justification.
-    if (/^(zh|ja|ko)\b/i.test(data.lang || "")) art.classList.add("cjk");
-    const title = doc.createElement("h1");
-    title.className = "title";
-    title.textContent = data.title || "";
-    const meta = doc.createElement("div");
-    meta.className = "meta";
-    meta.textContent = `${data.host || ""}${note ? ` \u00b7 ${note}` : ""}`;
-    art.append(title, meta);
-    const body = doc.createElement("div");
-    body.className = "content";
-    art.appendChild(build(data.blocks || [], doc, body));
-    return art;
-  }
-
-  // Reader styles: the in-page reader (inside a shadow root) and the reader tab use the same sheet.
-  const READER_CSS = `
-    .reader { --bg: #fbfaf7; --fg: #1b1b1b; --muted: #666; --link: #1c5fb0; --code: #f1efe9; --rule: #ccc;
-      background: var(--bg); color: var(--fg); }
-    .reader.dark { --bg: #1d1f21; --fg: #e6e3dc; --muted: #9a9a9a; --link: #8ab4f8; --code: #2a2d30; --rule: #555; }
-    .reader article { max-width: 42em; margin: 0 auto; padding: 56px 24px 96px; font-size: var(--size, 20px);
-      line-height: 1.65; font-family: Georgia, "Noto Serif", "Noto Serif CJK JP", serif; overflow-wrap: break-word; }
-    .reader article article { padding: 0; margin: 0; max-width: none; font-size: inherit; }
-    .reader article.cjk { line-height: 1.9; font-family: "Noto Sans CJK JP", "Noto Serif CJK JP", sans-serif; }
-    .reader h1.title { font: bold 1.6em/1.25 system-ui, sans-serif; margin: 0 0 8px; }
-    .reader .meta { font: 13px system-ui, sans-serif; color: var(--muted); margin-bottom: 32px; }
-    .reader img { max-width: 100%; height: auto; }
-    .reader figure { margin: 1em 0; } .reader figcaption { font-size: .85em; color: var(--muted); }
-    .reader pre { overflow: auto; font-size: .75em; line-height: 1.45; background: var(--code); padding: 12px;
-      white-space: pre; direction: ltr; text-align: left; }
-    .reader code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
-    .reader table { border-collapse: collapse; display: block; overflow-x: auto; }
-    .reader td, .reader th { border: 1px solid var(--rule); padding: 4px 8px; }
-    .reader a { color: var(--link); }
-    .reader blockquote { border-inline-start: 3px solid var(--rule); margin-inline: 0; padding-inline-start: 1em; }
-    .reader .bar { position: sticky; top: 0; display: flex; gap: 6px; justify-content: flex-end; padding: 8px 12px;
-      font: 13px system-ui, sans-serif; background: var(--bg); border-bottom: 1px solid var(--rule); z-index: 1; }
-    .reader .bar button, .reader .bar select { font: 13px system-ui, sans-serif; padding: 3px 8px;
-      color: var(--fg); background: var(--code); border: 1px solid var(--rule); border-radius: 3px; cursor: pointer; }
-  `;
-
-  const SETTINGS = { readerTheme: "light", readerFontSize: 20, readerIn: "page" };
-
-  // Without the API (see above) a setting applies to this reader only.
-  const storage = () => (api ? api.storage.local : { set: () => Promise.resolve() });
-
-  /* Reader toolbar: theme, font size, where the reader opens. Every change is stored (chrome.storage.local). */
-  function toolbar(doc, reader, settings, onClose) {
-    const bar = doc.createElement("div");
-    bar.className = "bar";
-    const apply = () => {
-      reader.classList.toggle("dark", settings.readerTheme === "dark");
-      reader.style.setProperty("--size", `${settings.readerFontSize}px`);
-      theme.textContent = settings.readerTheme === "dark" ? "Light" : "Dark";
-      where.value = settings.readerIn;
-    };
-    const save = (patch) => {
-      Object.assign(settings, patch);
-      apply();
-      return storage().set(patch);
-    };
-    const button = (name, label, title, fn) => {
-      const b = doc.createElement("button");
-      b.type = "button";
-      b.dataset.action = name;
-      b.textContent = label;
-      b.title = title;
-      b.addEventListener("click", trusted(fn));
-      bar.appendChild(b);
-      return b;
-    };
-    button("smaller", "A\u2212", "smaller text", () => save({ readerFontSize: Math.max(12, settings.readerFontSize - 2) }));
-    button("larger", "A+", "larger text", () => save({ readerFontSize: Math.min(40, settings.readerFontSize + 2) }));
-    const theme = button("theme", "Dark", "light / dark", () =>
-      save({ readerTheme: settings.readerTheme === "dark" ? "light" : "dark" }));
-    const where = doc.createElement("select");
-    where.dataset.action = "reader-in";
-    where.title = "where the reader view opens next time";
-    for (const [value, label] of [["page", "open in the page"], ["tab", "open in a new tab"]]) {
-      const o = doc.createElement("option");
-      o.value = value;
-      o.textContent = label;
-      where.appendChild(o);
-    }
-    where.addEventListener("change", trusted(() => save({ readerIn: where.value })));
-    bar.appendChild(where);
-    if (onClose) button("close", "\u00d7", "restore the page", onClose);
-    apply();
-    return bar;
-  }
-
-  globalThis[KEY] = { api, tree, build, article, toolbar, READER_CSS, SETTINGS, KEEP, DROP };
+  globalThis[KEY] = { api, trusted, tree, build, KEEP, DROP };
 })();

@@ -5,15 +5,15 @@
  * globalThis.centrumCollect(options) -> snapshot object, and every call sets globalThis.centrumNodes (element by
  * node id). The page is never written to: node ids live only in centrumNodes and in the optional `source` string.
  * Options: {source: bool (default false), offline: bool (the renderer blocked every request leaving a local page,
- * so a cross-origin stylesheet cannot have loaded)}.
+ * so a cross-origin stylesheet cannot have loaded), encoding: "packed" (default) or "json"}.
  *
- * Speed (issue #10: < 100 ms for 10k elements): one iterative walk, one getComputedStyle per element reading five
- * properties, one reused Range for text rectangles, enum strings interned into small tables, numbers rounded to
- * 0.1 px, parallel arrays instead of per-element objects.
+ * Speed: one iterative walk, one getComputedStyle per element reading five properties, one reused Range for text
+ * rectangles, enum strings interned into small tables, numbers rounded to 0.1 px, parallel arrays instead of
+ * per-element objects, and numeric columns packed into base64 strings (see pack()).
  */
 (() => {
   "use strict";
-  const VERSION = "1.2.0";
+  const VERSION = "1.3.0";
 
   // Pristine references, taken before any later page script can replace them. In the extension's isolated world
   // and in the renderer's isolated world the page cannot touch these at all; in the main world we at least detect
@@ -40,6 +40,9 @@
   const frameDocumentGet = desc(HTMLFrameElement.prototype, "contentDocument").get;  // <frameset> pages
   const innerHTMLGet = desc(EP, "innerHTML").get;
   const sheetGet = desc(HTMLLinkElement.prototype, "sheet").get;
+  const toBase64 = typeof Uint8Array.prototype.toBase64 === "function" ? Uint8Array.prototype.toBase64 : null;
+  const btoaRef = window.btoa;
+  const fromCharCode = String.fromCharCode;
   const NATIVE = [
     ["Element.prototype.getBoundingClientRect", gbcr],
     ["window.getComputedStyle", gcs],
@@ -106,7 +109,7 @@
     ? s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
       .replace(/>/g, "&gt;") : s);
 
-  /* `source` must say truthfully which element has which id (issue #20): the DANA family maps its lines back to
+  /* `source` must say truthfully which element has which id: the DANA family maps its lines back to
      nodes through ` data-cx="ID"`, so no page string may spell that (text, script, comment, template content, an
      attribute the page named data-cx) and no raw text or comment may end early and let what follows pass for
      markup. Parsed pages never contain either (the tokenizer ends a script at its end tag and a comment at -->),
@@ -197,250 +200,343 @@
     return { loaded, failed };
   }
 
-  function collect(options) {
-    const t0 = performance.now();
-    const wantSource = !!(options && options.source);
-    const warnings = [];
-    const bad = overridden();
-    if (bad.length) warnings.push(`overridden by the page: ${bad.join(", ")}`);
-
-    const tags = interner(), displays = interner(), positions = interner(), visibilities = interner();
-    const parent = [], tag = [], box = [], display = [], position = [], visibility = [], opacity = [],
-      fontSize = [], flags = [];
-    const aNode = [], aName = [], aValue = [];
-    const tOwner = [], tSeq = [], tText = [], tOff = [0], tRects = [];
-    const nodes = [];
-    const effOpacity = [];  // product of opacities along the ancestors (flat tree), per element
-    const rendered = [];    // false inside a display:none subtree (no layout box for anything below)
-    const src = [];
-
+  // ---- the walk -------------------------------------------------------------------------------------------------
+  // One state object holds every column (parallel arrays, no object per element) and the explicit stack of
+  // "levels" (a sibling list being walked), so that 10k-deep pages do not overflow the JS stack.
+  function newState(wantSource) {
     const sx = window.scrollX, sy = window.scrollY;
-    // Frame contexts: offset of a same-origin iframe's viewport in top-document coordinates + its Range.
-    const frames = [{ dx: sx, dy: sy, range: createRange.call(document), flag: 0 }];
-    let opaqueFrames = 0;
-
-    // Explicit stack of "levels" (a sibling list being walked), as parallel arrays: 10k-deep pages do not overflow
-    // the JS stack, and no object is allocated per element.
-    const lvNode = [], lvParent = [], lvClose = [], lvSingle = [], lvFrame = [], lvSrc = [];
-    let sp = 0;
-    const push = (node, par, close, single, frame, s) => {
-      lvNode[sp] = node; lvParent[sp] = par; lvClose[sp] = close; lvSingle[sp] = single; lvFrame[sp] = frame;
-      lvSrc[sp] = s; sp++;
+    return {
+      wantSource, sx, sy,
+      tags: interner(), displays: interner(), positions: interner(), visibilities: interner(),
+      parent: [], tag: [], box: [], display: [], position: [], visibility: [], opacity: [], fontSize: [],
+      flags: [],
+      aNode: [], aName: [], aValue: [],
+      tOwner: [], tSeq: [], tText: [], tOff: [0], tRects: [],
+      nodes: [],
+      effOpacity: [],  // product of opacities along the ancestors (flat tree), per element
+      rendered: [],    // false inside a display:none subtree (no layout box for anything below)
+      src: [],
+      // Frame contexts: offset of a same-origin iframe's viewport in top-document coordinates + its Range.
+      frames: [{ dx: sx, dy: sy, range: createRange.call(document), flag: 0 }],
+      opaqueFrames: 0,
+      lvNode: [], lvParent: [], lvClose: [], lvSingle: [], lvFrame: [], lvSrc: [], sp: 0,
     };
+  }
 
-    push(firstChildGet.call(document), -1, null, false, 0, wantSource);
+  function push(st, node, par, close, single, frame, s) {
+    const sp = st.sp;
+    st.lvNode[sp] = node; st.lvParent[sp] = par; st.lvClose[sp] = close; st.lvSingle[sp] = single;
+    st.lvFrame[sp] = frame; st.lvSrc[sp] = s;
+    st.sp = sp + 1;
+  }
 
-    while (sp > 0) {
-      const level = sp - 1;
-      const node = lvNode[level];
+  function walk(st) {
+    push(st, firstChildGet.call(document), -1, null, false, 0, st.wantSource);
+    while (st.sp > 0) {
+      const level = st.sp - 1;
+      const node = st.lvNode[level];
       if (node === null) {
-        if (lvSrc[level] && lvClose[level] !== null) src.push(lvClose[level]);
-        sp--;
+        if (st.lvSrc[level] && st.lvClose[level] !== null) st.src.push(st.lvClose[level]);
+        st.sp--;
         continue;
       }
-      lvNode[level] = lvSingle[level] ? null : nextSiblingGet.call(node);
-      const par = lvParent[level];
-      const fi = lvFrame[level];
-      const withSrc = lvSrc[level];
+      st.lvNode[level] = st.lvSingle[level] ? null : nextSiblingGet.call(node);
+      const par = st.lvParent[level];
+      const withSrc = st.lvSrc[level];
       const type = nodeTypeGet.call(node);
+      if (type === 1) visitElement(st, node, par, st.lvFrame[level], withSrc);
+      else if (type === 3) visitText(st, node, par, st.lvFrame[level], withSrc);
+      else if (!withSrc) continue;
+      else if (type === 8) st.src.push(`<!--${escComment(dataGet.call(node))}-->`);
+      else if (type === 10) st.src.push(`<!DOCTYPE ${node.name}>`);  // where the document has it
+    }
+  }
 
-      if (type === 3) {  // text
-        const data = dataGet.call(node);
-        if (par >= 0) {
-          const ptag = tags.table[tag[par]];
-          if (!NO_TEXT_TAGS.has(ptag) && /\S/.test(data)) {
-            tOwner.push(par);
-            tSeq.push(parent.length);
-            tText.push(data);
-            if (rendered[par]) {
-              const f = frames[fi];
-              rangeSelect.call(f.range, node);
-              const rl = rangeRects.call(f.range);
-              for (let k = 0; k < rl.length; k++) {
-                const r = rl[k];
-                if (r.width === 0 && r.height === 0) continue;
-                tRects.push(r1(r.left + f.dx), r1(r.top + f.dy), r1(r.width), r1(r.height));
-              }
-            }
-            tOff.push(tRects.length >> 2);
-          }
-          if (withSrc) src.push(RAW_TEXT.has(ptag) ? escRaw(data, ptag) : unforgeable(escText(data)));
+  function visitText(st, node, par, fi, withSrc) {
+    if (par < 0) return;
+    const data = dataGet.call(node);
+    const ptag = st.tags.table[st.tag[par]];
+    if (!NO_TEXT_TAGS.has(ptag) && /\S/.test(data)) {
+      st.tOwner.push(par);
+      st.tSeq.push(st.parent.length);
+      st.tText.push(data);
+      if (st.rendered[par]) {
+        const f = st.frames[fi];
+        rangeSelect.call(f.range, node);
+        const rl = rangeRects.call(f.range);
+        for (let k = 0; k < rl.length; k++) {
+          const r = rl[k];
+          if (r.width === 0 && r.height === 0) continue;
+          st.tRects.push(r1(r.left + f.dx), r1(r.top + f.dy), r1(r.width), r1(r.height));
         }
-        continue;
       }
-      if (type === 8) {  // comment
-        if (withSrc) src.push(`<!--${escComment(dataGet.call(node))}-->`);
-        continue;
-      }
-      if (type === 10) {  // doctype, where the document has it (a comment may come first)
-        if (withSrc) src.push(`<!DOCTYPE ${node.name}>`);
-        continue;
-      }
-      if (type !== 1) continue;
+      st.tOff.push(st.tRects.length >> 2);
+    }
+    if (withSrc) st.src.push(RAW_TEXT.has(ptag) ? escRaw(data, ptag) : unforgeable(escText(data)));
+  }
 
-      // ---- element ----
-      const id = parent.length;
-      nodes.push(node);
-      const lname = localNameGet.call(node);
-      const tcode = tags.code(lname);
-      const tname = tags.table[tcode];
-      const f = frames[fi];
-      const pr = par >= 0 ? rendered[par] : true;
-      let cs = null, rect = null, disp, pos, vis, op, fsz, x = 0, y = 0, w = 0, h = 0;
-      if (pr) {
-        cs = gcs.call(window, node);
-        disp = cs.display; pos = cs.position; vis = cs.visibility;
-        const opStr = cs.opacity;
-        op = opStr === "1" ? 1 : parseFloat(opStr) || 0;
-        fsz = r1(parseFloat(cs.fontSize) || 0);
-        if (disp !== "none") {  // a display:none element has no box (head, script, style, hidden widgets)
-          rect = gbcr.call(node);
-          x = r1(rect.left + f.dx); y = r1(rect.top + f.dy); w = r1(rect.width); h = r1(rect.height);
+  // Computed style and box of one element: one getComputedStyle, one getBoundingClientRect when it has a box.
+  function styleOf(st, node, par, f) {
+    if (par >= 0 && !st.rendered[par]) {
+      // Inside a display:none subtree nothing is laid out, and Chromium resolves such styles one ancestor chain
+      // per call (quadratic in depth). Record "not displayed" and inherit the rest from the parent instead.
+      return { cs: null, rect: null, disp: "none", pos: "static", vis: st.visibilities.table[st.visibility[par]],
+        op: 1, fsz: st.fontSize[par], x: 0, y: 0, w: 0, h: 0 };
+    }
+    const cs = gcs.call(window, node);
+    const disp = cs.display;
+    const opStr = cs.opacity;
+    const out = { cs, rect: null, disp, pos: cs.position, vis: cs.visibility,
+      op: opStr === "1" ? 1 : parseFloat(opStr) || 0, fsz: r1(parseFloat(cs.fontSize) || 0), x: 0, y: 0, w: 0, h: 0 };
+    if (disp !== "none") {  // a display:none element has no box (head, script, style, hidden widgets)
+      const rect = out.rect = gbcr.call(node);
+      out.x = r1(rect.left + f.dx); out.y = r1(rect.top + f.dy); out.w = r1(rect.width); out.h = r1(rect.height);
+    }
+    return out;
+  }
+
+  function visibilityFlags(s, node, tname, eff, base) {
+    let fl = base;
+    const { x, y, w, h } = s;
+    // Off-document boxes (left: -10000px) and 1x1 "visually hidden" boxes (screen-reader-only text) show nothing.
+    if (s.disp !== "none" && w > 0 && h > 0 && (w > 1 || h > 1) && s.vis === "visible" && eff > 0 && x + w > 0 &&
+        y + h > 0) {
+      fl |= VISIBLE;
+    }
+    if (s.pos === "fixed") fl |= FIXED;
+    else if (s.pos === "sticky") fl |= STICKY;
+    if (IMAGE_TAGS.has(tname)) fl |= IMAGE;
+    // An empty element painted with a CSS background image (icon, hero banner) is an image too. Only empty ones:
+    // a link with an icon and a label is text, and the extra property read stays rare.
+    else if ((fl & VISIBLE) && isEmpty(node)) {
+      const bg = s.cs.backgroundImage;
+      if (bg !== "none" && bg.indexOf("url(") >= 0) fl |= IMAGE;
+    }
+    return fl;
+  }
+
+  // Kept attributes into the attrs columns; returns [flags, attribute source]. Names first (no Attr objects:
+  // 10-30x cheaper than walking .attributes), values only when kept.
+  function attributes(st, node, id, tname, fl, withSrc) {
+    let attrSrc = "";
+    if (!hasAttributes.call(node)) return [fl, attrSrc];
+    const names = getAttributeNames.call(node);
+    for (let k = 0; k < names.length; k++) {
+      const nm = names[k];
+      const keep = ATTRS.has(nm) || nm.startsWith("aria-") || (nm.startsWith("data-") && DATA_ATTR.test(nm));
+      const isType = nm === "type" && tname === "input";
+      if (!keep && !isType && !withSrc) continue;
+      const val = getAttribute.call(node, nm);
+      if (keep) {
+        st.aNode.push(id);
+        st.aName.push(nm);
+        st.aValue.push(val.length > MAX_ATTR ? val.slice(0, MAX_ATTR) : val);
+        if (nm === "href" && (tname === "a" || tname === "area")) fl |= LINK;
+      } else if (isType && val.toLowerCase() === "image") {
+        fl |= IMAGE;
+      }
+      if (withSrc) attrSrc += ` ${nm}="${escAttr(val)}"`;
+    }
+    return [fl, attrSrc];
+  }
+
+  function visitElement(st, node, par, fi, withSrc) {
+    const id = st.parent.length;
+    st.nodes.push(node);
+    const lname = localNameGet.call(node);
+    const tcode = st.tags.code(lname);
+    const tname = st.tags.table[tcode];
+    const f = st.frames[fi];
+    const s = styleOf(st, node, par, f);
+    const eff = (par >= 0 ? st.effOpacity[par] : 1) * s.op;
+    st.rendered.push(s.disp !== "none");
+    st.effOpacity.push(eff);
+    const [attrFlags, attrSrc] = attributes(st, node, id, tname, visibilityFlags(s, node, tname, eff, f.flag),
+      withSrc);
+    let fl = attrFlags;
+    st.parent.push(par);
+    st.tag.push(tcode);
+    st.box.push(s.x, s.y, s.w, s.h);
+    st.display.push(st.displays.code(s.disp));
+    st.position.push(st.positions.code(s.pos));
+    st.visibility.push(st.visibilities.code(s.vis));
+    st.opacity.push(s.op === 1 ? 1 : Math.round(s.op * 1000) / 1000);
+    st.fontSize.push(s.fsz);
+    if (withSrc) st.src.push(`<${lname}${unforgeable(attrSrc)} data-cx="${id}">`);
+    if (tname === "iframe" || tname === "frame") {
+      if (enterFrame(st, node, id, tname, lname, f, s, fl, withSrc)) return;
+      fl |= OPAQUE_FRAME;
+      st.opaqueFrames++;
+    }
+    let sr = null;
+    try {
+      sr = shadowRootGet.call(node);
+    } catch (e) {
+      sr = null;
+    }
+    if (sr) fl |= SHADOW_HOST;
+    st.flags.push(fl);
+    if (VOID.has(lname)) return;
+    if (tname === "template") {
+      // Template content is an inert fragment, not part of the rendered tree: kept only in the source.
+      if (withSrc) st.src.push(`${unforgeable(innerHTMLGet.call(node))}</${lname}>`);
+      return;
+    }
+    // Light children (closed by the element's end tag), then the shadow root on top so it is walked first.
+    push(st, firstChildGet.call(node), id, withSrc ? `</${lname}>` : null, false, fi, withSrc);
+    if (sr) {
+      if (withSrc) st.src.push('<template shadowrootmode="open">');
+      push(st, firstChildGet.call(sr), id, withSrc ? "</template>" : null, false, fi, withSrc);
+    }
+  }
+
+  // A same-origin frame: its <html> becomes the frame element's child, geometry shifted by the frame's content-box
+  // origin. False for a cross-origin (opaque) frame.
+  function enterFrame(st, node, id, tname, lname, f, s, fl, withSrc) {
+    let doc = null;
+    try {
+      doc = (tname === "iframe" ? contentDocumentGet : frameDocumentGet).call(node);
+    } catch (e) {
+      doc = null;
+    }
+    if (!doc || !doc.documentElement) return false;
+    let dx = f.dx, dy = f.dy;
+    if (s.cs && s.rect) {
+      dx += s.rect.left + (parseFloat(s.cs.borderLeftWidth) || 0) + (parseFloat(s.cs.paddingLeft) || 0);
+      dy += s.rect.top + (parseFloat(s.cs.borderTopWidth) || 0) + (parseFloat(s.cs.paddingTop) || 0);
+    }
+    st.frames.push({ dx, dy, range: createRange.call(doc), flag: IN_FRAME });
+    st.flags.push(fl);
+    if (withSrc) st.src.push(`</${lname}>`);
+    push(st, doc.documentElement, id, null, true, st.frames.length - 1, false);  // iframes are not inlined
+    return true;
+  }
+
+  // ---- packed columns (PROTOCOL.md "Packed columns") -------------------------------------------------------------
+  // A numeric column as base64 of zigzag LEB128 varints of round(value * scale), optionally of the differences
+  // between neighbours: the browser hands one string to native messaging instead of converting 10^5 numbers one by
+  // one, the host decodes it with numpy, and small numbers take one byte.
+  const LIMIT = 4294967295;  // |round(value * scale)|: deltas then stay within the host's five varint bytes
+  function varint(values, scale, delta) {
+    const n = values.length;
+    const out = new Uint8Array(n * 5 + 8);
+    let p = 0, prev = 0;
+    for (let i = 0; i < n; i++) {
+      let x = scale === 1 ? values[i] : Math.round(values[i] * scale);
+      if (!(x === x)) x = 0;  // NaN never comes from a layout; a number keeps the column decodable
+      else if (x > LIMIT) x = LIMIT;
+      else if (x < -LIMIT) x = -LIMIT;
+      if (delta) {
+        const d = x - prev;
+        prev = x;
+        x = d;
+      }
+      let z = x >= 0 ? x * 2 : -x * 2 - 1;
+      if (z < 2147483648) {  // 32-bit integer operations, the common case
+        while (z >= 128) {
+          out[p++] = (z & 127) | 128;
+          z >>>= 7;
         }
       } else {
-        // Inside a display:none subtree nothing is laid out, and Chromium resolves such styles one ancestor chain
-        // per call (quadratic in depth: 4 s for a 5000-deep hidden chain). Record "not displayed" and inherit the
-        // rest from the parent instead of asking.
-        disp = "none"; pos = "static"; vis = visibilities.table[visibility[par]]; op = 1; fsz = fontSize[par];
-      }
-      const isRendered = pr && disp !== "none";
-      const eff = (par >= 0 ? effOpacity[par] : 1) * op;
-      rendered.push(isRendered);
-      effOpacity.push(eff);
-
-      let fl = f.flag;
-      // Off-document boxes (left: -10000px) and 1x1 "visually hidden" boxes (screen-reader-only text) show nothing.
-      if (isRendered && w > 0 && h > 0 && (w > 1 || h > 1) && vis === "visible" && eff > 0 && x + w > 0 && y + h > 0) {
-        fl |= VISIBLE;
-      }
-      if (pos === "fixed") fl |= FIXED;
-      else if (pos === "sticky") fl |= STICKY;
-      if (IMAGE_TAGS.has(tname)) fl |= IMAGE;
-      // An empty element painted with a CSS background image (icon, hero banner) is an image too. Only empty ones:
-      // a link with an icon and a label is text, and the extra property read stays rare.
-      else if ((fl & VISIBLE) && isEmpty(node)) {
-        const bg = cs.backgroundImage;
-        if (bg !== "none" && bg.indexOf("url(") >= 0) fl |= IMAGE;
-      }
-
-      // Attributes: names first (no Attr objects: 10-30x cheaper than walking .attributes), values only when kept.
-      let attrSrc = "";
-      if (hasAttributes.call(node)) {
-        const names = getAttributeNames.call(node);
-        for (let k = 0; k < names.length; k++) {
-          const nm = names[k];
-          const keep = ATTRS.has(nm) || nm.startsWith("aria-") || (nm.startsWith("data-") && DATA_ATTR.test(nm));
-          const isType = nm === "type" && tname === "input";
-          if (!keep && !isType && !withSrc) continue;
-          const val = getAttribute.call(node, nm);
-          if (keep) {
-            aNode.push(id);
-            aName.push(nm);
-            aValue.push(val.length > MAX_ATTR ? val.slice(0, MAX_ATTR) : val);
-            if (nm === "href" && (tname === "a" || tname === "area")) fl |= LINK;
-          } else if (isType && val.toLowerCase() === "image") {
-            fl |= IMAGE;
-          }
-          if (withSrc) attrSrc += ` ${nm}="${escAttr(val)}"`;
+        while (z >= 128) {
+          out[p++] = (z % 128) + 128;
+          z = Math.floor(z / 128);
         }
       }
-
-      parent.push(par);
-      tag.push(tcode);
-      box.push(x, y, w, h);
-      display.push(displays.code(disp));
-      position.push(positions.code(pos));
-      visibility.push(visibilities.code(vis));
-      opacity.push(op === 1 ? 1 : Math.round(op * 1000) / 1000);
-      fontSize.push(fsz);
-
-      if (withSrc) src.push(`<${lname}${unforgeable(attrSrc)} data-cx="${id}">`);
-      const isVoid = VOID.has(lname);
-
-      if (tname === "iframe" || tname === "frame") {
-        let doc = null;
-        try {
-          doc = (tname === "iframe" ? contentDocumentGet : frameDocumentGet).call(node);
-        } catch (e) {
-          doc = null;
-        }
-        if (doc && doc.documentElement) {
-          // Same origin: its <html> becomes our child; geometry shifted by the frame's content-box origin.
-          let dx = f.dx, dy = f.dy;
-          if (cs && rect) {
-            dx += rect.left + (parseFloat(cs.borderLeftWidth) || 0) + (parseFloat(cs.paddingLeft) || 0);
-            dy += rect.top + (parseFloat(cs.borderTopWidth) || 0) + (parseFloat(cs.paddingTop) || 0);
-          }
-          frames.push({ dx, dy, range: createRange.call(doc), flag: IN_FRAME });
-          flags.push(fl);
-          if (withSrc) src.push(`</${lname}>`);
-          push(doc.documentElement, id, null, true, frames.length - 1, false);  // iframes are not inlined
-          continue;
-        }
-        fl |= OPAQUE_FRAME;
-        opaqueFrames++;
-      }
-
-      let sr = null;
-      try {
-        sr = shadowRootGet.call(node);
-      } catch (e) {
-        sr = null;
-      }
-      if (sr) fl |= SHADOW_HOST;
-      flags.push(fl);
-
-      if (isVoid) continue;
-      if (tname === "template") {
-        // Template content is an inert fragment, not part of the rendered tree: kept only in the source.
-        if (withSrc) src.push(`${unforgeable(innerHTMLGet.call(node))}</${lname}>`);
-        continue;
-      }
-      // Light children (closed by the element's end tag), then the shadow root on top so it is walked first.
-      push(firstChildGet.call(node), id, withSrc ? `</${lname}>` : null, false, fi, withSrc);
-      if (sr) {
-        if (withSrc) src.push('<template shadowrootmode="open">');
-        push(firstChildGet.call(sr), id, withSrc ? "</template>" : null, false, fi, withSrc);
-      }
+      out[p++] = z;
     }
+    const column = { varint: base64(out.subarray(0, p)), count: n };
+    if (scale !== 1) column.scale = scale;
+    if (delta) column.delta = true;
+    return column;
+  }
 
-    if (opaqueFrames) warnings.push(`${opaqueFrames} cross-origin frame(s) recorded as opaque boxes`);
+  function base64(bytes) {
+    if (toBase64) return toBase64.call(bytes);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 8192) bin += fromCharCode.apply(null, bytes.subarray(i, i + 8192));
+    return btoaRef.call(window, bin);
+  }
+
+  const PACKED = {
+    elements: { parent: [1, true], tag: [1, false], box: [10, false], display: [1, false], position: [1, false],
+      visibility: [1, false], opacity: [1000, false], font_size: [10, false], flags: [1, false] },
+    attrs: { node: [1, true] },
+    text: { owner: [1, true], seq: [1, true], rect_offsets: [1, true], rects: [10, false] },
+  };
+
+  // The same snapshot with its numeric columns packed (the JSON number-list form stays valid protocol).
+  function pack(snapshot) {
+    const out = { ...snapshot };
+    for (const section of Object.keys(PACKED)) {
+      const cols = { ...snapshot[section] };
+      for (const [name, [scale, delta]] of Object.entries(PACKED[section])) {
+        if (Array.isArray(cols[name])) cols[name] = varint(cols[name], scale, delta);
+      }
+      out[section] = cols;
+    }
+    return out;
+  }
+
+  function pageInfo(st, options, warnings) {
     const de = document.documentElement;
-    const body = document.body;
     let dir = "ltr";
     try {
-      dir = gcs.call(window, body || de).direction || "ltr";
+      dir = gcs.call(window, document.body || de).direction || "ltr";
     } catch (e) {
       dir = "ltr";
     }
-    globalThis.centrumNodes = nodes;
-    const snapshot = {
-      protocol: 1,
-      page: {
-        url: String(location.href),
-        title: String(document.title || ""),
-        lang: de ? (de.getAttribute("lang") || "") : "",
-        dir,
-        viewport: [window.innerWidth, window.innerHeight],
-        document: de ? [de.scrollWidth, de.scrollHeight] : [0, 0],
-        scroll: [r1(sx), r1(sy)],
-        dpr: window.devicePixelRatio || 1,
-        collector: VERSION,
-        timing: { collect_ms: 0 },
-        stylesheets: stylesheetStats(document, !!(options && options.offline)),
-        warnings,
-      },
-      enums: { tag: tags.table, display: displays.table, position: positions.table,
-        visibility: visibilities.table },
-      elements: { parent, tag, box, display, position, visibility, opacity, font_size: fontSize, flags },
-      attrs: { node: aNode, name: aName, value: aValue },
-      text: { owner: tOwner, seq: tSeq, text: tText, rect_offsets: tOff, rects: tRects },
+    if (st.opaqueFrames) warnings.push(`${st.opaqueFrames} cross-origin frame(s) recorded as opaque boxes`);
+    return {
+      url: String(location.href),
+      title: String(document.title || ""),
+      lang: de ? (de.getAttribute("lang") || "") : "",
+      dir,
+      viewport: [window.innerWidth, window.innerHeight],
+      document: de ? [de.scrollWidth, de.scrollHeight] : [0, 0],
+      scroll: [r1(st.sx), r1(st.sy)],
+      dpr: window.devicePixelRatio || 1,
+      collector: VERSION,
+      timing: { collect_ms: 0 },
+      stylesheets: stylesheetStats(document, !!options.offline),
+      warnings,
     };
-    if (wantSource) snapshot.source = src.join("");
-    snapshot.page.timing.collect_ms = Math.round((performance.now() - t0) * 10) / 10;
+  }
+
+  /* Options: {source: bool, offline: bool, encoding: "packed" (default) | "json" (number lists, the original
+     form)}. Epoch times of the last call (start, walked, end) are left in globalThis.centrumCollectTiming for
+     `centrum bench`. */
+  function collect(options) {
+    options = options || {};
+    const now = () => performance.timeOrigin + performance.now();
+    const t0 = now();
+    const warnings = [];
+    const bad = overridden();
+    if (bad.length) warnings.push(`overridden by the page: ${bad.join(", ")}`);
+    const st = newState(!!options.source);
+    walk(st);
+    const t1 = now();
+    globalThis.centrumNodes = st.nodes;
+    let snapshot = {
+      protocol: 1,
+      page: pageInfo(st, options, warnings),
+      enums: { tag: st.tags.table, display: st.displays.table, position: st.positions.table,
+        visibility: st.visibilities.table },
+      elements: { parent: st.parent, tag: st.tag, box: st.box, display: st.display, position: st.position,
+        visibility: st.visibility, opacity: st.opacity, font_size: st.fontSize, flags: st.flags },
+      attrs: { node: st.aNode, name: st.aName, value: st.aValue },
+      text: { owner: st.tOwner, seq: st.tSeq, text: st.tText, rect_offsets: st.tOff, rects: st.tRects },
+    };
+    if (st.wantSource) snapshot.source = st.src.join("");
+    if (options.encoding !== "json") snapshot = pack(snapshot);
+    const t2 = now();
+    snapshot.page.timing.collect_ms = Math.round((t2 - t0) * 10) / 10;
+    snapshot.page.timing.pack_ms = Math.round((t2 - t1) * 10) / 10;
+    globalThis.centrumCollectTiming = { start: t0, walked: t1, end: t2 };
     return snapshot;
   }
 
   globalThis.centrumCollect = collect;
+  globalThis.centrumPack = pack;
   globalThis.centrumCollectorVersion = VERSION;
 })();

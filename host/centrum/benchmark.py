@@ -3,7 +3,9 @@
 Measured in one run, on deterministic synthetic pages (``centrum.synthetic``) of growing size and optionally on
 data-set pages: collection time in the page, snapshot size, the native-messaging round trip through a real
 ``centrum-host`` process, host parse time, each algorithm's time, and Mozilla Readability.js timed in the same
-page as the anchor. Growth with page size is fitted as the slope on a log-log scale (1 = linear).
+page as the anchor. On the synthetic pages, the press of the extension's button to the highlight on screen
+(``centrum.pipeline_bench``: Chromium with the unpacked extension and the real host, first and warm presses, split
+by stage) and the host's peak memory. Growth with page size is fitted as the slope on a log-log scale (1 = linear).
 
 A benchmark never fails anything for being slow: it reports.
 """
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import algorithms
+from .pipeline_bench import STAGES
 from .snapshot import parse_snapshot
 from .synthetic import synthetic_html
 
@@ -54,6 +57,7 @@ class Row:
     readability_ms: float = float("nan")
     algorithms_ms: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    pipeline: dict[str, Any] = field(default_factory=dict)  # centrum.pipeline_bench figures (synthetic pages)
 
     @property
     def bytes_per_element(self) -> float:
@@ -146,11 +150,8 @@ def loglog_slope(sizes: Iterable[float], values: Iterable[float]) -> float:
 
 
 def run_bench(sizes: list[int], dataset_dirs: list[Path], per_dataset: int, repeat: int, names: list[str],
-              use_host: bool = True, readability: bool = True, progress: bool = True) -> dict[str, Any]:
-    from tqdm import tqdm
-
-    from .render import Renderer
-
+              use_host: bool = True, readability: bool = True, progress: bool = True,
+              pipeline: bool = True) -> dict[str, Any]:
     extra: dict[str, str] = {}
     if readability:
         try:
@@ -160,47 +161,79 @@ def run_bench(sizes: list[int], dataset_dirs: list[Path], per_dataset: int, repe
         except ImportError:
             extra = {}
     host = HostProcess() if use_host else None
-    pages: list[tuple[str, Path]] = []
     with tempfile.TemporaryDirectory(prefix="centrum-bench-") as tmp:
+        synthetic: dict[str, Path] = {}
         for n in sizes:
             path = Path(tmp) / f"synthetic-{n}.html"
             path.write_text(synthetic_html(n), encoding="utf-8")
-            pages.append((f"synthetic-{n // 1000}k" if n >= 1000 else f"synthetic-{n}", path))
+            synthetic[f"synthetic-{n // 1000}k" if n >= 1000 else f"synthetic-{n}"] = path
+        pages = list(synthetic.items())
         for d in dataset_dirs:
             files = sorted((d / "pages").glob("*.html"))[:per_dataset]
             pages += [(f"{d.name}/{f.stem[:24]}", f) for f in files]
-        rows: list[Row] = []
-        with Renderer(timeout_s=20) as renderer:
-            for name, path in tqdm(pages, desc="bench", unit="page", disable=not progress):
-                row = Row(name=name, elements=0)
-                try:
-                    out = renderer.render(path, source=True, extra=extra)
-                except Exception as e:  # noqa: BLE001
-                    row.errors["render"] = f"{type(e).__name__}: {e}"
-                    rows.append(row)
-                    continue
-                row.collect_ms = float(out.raw.get("page", {}).get("timing", {}).get("collect_ms", float("nan")))
-                rj = (out.extra or {}).get("readability_js")
-                if isinstance(rj, dict) and rj.get("ms") is not None:
-                    row.readability_ms = float(rj["ms"])
-                measure_snapshot(row, out.raw, names, repeat, host)
-                rows.append(row)
+        rows = _rendered_rows(pages, extra, names, repeat, host, progress)
+        if pipeline and synthetic:
+            from .pipeline_bench import run_pipeline
+
+            figures = run_pipeline(synthetic, repeat, extra.get("readability_js"))
+            for row in rows:
+                row.pipeline = dict(figures.get(row.name, {}))
+                if "error" in row.pipeline:
+                    row.errors["pipeline"] = str(row.pipeline.pop("error"))
     cold = host.cold_start_ms if host else float("nan")
     if host:
         host.close()
+    return {"rows": [row_json(r) for r in rows], "cold_start_ms": cold, "slopes": _slopes(rows, names),
+            "algorithms": names, "targets": TARGETS, "cpu_count": os.cpu_count()}
+
+
+def _rendered_rows(pages: list[tuple[str, Path]], extra: dict[str, str], names: list[str], repeat: int,
+                   host: HostProcess | None, progress: bool) -> list[Row]:
+    """Each page rendered by the headless renderer: collection, sizes, parse, algorithms, host round trip."""
+    from tqdm import tqdm
+
+    from .render import Renderer
+
+    rows: list[Row] = []
+    with Renderer(timeout_s=60) as renderer:
+        for name, path in tqdm(pages, desc="bench", unit="page", disable=not progress):
+            row = Row(name=name, elements=0)
+            try:
+                out = renderer.render(path, source=True, extra=extra)
+            except Exception as e:  # noqa: BLE001
+                row.errors["render"] = f"{type(e).__name__}: {e}"
+                rows.append(row)
+                continue
+            row.collect_ms = float(out.raw.get("page", {}).get("timing", {}).get("collect_ms", float("nan")))
+            rj = (out.extra or {}).get("readability_js")
+            if isinstance(rj, dict) and rj.get("ms") is not None:
+                row.readability_ms = float(rj["ms"])
+            measure_snapshot(row, out.raw, names, repeat, host)
+            rows.append(row)
+    return rows
+
+
+def _slopes(rows: list[Row], names: list[str]) -> dict[str, float]:
     synthetic = [r for r in rows if r.name.startswith("synthetic")]
     slopes: dict[str, float] = {}
-    if len(synthetic) >= 2:
-        ns = [r.elements for r in synthetic]
-        slopes["collect"] = loglog_slope(ns, [r.collect_ms for r in synthetic])
-        slopes["snapshot_bytes"] = loglog_slope(ns, [r.snapshot_bytes for r in synthetic])
-        slopes["parse"] = loglog_slope(ns, [r.parse_ms for r in synthetic])
-        slopes["roundtrip"] = loglog_slope(ns, [r.roundtrip_ms for r in synthetic])
-        slopes["readability_js"] = loglog_slope(ns, [r.readability_ms for r in synthetic])
-        for name in names:
-            slopes[name] = loglog_slope(ns, [r.algorithms_ms.get(name, float("nan")) for r in synthetic])
-    return {"rows": [row_json(r) for r in rows], "cold_start_ms": cold, "slopes": slopes, "algorithms": names,
-            "targets": TARGETS, "cpu_count": os.cpu_count()}
+    if len(synthetic) < 2:
+        return slopes
+    ns = [r.elements for r in synthetic]
+    slopes["collect"] = loglog_slope(ns, [r.collect_ms for r in synthetic])
+    slopes["snapshot_bytes"] = loglog_slope(ns, [r.snapshot_bytes for r in synthetic])
+    slopes["parse"] = loglog_slope(ns, [r.parse_ms for r in synthetic])
+    slopes["roundtrip"] = loglog_slope(ns, [r.roundtrip_ms for r in synthetic])
+    slopes["readability_js"] = loglog_slope(ns, [r.readability_ms for r in synthetic])
+    for name in names:
+        slopes[name] = loglog_slope(ns, [r.algorithms_ms.get(name, float("nan")) for r in synthetic])
+    if any(r.pipeline.get("pipeline_split") for r in synthetic):
+        nan = float("nan")
+        slopes["pipeline"] = loglog_slope(ns, [r.pipeline.get("pipeline_ms", nan) for r in synthetic])
+        for stage in STAGES:
+            slopes[f"pipeline.{stage}"] = loglog_slope(
+                ns, [r.pipeline.get("pipeline_split", {}).get(stage, nan) for r in synthetic])
+        slopes["peak_rss_mb"] = loglog_slope(ns, [r.pipeline.get("peak_rss_mb", nan) for r in synthetic])
+    return slopes
 
 
 def row_json(r: Row) -> dict[str, Any]:
@@ -208,7 +241,7 @@ def row_json(r: Row) -> dict[str, Any]:
             "snapshot_bytes": r.snapshot_bytes, "bytes_per_element": r.bytes_per_element,
             "source_bytes": r.source_bytes, "parse_ms": r.parse_ms, "roundtrip_ms": r.roundtrip_ms,
             "response_bytes": r.response_bytes, "readability_ms": r.readability_ms,
-            "algorithms_ms": r.algorithms_ms, "errors": r.errors}
+            "algorithms_ms": r.algorithms_ms, "errors": r.errors, **r.pipeline}
 
 
 def _fmt(v: float, digits: int = 1) -> str:
@@ -229,6 +262,7 @@ def format_table(report: dict[str, Any]) -> str:
             ratio = f" ({ms / ra:.2f}×RJS)" if np.isfinite(ms) and ra and np.isfinite(ra) and ra > 0 else ""
             cells.append(_fmt(ms, 2) + ratio if n not in r["errors"] else "error")
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", *format_pipeline(report)]
     lines.append("")
     lines.append(f"host cold start (spawn → first answer): {_fmt(report['cold_start_ms'])} ms "
                  f"(target < {TARGETS['cold_start_ms']:.0f})")
@@ -239,6 +273,28 @@ def format_table(report: dict[str, Any]) -> str:
     for name, k, v in errors[:20]:
         lines.append(f"error: {name}: {k}: {v[:200]}")
     return "\n".join(lines)
+
+
+def format_pipeline(report: dict[str, Any]) -> list[str]:
+    """Press -> highlight per synthetic page: warm median and first press, the split, Readability.js in the same
+    tab, the ratio, request size and the host's peak memory."""
+    rows = [r for r in report["rows"] if "pipeline_ms" in r]
+    if not rows:
+        return []
+    head = ["page", "elements", "press→highlight ms", "first press ms", *[f"{s} ms" for s in STAGES],
+            "Readability.js ms (same tab)", "ratio", "request KB", "bytes/el (no source)", "host peak RSS MB"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        split = r.get("pipeline_split", {})
+        rj = r.get("readability_page_ms", float("nan"))
+        ms = r.get("pipeline_ms", float("nan"))
+        ratio = f"{ms / rj:.2f}×" if np.isfinite(ms) and np.isfinite(rj) and rj > 0 else "—"
+        cells = [r["name"], str(r["elements"]), _fmt(ms), _fmt(r.get("pipeline_first_ms", float("nan"))),
+                 *[_fmt(split.get(s, float("nan"))) for s in STAGES], _fmt(rj), ratio,
+                 _fmt(r.get("request_bytes", 0) / 1e3, 0), _fmt(r["bytes_per_element"], 0),
+                 _fmt(r.get("peak_rss_mb", float("nan")), 0)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def plot(report: dict[str, Any], path: Path) -> bool:
@@ -259,6 +315,9 @@ def plot(report: dict[str, Any], path: Path) -> bool:
               "Readability.js": [r["readability_ms"] for r in rows]}
     for name in report["algorithms"]:
         series[name] = [r["algorithms_ms"].get(name, float("nan")) for r in rows]
+    if any("pipeline_ms" in r for r in rows):
+        series["press → highlight (extension)"] = [r.get("pipeline_ms", float("nan")) for r in rows]
+        series["Readability.js (same tab)"] = [r.get("readability_page_ms", float("nan")) for r in rows]
     fig, ax = plt.subplots(figsize=(8, 5))
     for label, ys in series.items():
         ax.plot(ns, ys, marker="o", label=f"{label} (slope {_fmt(loglog_slope(ns, ys), 2)})")

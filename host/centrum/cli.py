@@ -17,13 +17,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("centrum.commands.batch", "main content of whole crawls (WARC files, page folders, URL lists) on Ray"),
     "bench": ("centrum.commands.bench", "benchmark collection, transfer, parsing and every algorithm"),
     "train": ("centrum.commands.train", "train the ensemble's weights on the shared data sets"),
+    "train-source": ("centrum.commands.train_source", "train the source-only (--no-render) extractor on data sets"),
     "models": ("centrum.commands.models", "list, install or remove the ensemble's models (weights by name)"),
     "install-host": ("centrum.commands.install_host", "register the native messaging host with browsers"),
     "uninstall-host": ("centrum.commands.uninstall_host", "remove the native messaging host registration"),
     "labels": ("centrum.commands.labels", "export annotator labels and report agreement"),
+    "serve": ("centrum.commands.serve", "serve a data-set folder on 127.0.0.1 for annotation campaigns"),
     "host": ("centrum.commands.host", "run the native messaging host on stdin/stdout"),
     "algorithms": ("centrum.commands.algorithms", "list the algorithms and their parameters"),
     "doctor": ("centrum.commands.doctor", "check that each browser finds and can start the native host"),
+    "corpus": ("centrum.commands.corpus", "build generated corpora (styled: real static-site engines and themes)"),
 }
 
 

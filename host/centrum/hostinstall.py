@@ -20,7 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from .paths import centrum_home
+from .paths import centrum_home, home_is_set
 
 HOST_NAME = "org.centrum.host"
 # Chromium-family id, fixed by the public "key" in extension/manifest.json (see extension_id_from_key).
@@ -134,7 +134,7 @@ def write_launcher(directory: Path, platform: str | None = None) -> Path:
     """An executable that runs this Python on ``centrum.nativehost`` (browsers cannot pass interpreter args)."""
     platform = platform or platform_name()
     # Absolute: a relative CENTRUM_HOME would be read against whatever folder the browser starts the launcher in.
-    home_env = str(centrum_home()) if os.environ.get("CENTRUM_HOME") else None
+    home_env = str(centrum_home()) if home_is_set() else None
     if platform == "windows":
         path = directory / "centrum-host.bat"
         lines = ["@echo off"]

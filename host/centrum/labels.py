@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from . import charset
 from .paths import centrum_home, data_dir, make_private, private_dir, private_file
 from .snapshot import Snapshot, SnapshotError, parse_snapshot
+from .tree import covered
 
 DB_NAME = "labels.sqlite3"
 
@@ -91,6 +94,56 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE labels ADD COLUMN save_id TEXT;
     CREATE UNIQUE INDEX labels_by_save_id ON labels(save_id);
+    """,
+    # 3 -> 4: annotation campaigns (centrum.campaigns): a queue of pages, each given to `overlap` annotators.
+    # An assignment is one (page, annotator) pair, at most once; its label, the suggestion it started from.
+    """
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,
+        created TEXT NOT NULL,
+        overlap INTEGER NOT NULL,
+        dataset TEXT,
+        annotators TEXT
+    );
+    CREATE TABLE campaign_pages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        campaign INTEGER NOT NULL REFERENCES campaigns(id),
+        position INTEGER NOT NULL,
+        page_id TEXT NOT NULL,
+        url TEXT,
+        UNIQUE (campaign, page_id)
+    );
+    CREATE TABLE assignments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        campaign INTEGER NOT NULL REFERENCES campaigns(id),
+        page INTEGER NOT NULL REFERENCES campaign_pages(id),
+        annotator TEXT NOT NULL,
+        state TEXT NOT NULL,
+        reason TEXT,
+        label INTEGER REFERENCES labels(id),
+        suggestion_paths TEXT,
+        changed INTEGER,
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        UNIQUE (page, annotator)
+    );
+    CREATE INDEX assignments_by_annotator ON assignments(campaign, annotator, state);
+    CREATE TABLE adjudications (
+        page INTEGER PRIMARY KEY REFERENCES campaign_pages(id),
+        reviewer TEXT NOT NULL,
+        label INTEGER NOT NULL REFERENCES labels(id),
+        how TEXT NOT NULL,
+        created TEXT NOT NULL
+    );
+    """,
+    # 4 -> 5: a page's holders (assignments not skipped) kept on the page with an index, so that the next free page
+    # of a campaign is found without counting every page's assignments (a claim stays O(log n), not O(n)).
+    """
+    ALTER TABLE campaign_pages ADD COLUMN holders INTEGER NOT NULL DEFAULT 0;
+    UPDATE campaign_pages SET holders = (SELECT COUNT(*) FROM assignments a WHERE a.page = campaign_pages.id
+                                         AND a.state != 'skipped');
+    CREATE INDEX campaign_pages_free ON campaign_pages(campaign, holders, position);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -458,6 +511,8 @@ class LabelRecord:
     snapshot_json: bytes
     source: str
     save_id: str | None = None
+    # The parsed snapshot, for callers that compute more from it (a campaign's suggestion paths); not stored.
+    snapshot: Snapshot | None = dataclass_field(default=None, compare=False, repr=False)
 
 
 def validate_label(label: Any) -> LabelRecord:
@@ -550,7 +605,7 @@ def validate_label(label: Any) -> LabelRecord:
         url=url, annotator=annotator, dataset=dataset, page_id=page_id, nodes=node_list,
         node_paths=paths, text=text,
         title=_scrub(snapshot.page.title or ""), lang=_scrub(snapshot.page.lang or ""), n_elements=snapshot.n,
-        snapshot_json=snapshot_json, source=source, save_id=save_id)
+        snapshot_json=snapshot_json, source=source, save_id=save_id, snapshot=snapshot)
 
 
 # ---------------------------------------------------------------------------------------------- store / read
@@ -558,7 +613,11 @@ def validate_label(label: Any) -> LabelRecord:
 
 def save_label(db: str | Path | sqlite3.Connection | None, label: Any) -> int:
     """Validate and store one label; returns its id. ``db`` is a path, an open connection, or None (default db)."""
-    rec = validate_label(label)
+    return store_record(db, validate_label(label))
+
+
+def store_record(db: str | Path | sqlite3.Connection | None, rec: LabelRecord) -> int:
+    """Store a validated label (:func:`validate_label`); a known ``save_id`` stores nothing (module docstring)."""
     snapshot_blob = zlib.compress(rec.snapshot_json, 6)
     source_blob = zlib.compress(rec.source.encode("utf-8"), 6)
     created = _timestamp(datetime.now(UTC))
@@ -702,18 +761,12 @@ def handle_label_save(request: dict[str, Any], db: str | Path | sqlite3.Connecti
 # ---------------------------------------------------------------------------------------------- export
 
 _DATA_CX = re.compile(r' data-cx="\d+"(?=/?>)')  # the collector writes it last in every start tag
-_META_CHARSET = re.compile(r"(<meta\b[^>]*?charset\s*=\s*[\"']?)([\w:.-]+)", re.IGNORECASE)
-_HEAD_TAG = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def export_html(source: str) -> str:
     """The serialized page as a stand-alone file: no ``data-cx`` ids; declared UTF-8 (it is written as UTF-8)."""
-    html = _DATA_CX.sub("", source)
-    html, count = _META_CHARSET.subn(lambda m: m.group(1) + "utf-8", html)
-    if count == 0:
-        html = _HEAD_TAG.sub(lambda m: m.group(0) + '<meta charset="utf-8">', html, count=1)
-    return html
+    return charset.declare_utf8(_DATA_CX.sub("", source))
 
 
 def safe_page_id(label_id: int, hint: str | None) -> str:
@@ -806,22 +859,13 @@ def export_dataset(db: str | Path | sqlite3.Connection | None, out_dir: str | Pa
 # ---------------------------------------------------------------------------------------------- agreement
 
 
-def _cover(snapshot: Snapshot, nodes: Sequence[int]) -> np.ndarray:
-    """Mask of the elements inside the selected subtrees."""
-    mark = np.zeros(snapshot.n + 1, dtype=np.int64)
-    sel = np.asarray([v for v in nodes if 0 <= v < snapshot.n], dtype=np.int64)
-    np.add.at(mark, sel, 1)
-    np.add.at(mark, snapshot.subtree_end[sel], -1)
-    return np.cumsum(mark)[: snapshot.n] > 0
-
-
 def node_f1(snap_a: Snapshot, nodes_a: Sequence[int], snap_b: Snapshot, paths_b: Sequence[str],
             nodes_b: Sequence[int]) -> float:
     """F1 of the element sets covered by two selections, B's nodes carried into A's snapshot by their paths."""
-    cover_a = _cover(snap_a, nodes_a)
-    size_b = int(_cover(snap_b, nodes_b).sum())
+    cover_a = covered(snap_a, nodes_a)
+    size_b = int(covered(snap_b, nodes_b).sum())
     mapped = [v for v in (resolve_path(snap_a, p) for p in paths_b) if v is not None]
-    inter = min(int((cover_a & _cover(snap_a, mapped)).sum()), size_b)
+    inter = min(int((cover_a & covered(snap_a, mapped)).sum()), size_b)
     total = int(cover_a.sum()) + size_b
     return 1.0 if total == 0 else 2 * inter / total
 

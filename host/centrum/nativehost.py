@@ -14,14 +14,17 @@ import logging
 import math
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
 from . import __version__, limits
+from .campaign_host import handlers as campaign_handlers
 from .framing import MAX_REQUEST_BYTES, FrameError, FrameTooLarge, chunk_response, encode_message, read_frame
 from .paths import data_dir, private_file
+from .result import json_default
 
 PROTOCOL = 1
 # PROTOCOL.md: when debug would push a response past this, it is dropped and replaced by {"trimmed": true}.
@@ -81,7 +84,8 @@ def setup_logging() -> None:
 def handle_ping(request: dict[str, Any]) -> dict[str, Any]:
     """Cheap on purpose (it is the first thing a freshly spawned host answers): algorithm modules are located, not
     imported; one that fails to import later answers E_UNAVAILABLE. ``needs_source`` tells the extension whether
-    to collect the page source for an algorithm without a second request."""
+    to collect the page source for an algorithm without a second request. Once the answer is written, the host
+    warms the default algorithm in the background (:func:`warm_up`), so the first extract does not pay for it."""
     import importlib.util
 
     from . import algorithms
@@ -91,11 +95,52 @@ def handle_ping(request: dict[str, Any]) -> dict[str, Any]:
             "needs_source": {name: algorithms.REGISTRY[name].needs_source for name in names}}
 
 
+_WARM: list[threading.Thread] = []
+WARM_UP_WAIT_S = 60.0  # bound on an extract's wait for the warm-up (it loads what the extract would load itself)
+
+
+def warm_up() -> threading.Thread:
+    """Start, once per process, a daemon thread that runs the default algorithm on a small built page, so that its
+    imports, models and per-process tables are loaded while the extension collects the page, not during the first
+    extract. The thread never writes to stdout (only the serving thread writes frames) and a failure is only
+    logged: the extract then loads what it needs itself, as without the warm-up."""
+    if not _WARM:
+        thread = threading.Thread(target=_warm, name="centrum-warm-up", daemon=True)
+        _WARM.append(thread)
+        thread.start()
+    return _WARM[0]
+
+
+def _after_warm_up() -> None:
+    """Wait for a running warm-up: the extract then runs alone, with everything loaded, instead of loading the same
+    modules and models in parallel with it (and no two threads ever run an algorithm at once)."""
+    if _WARM:
+        _WARM[0].join(WARM_UP_WAIT_S)
+
+
+def _warm() -> None:
+    t0 = time.perf_counter()
+    try:
+        from . import algorithms, outputs  # noqa: F401 - outputs: the reader's imports, warmed too
+        from .testing import E, T, build
+
+        words = "The harbour opened again on Saturday after two years of works, to a large and happy crowd. "
+        page = E("html", (0, 0, 1000, 2000), [E("body", (0, 0, 1000, 2000), [
+            E("nav", (0, 0, 1000, 40), [E("a", (0, 0, 80, 20), [T("Home")]), E("a", (90, 0, 80, 20), [T("News")])]),
+            E("article", (100, 100, 800, 900), [E("h1", (100, 100, 800, 40), [T("Harbour reopens")])] + [
+                E("p", (100, 150 + 100 * k, 800, 90), [T(words * 3)]) for k in range(6)]),
+            E("footer", (0, 1900, 1000, 100), [T("Contact us")]),
+        ])])
+        algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
+        log.info("warmed %s in %.0f ms", algorithms.DEFAULT_ALGORITHM, (time.perf_counter() - t0) * 1000)
+    except Exception:  # noqa: BLE001 - a warm-up is an optimisation; the extract reports real failures
+        log.warning("warm-up failed:\n%s", traceback.format_exc())
+
+
 def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:
     from . import algorithms
-    from .commands.algorithms import describe
 
-    out = describe()
+    out = algorithms.describe()
     for entry in out:
         # The extension collects the page source only for algorithms that read it (it can be large).
         entry["needs_source"] = algorithms.REGISTRY[str(entry["name"])].needs_source
@@ -122,19 +167,105 @@ def _check_params(name: str, params: Any) -> None:
         raise HostError("E_PARAMS", str(e), "params") from e
 
 
-def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+def _run(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> Any:
     from . import algorithms
     from .config import ConfigError
+    from .trace import wanting
 
     try:
-        result = algorithms.run(name, snapshot, params)
+        with wanting(debug=debug):  # a press reads no trace: the algorithms that can skip building it do
+            result = algorithms.run(name, snapshot, params)
     except ConfigError as e:  # a parameter only the algorithm can judge (an installed model that does not load)
         raise HostError("E_PARAMS", str(e), "params") from e
     except Exception as e:
         log.error("algorithm %s failed:\n%s", name, traceback.format_exc())
         raise HostError("E_ALGORITHM", f"{name}: {type(e).__name__}: {_clip(str(e), 500)}") from e
     result.timing_ms["parse"] = parse_ms
-    return result.to_json(with_debug=debug)
+    return result
+
+
+def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool) -> dict[str, Any]:
+    answer: dict[str, Any] = _run(name, snapshot, params, parse_ms, debug).to_json(with_debug=debug)
+    return answer
+
+
+# What an extract request may ask for besides the Result (PROTOCOL.md "Request"): the reader's header, its "Copy as
+# Markdown" and its "Save" buttons take them from the host, the one place that builds them. The press asks for none
+# (they cost more than the algorithm on a large page); the reader asks with an `outputs` request when it opens.
+EXTRA_OUTPUTS = ("metadata", "markdown", "html")
+
+
+def _requested_outputs(request: dict[str, Any]) -> tuple[str, ...]:
+    outputs = request.get("outputs", [])
+    if not isinstance(outputs, list) or not all(isinstance(o, str) and o in EXTRA_OUTPUTS for o in outputs) or len(
+            set(outputs)) != len(outputs):
+        raise HostError("E_REQUEST", f"outputs must be a list of distinct names among {', '.join(EXTRA_OUTPUTS)}",
+                        "outputs")
+    return tuple(outputs)
+
+
+def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[str, Any]:
+    """The asked-for outputs of one answer. They are extras: when building them fails on a hostile page the answer
+    still carries the Result, with what the snapshot alone says as metadata."""
+    from .metadata import snapshot_metadata
+    from .outputs import OutputError, Outputs
+
+    out = Outputs(snapshot, result)
+    extra: dict[str, Any] = {}
+    if "metadata" in outputs:
+        try:
+            extra["metadata"] = out.metadata().to_json()
+        except Exception:
+            log.error("metadata failed:\n%s", traceback.format_exc())
+            extra["metadata"] = snapshot_metadata(snapshot, result.text).to_json()
+    for name in outputs:
+        if name == "metadata":
+            continue
+        try:
+            extra[name] = out.markdown() if name == "markdown" else out.html()
+        except OutputError:  # a text-only answer, or a snapshot without source: nothing to format
+            extra[name] = None
+        except Exception:
+            log.error("%s output failed:\n%s", name, traceback.format_exc())
+            extra[name] = None
+    extra["timing_ms"] = {k: v for k, v in out.timing_ms.items()}
+    return extra
+
+
+class _LastPage:
+    """The last single-algorithm extract's snapshot and Result, under a random handle the answer carries (`page`),
+    so that the reader's outputs are built from exactly what was highlighted without sending the snapshot again.
+    One page only, dropped when the next extract starts: the host never holds two snapshots because of it."""
+
+    handle: str | None = None
+    snapshot: Any = None
+    result: Any = None
+
+    @classmethod
+    def keep(cls, snapshot: Any, result: Any) -> str:
+        import secrets
+
+        cls.handle, cls.snapshot, cls.result = secrets.token_hex(12), snapshot, result
+        return cls.handle
+
+    @classmethod
+    def drop(cls) -> None:
+        cls.handle = cls.snapshot = cls.result = None
+
+
+def handle_outputs(request: dict[str, Any]) -> dict[str, Any]:
+    """The outputs (metadata, Markdown, HTML) of the page an earlier extract answered with handle ``page``."""
+    page = request.get("page")
+    if not isinstance(page, str) or len(page) > limits.ID_CHARS:
+        raise HostError("E_REQUEST", "page must be the handle of an extract answer", "page")
+    outputs = _requested_outputs(request)
+    _after_warm_up()
+    if not outputs:
+        raise HostError("E_REQUEST", f"outputs must name at least one of {', '.join(EXTRA_OUTPUTS)}", "outputs")
+    if _LastPage.handle is None or page != _LastPage.handle:
+        raise HostError("E_REQUEST", "page is not the host's last extracted page (another page was extracted since, "
+                                     "or the host restarted): extract it again", "page")
+    return _page_outputs(_LastPage.snapshot, _LastPage.result, outputs)
 
 
 def _error_slot(algo: str, error: HostError, parse_ms: float) -> dict[str, Any]:
@@ -156,6 +287,8 @@ def handle_extract(request: dict[str, Any]) -> Any:
     if not isinstance(debug, bool):
         raise HostError("E_REQUEST", "debug must be true or false", "debug")
     params = request.get("params")
+    outputs = _requested_outputs(request)
+    _after_warm_up()
     # Parameters before the snapshot: a bad one is answered before any work. For "all" (params keyed by algorithm
     # name) an algorithm whose parameters fail gets the error in its own slot, as when it fails on the page.
     refused: dict[str, HostError] = {}
@@ -169,6 +302,7 @@ def handle_extract(request: dict[str, Any]) -> Any:
                 _check_params(algo, (params or {}).get(algo))
             except HostError as e:
                 refused[algo] = e
+    _LastPage.drop()
     t0 = time.perf_counter()
     try:
         snapshot = parse_snapshot(raw)
@@ -176,9 +310,15 @@ def handle_extract(request: dict[str, Any]) -> Any:
         raise HostError("E_SNAPSHOT", str(e), e.field) from e
     parse_ms = (time.perf_counter() - t0) * 1000
     if name != "all":
-        results: Any = _run_one(name, snapshot, params, parse_ms, debug)
-        _trim_debug([results])
-        return results
+        result = _run(name, snapshot, params, parse_ms, debug)
+        answer: dict[str, Any] = result.to_json(with_debug=debug)
+        if outputs:
+            extra = _page_outputs(snapshot, result, outputs)
+            answer["timing_ms"] = {**answer.get("timing_ms", {}), **extra.pop("timing_ms")}
+            answer.update(extra)
+        answer["page"] = _LastPage.keep(snapshot, result)
+        _trim_debug([answer])
+        return answer
     all_results: dict[str, Any] = {}
     for algo in algorithms.available():
         try:
@@ -217,20 +357,13 @@ HANDLERS: dict[str, Handler] = {
     "ping": handle_ping,
     "algorithms": handle_algorithms,
     "extract": handle_extract,
+    "outputs": handle_outputs,
     "label.save": handle_label_save,
 }
+HANDLERS.update(campaign_handlers(HostError))
 
 
 # ---------------------------------------------------------------------------------------------- encoding
-
-
-def _json_default(o: Any) -> Any:
-    # numpy scalars and arrays from algorithm features / debug traces.
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if isinstance(o, set | frozenset | tuple):
-        return list(o)
-    return str(o)
 
 
 def _finite(o: Any) -> Any:
@@ -246,9 +379,9 @@ def _finite(o: Any) -> Any:
 def dumps(obj: Any) -> str:
     """JSON that the browser's JSON.parse accepts: NaN/Infinity (invalid JSON) become null."""
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=json_default)
     except ValueError:
-        round_trip = json.loads(json.dumps(obj, default=_json_default))  # numpy -> python first
+        round_trip = json.loads(json.dumps(obj, default=json_default))  # numpy -> python first
         return json.dumps(_finite(round_trip), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -310,10 +443,13 @@ def decode_request(body: bytes) -> dict[str, Any]:
 
 
 class Host:
-    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], handlers: dict[str, Handler] | None = None) -> None:
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], handlers: dict[str, Handler] | None = None,
+                 warm: bool = False) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self.handlers = dict(HANDLERS if handlers is None else handlers)
+        # A ping starts the warm-up of the default algorithm (main() serves with it; tests of the loop go without).
+        self.warm = warm
 
     def send(self, msg_id: Any, rtype: Any, result: Any = None, error: HostError | None = None) -> None:
         body: dict[str, Any] = {"v": 1, "id": msg_id, "type": rtype}
@@ -412,6 +548,8 @@ class Host:
             return
         log.info("%.80r %.80r ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000,
                  len(body))
+        if rtype == "ping" and self.warm:
+            warm_up()  # after the answer is written: the ping is never slowed by it
 
 
 def _valid_id(value: Any) -> bool:
@@ -438,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     saved = sys.stdout
     sys.stdout = sys.stderr  # stray prints must never reach the frame stream
     try:
-        return Host(stdin, stdout).serve()
+        return Host(stdin, stdout, warm=True).serve()
     except BrokenPipeError:
         log.info("browser closed the pipe: exiting")
         return 0

@@ -41,11 +41,12 @@ CODE_LANG = "data-centrum-lang"  # on <pre>: the language its class names (langu
 PRIVATE = (FN_REF, FN_BODY, CODE_LANG)
 MAX_DEPTH = 200  # deeper kept elements are unwrapped (their text stays): bounds every later recursion
 MAX_FOOTNOTES = 1000
-# Lazy-loading libraries keep the real address here until the image scrolls into view (markup conventions).
-LAZY_SRC = ("data-src", "data-lazy-src", "data-original", "data-lazy", "data-url", "data-hi-res-src",
-            "data-full-src", "data-echo")
-LAZY_SRCSET = ("data-srcset", "data-lazy-srcset")
-PLACEHOLDER_DATA_URI = 512  # a data: image shorter than this is a blank placeholder, not the picture
+# Lazy-loading libraries keep the real address in these attributes until the image scrolls into view, and a data:
+# image shorter than PLACEHOLDER_DATA_URI is their blank placeholder: shared with clean.js through the data file.
+_IMAGES = json.loads(ALLOWLIST_PATH.read_text(encoding="utf-8"))
+LAZY_SRC: tuple[str, ...] = tuple(_IMAGES["lazy_src"])
+LAZY_SRCSET: tuple[str, ...] = tuple(_IMAGES["lazy_srcset"])
+PLACEHOLDER_DATA_URI: int = int(_IMAGES["placeholder_data_uri"])
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]{1,30})", re.I)
 
@@ -778,13 +779,6 @@ class Outputs:
         if fmt == "json":
             return self.json(with_debug)
         raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
-
-
-def json_default(o: object) -> object:
-    """json.dumps fallback: numpy scalars and arrays that slipped into a debug trace."""
-    if hasattr(o, "tolist"):
-        return o.tolist()  # type: ignore[no-any-return]
-    return str(o)
 
 
 # ---- golden files ---------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 ``$CENTRUM_HOME`` (default ``~/.local/share/centrum``) is the host's data folder: the label database, ``host.log``,
 the launcher ``install-host`` writes. It holds what an annotator saved from the pages they read, so it is private
-to the user: the folder 0700, the files in it 0600, whatever the umask (issue #20). ``$CENTRUM_CACHE`` (default
+to the user: the folder 0700, the files in it 0600, whatever the umask. ``$CENTRUM_CACHE`` (default
 ``~/.cache/centrum``) holds rendered snapshots and downloaded peer code: shareable, left to the umask.
 
 Both are made absolute when they are read: a relative ``CENTRUM_HOME`` would otherwise be baked as a relative path
@@ -23,6 +23,22 @@ def centrum_home() -> Path:
     """The host's data folder: ``$CENTRUM_HOME`` or ``~/.local/share/centrum``, absolute. Not created here."""
     raw = os.environ.get("CENTRUM_HOME")
     return Path(os.path.abspath(raw if raw else Path.home() / ".local" / "share" / "centrum"))
+
+
+def home_is_set() -> bool:
+    """Whether ``$CENTRUM_HOME`` is set (the launcher then passes it on to the host)."""
+    return bool(os.environ.get("CENTRUM_HOME"))
+
+
+def chromium_override() -> str | None:
+    """``$CENTRUM_CHROMIUM``: the Chromium binary to use instead of the system's, when set."""
+    return os.environ.get("CENTRUM_CHROMIUM") or None
+
+
+def collector_override() -> Path | None:
+    """``$CENTRUM_COLLECTOR``: the collector script to inject instead of the package's copy, when set."""
+    raw = os.environ.get("CENTRUM_COLLECTOR")
+    return Path(raw) if raw else None
 
 
 def cache_root() -> Path:

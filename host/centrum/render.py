@@ -15,7 +15,6 @@ on its main thread (pytest-playwright) or runs an asyncio loop.
 
 from __future__ import annotations
 
-import codecs
 import concurrent.futures
 import json
 import os
@@ -29,14 +28,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+from . import charset
+from .paths import chromium_override, collector_override
+
 T = TypeVar("T")
 
 # Flags known to work on this kind of machine (no GPU, no sandbox user namespaces, no network besides ours).
 # Bump when a change here can change a snapshot of the same page bytes (how a page is loaded, decoded, redirected,
 # or which scripts run): `centrum eval`'s cache key includes it from version 2 on, so stale renders are never
 # served. Version 1 is this renderer as of 2026-11-22 (charset sniffing, self-redirects cancelled and re-rendered
-# with scripts off); its keys are those of the caches made before the version existed, which stay valid.
-RENDERER_VERSION = 1
+# with scripts off); its keys are those of the caches made before the version existed, which stay valid. Version 2
+# renders a page again with its <noscript> markup in place when it showed almost no text without it.
+RENDERER_VERSION = 2
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -89,11 +92,12 @@ class Rendered:
     warnings: list[str] = field(default_factory=list)  # renderer-side notes (load timeout, blocked requests)
     blocked: int = 0  # requests aborted because they left a local page's origin
     redirects: int = 0  # navigations of a local page away from itself (cancelled)
+    failed: list[str] = field(default_factory=list)  # URLs of failed requests of any kind (missing, refused, blocked)
 
 
 def find_chromium() -> str | None:
     """``CENTRUM_CHROMIUM``, then Debian's Chromium; None means "let Playwright use its own build"."""
-    env = os.environ.get("CENTRUM_CHROMIUM")
+    env = chromium_override()
     if env:
         if not Path(env).exists():
             raise RenderError(f"CENTRUM_CHROMIUM={env} does not exist")
@@ -106,10 +110,9 @@ def find_chromium() -> str | None:
 
 
 def collector_path() -> Path:
-    env = os.environ.get("CENTRUM_COLLECTOR")
     # The package's assets/collect.js is a link to extension/src/collect.js in the repository (one source of truth)
     # that the wheel build turns into a copy.
-    return Path(env) if env else Path(__file__).resolve().parent / "assets" / "collect.js"
+    return collector_override() or Path(__file__).resolve().parent / "assets" / "collect.js"
 
 
 def collector_source() -> str:
@@ -133,39 +136,6 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
     if not path.is_file():
         raise RenderError(f"no such file: {s}")
     return path.resolve().as_uri(), True
-
-
-_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{2,40})""", re.I)
-
-
-def sniff_charset(data: bytes) -> str:
-    """The charset to serve a local file with: BOM; then UTF-8 when the bytes are valid UTF-8 and not plain ASCII
-    (saved pages are often re-encoded to UTF-8 while their <meta> still names the old charset, and legacy text is
-    practically never valid multi-byte UTF-8 by accident: 85 of the 1423 dev pages); then the page's own
-    declaration; else windows-1252 (the HTML standard's fallback)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        return "utf-8"
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    try:
-        data.decode("utf-8")
-        if not data.isascii():
-            return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    m = _META_CHARSET.search(data[:8192])
-    if m:
-        name = m.group(1).decode("ascii", "replace").lower()
-        try:
-            codecs.lookup(name)
-            return name
-        except LookupError:
-            pass
-    try:
-        data.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        return "windows-1252"
 
 
 # With the page's scripts off (CSP), the parser still reads <noscript> as text: put its markup in place, as a browser
@@ -204,6 +174,52 @@ def _read_local(file_url: str) -> bytes | None:
         return None
 
 
+@dataclass
+class _PageState:
+    """What one render's request handlers count while the page loads."""
+
+    sheets: dict[str, int] = field(default_factory=lambda: {"loaded": 0, "failed": 0})
+    warnings: list[str] = field(default_factory=list)
+    blocked: int = 0  # requests that left a local page's origin or were not in the archive
+    navigations: int = 0  # main-frame navigations of a local page (the first is the page itself)
+    styles_blocked: int = 0  # stylesheet requests aborted by Renderer(block_stylesheets=True)
+    failed: list[str] = field(default_factory=list)  # URLs of requests that failed, whatever their kind
+
+
+def _watch_requests(page: Any, sheets: dict[str, int], failures: list[str]) -> None:
+    """Count the page's external stylesheets that loaded and that failed (the render class comes from these), and
+    note every request that failed."""
+
+    def finished(req: Any) -> None:
+        if req.resource_type == "stylesheet":
+            resp = req.response()
+            ok = resp is None or resp.status < 400 or resp.status == 0
+            sheets["loaded" if ok else "failed"] += 1
+
+    def failed(req: Any) -> None:
+        failures.append(req.url[:200])
+        if req.resource_type == "stylesheet":
+            sheets["failed"] += 1
+
+    page.on("requestfinished", finished)
+    page.on("requestfailed", failed)
+
+
+def _run_extras(page: Any, extra: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Evaluate each ``extra`` function in the page: (values, errors); a failing one gives None and its message."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name, fn_source in extra.items():
+        try:
+            values[name] = page.evaluate(fn_source)
+        except PlaywrightError as e:
+            values[name] = None
+            errors[name] = str(e).splitlines()[0]
+    return values, errors
+
+
 class Renderer:
     def __init__(
         self,
@@ -213,6 +229,7 @@ class Renderer:
         isolated: bool = True,
         settle_ms: int = 0,
         archive: bool = False,
+        block_stylesheets: bool = False,
     ) -> None:
         self.window = window
         self.timeout_s = timeout_s
@@ -220,6 +237,8 @@ class Renderer:
         self.isolated = isolated  # collect in a CDP isolated world (False: in the page's own world)
         self.settle_ms = settle_ms  # extra wait after "load" for late layout (web fonts, lazy scripts)
         self.archive = archive  # launched for archived pages only: no host name resolves (ARCHIVE_ARGS)
+        # Stylesheet requests aborted: the same page laid out as if its CSS were missing (eval --styles both).
+        self.block_stylesheets = block_stylesheets
         self._collector = collector_source()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pw: Any = None
@@ -333,135 +352,26 @@ class Renderer:
     def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],
                      javascript: bool, archive: ArchiveLookup | None = None, noscript: bool = False) -> Rendered:
         from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         t0 = time.perf_counter()
-        w, h = self.window
-        options = {"viewport": {"width": w, "height": h}, "device_scale_factor": 1, "service_workers": "block"}
-        try:
-            context = self._browser.new_context(**options)
-        except PlaywrightError:
-            # Chromium died (out of memory, killed): a long run (eval renders ~1400 pages) goes on with a new one.
-            self._browser = None
-            self._start()
-            context = self._browser.new_context(**options)
-        sheets = {"loaded": 0, "failed": 0}
-        blocked = [0]
-        navigations = [0]
-        warnings: list[str] = []
+        context = self._new_context()
+        state = _PageState()
         try:
             if local:
-                # A saved page renders offline: only file:// (and inline data:) requests may go out.
-                def route(r: Any) -> None:
-                    req = r.request
-                    req_url = req.url
-                    if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
-                        navigations[0] += 1
-                        if navigations[0] > 1:
-                            # A saved page that sends itself elsewhere or reloads itself (script redirect, meta
-                            # refresh, `location = document.URL.replace("http:", "https:")`) would land on Chromium's
-                            # offline error page or loop; 204 No Content cancels the navigation and keeps the page.
-                            blocked[0] += 1
-                            r.fulfill(status=204, body="")
-                            return
-                    if req_url.startswith("file:") and req.resource_type == "document":
-                        # Serve the file ourselves with a charset header: without one Chromium reads an undeclared
-                        # UTF-8 file as windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
-                        body = _read_local(req_url)
-                        if body is None:
-                            r.continue_()
-                        else:
-                            headers = {"content-type": f"text/html; charset={sniff_charset(body)}"}
-                            if not javascript:
-                                # The page's own scripts stay off through CSP; our isolated-world evaluation is not
-                                # subject to the page's CSP (a context with JavaScript disabled hangs evaluation).
-                                headers["content-security-policy"] = "script-src 'none'"
-                            r.fulfill(status=200, body=body, headers=headers)
-                    elif req_url.startswith(("file:", "data:", "blob:")):
-                        r.continue_()
-                    else:
-                        blocked[0] += 1
-                        r.abort("blockedbyclient")
-
-                context.route("**/*", route)
+                context.route("**/*", lambda r: self._route_local(r, state, javascript))
             elif archive is not None:
-                def route_archive(r: Any) -> None:
-                    req_url = r.request.url
-                    if req_url.startswith(("data:", "blob:")):
-                        r.continue_()
-                        return
-                    hit = archive(req_url.split("#", 1)[0])
-                    if hit is None:
-                        blocked[0] += 1
-                        r.abort("blockedbyclient")
-                    else:
-                        r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
-
-                context.route("**/*", route_archive)
+                context.route("**/*", lambda r: self._route_archive(r, state, archive))
+            elif self.block_stylesheets:
+                context.route("**/*", lambda r: self._route_styles_only(r, state))
             page = context.new_page()
-
-            def finished(req: Any) -> None:
-                if req.resource_type == "stylesheet":
-                    resp = req.response()
-                    ok = resp is None or resp.status < 400 or resp.status == 0
-                    sheets["loaded" if ok else "failed"] += 1
-
-            def failed(req: Any) -> None:
-                if req.resource_type == "stylesheet":
-                    sheets["failed"] += 1
-
-            page.on("requestfinished", finished)
-            page.on("requestfailed", failed)
+            _watch_requests(page, state.sheets, state.failed)
             t_nav = time.perf_counter()
-            try:
-                response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
-            except PlaywrightTimeout:
-                warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
-                response = None
-                # A navigation still pending (a server that accepts and never answers) makes every later evaluate
-                # wait for its document forever: stop it over CDP (which does not wait), as the user's Esc would.
-                stop = context.new_cdp_session(page)
-                try:
-                    stop.send("Page.stopLoading")
-                finally:
-                    stop.detach()
-            except PlaywrightError as e:
-                raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
-            if response is not None and response.status >= 400:
-                warnings.append(f"HTTP status {response.status}")
-            if self.settle_ms:
-                page.wait_for_timeout(self.settle_ms)
-            # Let the page lay out and paint once, as it has long done when a user presses the extension's button:
-            # otherwise collect_ms would include the page's own first layout (seen: 480 ms on a 2k-element page).
-            try:
-                page.evaluate(_NEXT_FRAME)
-            except PlaywrightError:
-                pass
+            self._load(context, page, url, state.warnings)
             t_loaded = time.perf_counter()
-            try:
-                text = self._collect(context, page, source, offline=local, prelude=_SHOW_NOSCRIPT if noscript else "")
-            except PlaywrightError:
-                # The page navigated itself (meta refresh, script redirect) and took our world with it: collect
-                # the page it went to, once, after its load (bounded like the first).
-                warnings.append(f"the page navigated during collection (now {page.url}); collected again")
-                try:
-                    page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-                    text = self._collect(context, page, source, offline=local)
-                except PlaywrightError as e:
-                    raise RenderError(f"could not collect {url}: {str(e).splitlines()[0]}") from None
+            raw = self._collect_once_more_on_navigation(context, page, url, source, local, state.warnings,
+                                                        _SHOW_NOSCRIPT if noscript else "")
             t_collected = time.perf_counter()
-            try:
-                raw = json.loads(text)
-            except (TypeError, json.JSONDecodeError) as e:
-                raise RenderError(f"collector returned no snapshot for {url}: {e}") from None
-            values: dict[str, Any] = {}
-            errors: dict[str, str] = {}
-            for name, fn_source in extra.items():
-                try:
-                    values[name] = page.evaluate(fn_source)
-                except PlaywrightError as e:
-                    values[name] = None
-                    errors[name] = str(e).splitlines()[0]
+            values, errors = _run_extras(page, extra)
             t_end = time.perf_counter()
         finally:
             try:
@@ -475,12 +385,139 @@ class Renderer:
             "extra": (t_end - t_collected) * 1000,
             "total": (t_end - t0) * 1000,
         }
-        if blocked[0]:
-            warnings.append(f"blocked {blocked[0]} request(s) leaving the local page" if local else
-                            f"refused {blocked[0]} request(s) not in the archive")
-        return Rendered(raw=raw, url=url, stylesheets=sheets, timing=timing, extra=values, errors=errors,
-                        redirects=max(navigations[0] - 1, 0),
-                        warnings=warnings, blocked=blocked[0])
+        if state.blocked:
+            state.warnings.append(f"blocked {state.blocked} request(s) leaving the local page" if local else
+                                  f"refused {state.blocked} request(s) not in the archive")
+        if state.styles_blocked:
+            state.warnings.append(f"blocked {state.styles_blocked} stylesheet request(s) (stylesheets off)")
+        return Rendered(raw=raw, url=url, stylesheets=state.sheets, timing=timing, extra=values, errors=errors,
+                        redirects=max(state.navigations - 1, 0), warnings=state.warnings, blocked=state.blocked,
+                        failed=state.failed)
+
+    def _new_context(self) -> Any:
+        from playwright.sync_api import Error as PlaywrightError
+
+        w, h = self.window
+        options = {"viewport": {"width": w, "height": h}, "device_scale_factor": 1, "service_workers": "block"}
+        try:
+            return self._browser.new_context(**options)
+        except PlaywrightError:
+            # Chromium died (out of memory, killed): a long run (eval renders ~1400 pages) goes on with a new one.
+            self._browser = None
+            self._start()
+            return self._browser.new_context(**options)
+
+    def _block_style(self, r: Any, state: _PageState) -> bool:
+        """Abort a stylesheet request when rendering with stylesheets off (the page then lays out as a saved page
+        without its CSS would); True when it was aborted."""
+        if self.block_stylesheets and r.request.resource_type == "stylesheet":
+            state.styles_blocked += 1
+            r.abort("blockedbyclient")
+            return True
+        return False
+
+    def _route_styles_only(self, r: Any, state: _PageState) -> None:
+        if not self._block_style(r, state):
+            r.continue_()
+
+    def _route_local(self, r: Any, state: _PageState, javascript: bool) -> None:
+        """A saved page renders offline: only file:// (and inline data:) requests may go out."""
+        req = r.request
+        req_url = req.url
+        if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
+            state.navigations += 1
+            if state.navigations > 1:
+                # A saved page that sends itself elsewhere or reloads itself (script redirect, meta refresh,
+                # `location = document.URL.replace("http:", "https:")`) would land on Chromium's offline error page
+                # or loop; 204 No Content cancels the navigation and keeps the page.
+                state.blocked += 1
+                r.fulfill(status=204, body="")
+                return
+        if self._block_style(r, state):
+            return
+        if req_url.startswith("file:") and req.resource_type == "document":
+            # Serve the file ourselves with a charset header: without one Chromium reads an undeclared UTF-8 file as
+            # windows-1252 ("Kosovoâ€™s"), which no reader of the live page would see.
+            body = _read_local(req_url)
+            if body is None:
+                r.continue_()
+                return
+            headers = {"content-type": f"text/html; charset={charset.sniff(body)}"}
+            if not javascript:
+                # The page's own scripts stay off through CSP; our isolated-world evaluation is not subject to the
+                # page's CSP (a context with JavaScript disabled hangs evaluation).
+                headers["content-security-policy"] = "script-src 'none'"
+            r.fulfill(status=200, body=body, headers=headers)
+        elif req_url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            state.blocked += 1
+            r.abort("blockedbyclient")
+
+    def _route_archive(self, r: Any, state: _PageState, archive: ArchiveLookup) -> None:
+        req_url = r.request.url
+        if req_url.startswith(("data:", "blob:")):
+            r.continue_()
+            return
+        if self._block_style(r, state):
+            return
+        hit = archive(req_url.split("#", 1)[0])
+        if hit is None:
+            state.blocked += 1
+            r.abort("blockedbyclient")
+        else:
+            r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
+
+    def _load(self, context: Any, page: Any, url: str, warnings: list[str]) -> None:
+        """Navigate and wait for "load" (bounded), then for one frame of layout and paint."""
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
+        except PlaywrightTimeout:
+            warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
+            response = None
+            # A navigation still pending (a server that accepts and never answers) makes every later evaluate wait
+            # for its document forever: stop it over CDP (which does not wait), as the user's Esc would.
+            stop = context.new_cdp_session(page)
+            try:
+                stop.send("Page.stopLoading")
+            finally:
+                stop.detach()
+        except PlaywrightError as e:
+            raise RenderError(f"could not load {url}: {str(e).splitlines()[0]}") from None
+        if response is not None and response.status >= 400:
+            warnings.append(f"HTTP status {response.status}")
+        if self.settle_ms:
+            page.wait_for_timeout(self.settle_ms)
+        # Let the page lay out and paint once, as it has long done when a user presses the extension's button:
+        # otherwise collect_ms would include the page's own first layout (seen: 480 ms on a 2k-element page).
+        try:
+            page.evaluate(_NEXT_FRAME)
+        except PlaywrightError:
+            pass
+
+    def _collect_once_more_on_navigation(self, context: Any, page: Any, url: str, source: bool, local: bool,
+                                         warnings: list[str], prelude: str = "") -> dict[str, Any]:
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            text = self._collect(context, page, source, offline=local, prelude=prelude)
+        except PlaywrightError:
+            # The page navigated itself (meta refresh, script redirect) and took our world with it: collect the page
+            # it went to, once, after its load (bounded like the first).
+            warnings.append(f"the page navigated during collection (now {page.url}); collected again")
+            try:
+                page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+                text = self._collect(context, page, source, offline=local)
+            except PlaywrightError as e:
+                raise RenderError(f"could not collect {url}: {str(e).splitlines()[0]}") from None
+        try:
+            raw = json.loads(text)
+        except (TypeError, json.JSONDecodeError) as e:
+            raise RenderError(f"collector returned no snapshot for {url}: {e}") from None
+        return raw if isinstance(raw, dict) else {}
 
     def _collect(self, context: Any, page: Any, source: bool, offline: bool, prelude: str = "") -> str:
         """Evaluate collect.js and return the snapshot as JSON text (one string crosses CDP, not a deep object);

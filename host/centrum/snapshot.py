@@ -11,6 +11,7 @@ answer the extension with a precise message instead of dying.
 
 from __future__ import annotations
 
+import binascii
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,19 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
+from . import limits, tree
+
+# Bits of ``elements.flags`` (PROTOCOL.md, "Element flags"), re-exported for the algorithms.
+from .flags import FIXED, IMAGE, IN_FRAME, LINK, OPAQUE_FRAME, SHADOW_HOST, STICKY, VISIBLE  # noqa: F401
 
 PROTOCOL_VERSION = 1
-
-# Bits of ``elements.flags`` (PROTOCOL.md, "Element flags").
-VISIBLE = 1  # has a layout box, computed visibility is visible and effective opacity > 0
-LINK = 2  # <a href> / <area href>
-IMAGE = 4  # img, picture, svg, video, canvas, input[type=image], or a CSS background image on a leaf
-FIXED = 8  # computed position: fixed
-STICKY = 16  # computed position: sticky
-OPAQUE_FRAME = 32  # cross-origin iframe: recorded as a box only
-SHADOW_HOST = 64  # children include the element's open shadow root content
-IN_FRAME = 128  # element lives inside a same-origin iframe (boxes already in top document coordinates)
 
 # Hard limits (PROTOCOL.md "Limits"): a snapshot beyond these is refused, on the array length before any column is
 # converted, with a clear error instead of exhausting memory.
@@ -254,8 +248,9 @@ class Snapshot:
     def is_block(self) -> np.ndarray:
         """Block-level display per element, decided once per distinct display value (a handful per page)."""
         values, inverse = np.unique(self.display, return_inverse=True)
-        return np.array([_is_block(str(v)) for v in values], dtype=bool)[inverse.reshape(-1)] if self.n else (
-            np.zeros(0, dtype=bool))
+        if self.n == 0:
+            return np.zeros(0, dtype=bool)
+        return np.array([tree.is_block_display(str(v)) for v in values], dtype=bool)[inverse.reshape(-1)]
 
     @cached_property
     def block_container(self) -> np.ndarray:
@@ -270,7 +265,7 @@ class Snapshot:
             step = nxt
 
     @cached_property
-    def _breaks_before(self) -> np.ndarray:
+    def breaks_before(self) -> np.ndarray:
         """Prefix count of elements that start a new line (block-level or ``<br>``), indexed by pre-order."""
         starts = self.is_block | (self.tags == "br")
         c = np.zeros(self.n + 1, dtype=np.int64)
@@ -283,62 +278,14 @@ class Snapshot:
         return np.fromiter((not t or t.isspace() for t in self.texts), dtype=bool, count=self.m)
 
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
-        """Rendered text under the given elements in document order (see :meth:`text_of_mask`)."""
+        """Rendered text under the given elements in document order (:func:`centrum.tree.text_of_mask`)."""
         if self.m == 0 or len(nodes) == 0:
             return ""
-        mask = np.zeros(self.n + 1, dtype=np.int64)
-        for i in sorted({int(x) for x in nodes}):
-            mask[i] += 1
-            mask[int(self.subtree_end[i])] -= 1
-        inside = np.cumsum(mask)[: self.n] > 0
-        return self.text_of_mask(inside[self.text_owner], separator)
+        return tree.text_of_mask(self, tree.covered(self, nodes)[self.text_owner], separator)
 
     def text_of_mask(self, keep: np.ndarray, separator: str = "\n") -> str:
-        """Rendered text of the text nodes with ``keep`` set, in document order.
-
-        Text nodes without rectangles (hidden) or blank are left out. Lines break where the block container changes
-        or a block element or ``<br>`` starts or ends between two text nodes; within a line, neighbours are joined
-        with a space unless they touch on the rendered line (``<b>Hel</b>lo``), since the collector drops
-        whitespace-only text nodes. Separators are computed vectorized; the join is C-level split/join.
-        """
-        if self.m == 0:
-            return ""
-        has_rect = np.diff(self.text_rect_offsets) > 0
-        idx = np.nonzero(keep & has_rect & ~self.text_blank)[0]
-        if idx.size == 0:
-            return ""
-        texts = self.texts
-        container = self.block_container[self.text_owner[idx]]
-        seq = self.text_seq[idx]
-        brk = np.zeros(idx.size, dtype=bool)
-        breaks = self._breaks_before
-        brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
-        # Touching on the same rendered line: last rectangle of the previous node, first of the next.
-        last = self.text_rects[self.text_rect_offsets[idx + 1] - 1]
-        first = self.text_rects[self.text_rect_offsets[idx]]
-        same_line = np.abs(first[1:, 1] - last[:-1, 1]) < 0.5 * np.maximum(last[:-1, 3], 1)
-        gap = np.minimum(np.abs(first[1:, 0] - (last[:-1, 0] + last[:-1, 2])),
-                         np.abs((first[1:, 0] + first[1:, 2]) - last[:-1, 0]))
-        glue = np.zeros(idx.size, dtype=bool)
-        glue[1:] = same_line & (gap <= 1.0)
-        parts = [texts[t] for t in idx.tolist()]
-        for k in np.nonzero(brk)[0].tolist():
-            parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
-        # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
-        sep = [" "] * idx.size
-        sep[0] = ""
-        for k in np.nonzero(glue & ~brk)[0].tolist():
-            if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace():
-                sep[k] = ""
-        joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
-        # Newlines inside the texts themselves also end lines.
-        joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
-        lines = joined.split(separator) if separator else [joined]
-        return separator.join(" ".join(line.split()) for line in lines if line.strip())
-
-
-def _is_block(display: str) -> bool:
-    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+        """Rendered text of the text nodes with ``keep`` set (:func:`centrum.tree.text_of_mask`)."""
+        return tree.text_of_mask(self, keep, separator)
 
 
 # ---- parsing --------------------------------------------------------------------------------------
@@ -352,7 +299,112 @@ def _require(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
+# Packed columns (PROTOCOL.md "Packed columns"): at most five varint bytes per value, so that a decoded number and
+# the running sum of a delta column stay exact in int64.
+_VARINT_BYTES = 5
+_SCALES = (1, 10, 1000)
+
+
+def _packed(value: dict[str, Any], name: str) -> tuple[np.ndarray, int]:
+    """Decode a packed column ``{"varint": base64, "count": n, "scale"?: s, "delta"?: true}`` into its integers
+    (before the division by ``scale``) and the scale."""
+    unknown = set(value) - {"varint", "count", "scale", "delta"}
+    if unknown:
+        raise SnapshotError(name, f"unknown packed-column field(s) {sorted(unknown)[:5]}")
+    data, count = value.get("varint"), value.get("count")
+    scale, delta = value.get("scale", 1), value.get("delta", False)
+    if not isinstance(data, str):
+        raise SnapshotError(f"{name}.varint", "expected a base64 string")
+    if type(count) is not int or count < 0:
+        raise SnapshotError(f"{name}.count", f"expected a non-negative integer, got {count!r}")
+    if type(scale) is not int or scale not in _SCALES:
+        raise SnapshotError(f"{name}.scale", f"expected one of {list(_SCALES)}, got {scale!r}")
+    if not isinstance(delta, bool):
+        raise SnapshotError(f"{name}.delta", "expected true or false")
+    try:
+        raw = np.frombuffer(binascii.a2b_base64(data.encode("ascii"), strict_mode=True), dtype=np.uint8)
+    except (binascii.Error, UnicodeEncodeError, ValueError) as e:
+        raise SnapshotError(f"{name}.varint", f"not base64: {e}") from None
+    ints = _varints(raw, name)
+    if ints.shape[0] != count:
+        raise SnapshotError(name, f"count says {count} values, the data holds {ints.shape[0]}")
+    return (np.cumsum(ints) if delta else ints), scale
+
+
+def _varints(raw: np.ndarray, name: str) -> np.ndarray:
+    """Zigzag LEB128 varints to int64, vectorized: a byte below 128 ends a value, each byte adds 7 bits."""
+    if raw.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if raw[-1] >= 128:
+        raise SnapshotError(f"{name}.varint", "the last value is cut off")
+    end = np.flatnonzero(raw < 128)
+    start = np.empty_like(end)
+    start[0] = 0
+    start[1:] = end[:-1] + 1
+    length = end - start + 1
+    if int(length.max()) > _VARINT_BYTES:
+        k = int(np.argmax(length > _VARINT_BYTES))
+        raise SnapshotError(f"{name}[{k}]", f"a value longer than {_VARINT_BYTES} bytes")
+    shift = (np.arange(raw.size) - np.repeat(start, length)) * 7
+    u = np.bitwise_or.reduceat((raw & 127).astype(np.int64) << shift, start)
+    return (u >> 1) ^ -(u & 1)
+
+
+# Scale and delta of each packed column, as collect.js packs them.
+PACKED_COLUMNS: dict[str, dict[str, tuple[int, bool]]] = {
+    "elements": {"parent": (1, True), "tag": (1, False), "box": (10, False), "display": (1, False),
+                 "position": (1, False), "visibility": (1, False), "opacity": (1000, False),
+                 "font_size": (10, False), "flags": (1, False)},
+    "attrs": {"node": (1, True)},
+    "text": {"owner": (1, True), "seq": (1, True), "rect_offsets": (1, True), "rects": (10, False)},
+}
+
+
+def pack_column(values: Any, scale: int = 1, delta: bool = False) -> dict[str, Any]:
+    """The packed form of a number list (the collector's encoder, for tools and tests)."""
+    ints = np.rint(np.asarray(values, dtype=np.float64) * scale).astype(np.int64)
+    if delta and ints.size:
+        ints = np.diff(ints, prepend=0)
+    zig = (ints << 1) ^ (ints >> 63)
+    out = bytearray()
+    for z in zig.tolist():
+        while z >= 128:
+            out.append((z & 127) | 128)
+            z >>= 7
+        out.append(z)
+    column: dict[str, Any] = {"varint": binascii.b2a_base64(bytes(out), newline=False).decode("ascii"),
+                              "count": int(ints.size)}
+    if scale != 1:
+        column["scale"] = scale
+    if delta:
+        column["delta"] = True
+    return column
+
+
+def pack_snapshot(raw: dict[str, Any]) -> dict[str, Any]:
+    """A decoded snapshot with its number-list columns packed (already packed ones are kept)."""
+    out = dict(raw)
+    for section, columns in PACKED_COLUMNS.items():
+        if not isinstance(raw.get(section), dict):
+            continue
+        part = dict(raw[section])
+        for name, (scale, delta) in columns.items():
+            if isinstance(part.get(name), list):
+                part[name] = pack_column(part[name], scale, delta)
+        out[section] = part
+    return out
+
+
 def _num_array(value: Any, name: str, dtype: type, length: int | None = None) -> np.ndarray:
+    if isinstance(value, dict):
+        ints, scale = _packed(value, name)
+        if length is not None and ints.shape[0] != length:
+            raise SnapshotError(name, f"expected {length} entries, got {ints.shape[0]}")
+        if dtype is int:
+            if scale != 1:
+                raise SnapshotError(f"{name}.scale", "an integer column is not scaled")
+            return ints
+        return ints / scale if scale != 1 else ints.astype(np.float64)
     if not isinstance(value, list):
         raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
     if length is not None and len(value) != length:
@@ -408,6 +460,8 @@ def _enum_column(codes: np.ndarray, table: list[str], name: str) -> np.ndarray:
 
 
 def _pair(value: Any, name: str) -> tuple[float, float]:
+    if not isinstance(value, list):
+        raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
     arr = _num_array(value, name, float, 2)
     return float(arr[0]), float(arr[1])
 
@@ -477,24 +531,37 @@ def parse_snapshot(raw: Any) -> Snapshot:
     version = raw.get("protocol")
     if version != PROTOCOL_VERSION:
         raise SnapshotError("protocol", f"unsupported protocol version {version!r} (this host speaks 1)")
-    # Sizes first, before any column is converted (every other column's length is checked against these).
-    for section, column, limit, what in (("elements", "parent", MAX_ELEMENTS, "elements"),
-                                         ("text", "owner", MAX_TEXT_NODES, "text nodes")):
-        part = raw.get(section)
-        values = part.get(column) if isinstance(part, dict) else None
-        if isinstance(values, list) and len(values) > limit:
-            raise SnapshotError(f"{section}.{column}", f"{len(values)} {what} exceed the limit of {limit}")
+    _check_sizes(raw)
     page = _parse_page(_require(raw, "page", ""))
-
     enums = _require(raw, "enums", "")
     if not isinstance(enums, dict):
         raise SnapshotError("enums", "expected an object")
     tables = {k: _str_list(_require(enums, k, "enums"), f"enums.{k}") for k in
               ("tag", "display", "position", "visibility")}
+    columns = _parse_elements(_require(raw, "elements", ""), tables)
+    n = columns["parent"].shape[0]
+    attrs = _parse_attrs(raw.get("attrs", {"node": [], "name": [], "value": []}), n)
+    text = _parse_text(raw.get("text", {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []}), n)
+    source = raw.get("source")
+    if source is not None and not isinstance(source, str):
+        raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
+    return Snapshot(page=page, tag_names=[t.lower() for t in tables["tag"]], attrs=attrs, source=source, **columns,
+                    **text)
 
-    el = _require(raw, "elements", "")
-    if not isinstance(el, dict):
-        raise SnapshotError("elements", "expected an object")
+
+def _check_sizes(raw: dict[str, Any]) -> None:
+    """The element and text-node limits, on the array length (or packed count) before any column is converted
+    (every other column's length is checked against these)."""
+    for section, column, limit, what in (("elements", "parent", MAX_ELEMENTS, "elements"),
+                                         ("text", "owner", MAX_TEXT_NODES, "text nodes")):
+        part = raw.get(section)
+        values = part.get(column) if isinstance(part, dict) else None
+        size = len(values) if isinstance(values, list) else values.get("count") if isinstance(values, dict) else None
+        if type(size) is int and size > limit:
+            raise SnapshotError(f"{section}.{column}", f"{size} {what} exceed the limit of {limit}")
+
+
+def _parse_parent(el: dict[str, Any]) -> np.ndarray:
     parent = _num_array(_require(el, "parent", "elements"), "elements.parent", int)
     n = parent.shape[0]
     if n:
@@ -508,6 +575,20 @@ def parse_snapshot(raw: Any) -> Snapshot:
                 f"elements.parent[{k}]",
                 f"parent {int(parent[k])} must be an earlier element (pre-order, no cycles, one root)",
             )
+    return parent
+
+
+def _first_bad(bad: np.ndarray, name: str, message: str) -> None:
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise SnapshotError(f"{name}[{k}]", message.format(k=k))
+
+
+def _parse_elements(el: Any, tables: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    if not isinstance(el, dict):
+        raise SnapshotError("elements", "expected an object")
+    parent = _parse_parent(el)
+    n = parent.shape[0]
 
     def col(name: str, kind: type) -> np.ndarray:
         return _num_array(_require(el, name, "elements"), f"elements.{name}", kind, n)
@@ -527,16 +608,14 @@ def parse_snapshot(raw: Any) -> Snapshot:
         k = int(np.argmax((opacity < 0) | (opacity > 1)))
         raise SnapshotError(f"elements.opacity[{k}]", f"must be within [0, 1], got {opacity[k]}")
     font_size = col("font_size", float)
-    if (font_size < 0).any():
-        k = int(np.argmax(font_size < 0))
-        raise SnapshotError(f"elements.font_size[{k}]", "must not be negative")
+    _first_bad(font_size < 0, "elements.font_size", "must not be negative")
     flags = col("flags", int)
-    if (flags < 0).any():
-        k = int(np.argmax(flags < 0))
-        raise SnapshotError(f"elements.flags[{k}]", "must not be negative")
+    _first_bad(flags < 0, "elements.flags", "must not be negative")
+    return {"parent": parent, "tag_code": tag_code, "box": box, "display": display, "position": position,
+            "visibility": visibility, "opacity": opacity, "font_size": font_size, "flags": flags}
 
-    attrs: dict[str, dict[int, str]] = {}
-    raw_attrs = raw.get("attrs", {"node": [], "name": [], "value": []})
+
+def _parse_attrs(raw_attrs: Any, n: int) -> dict[str, dict[int, str]]:
     if not isinstance(raw_attrs, dict):
         raise SnapshotError("attrs", "expected an object")
     a_node = _num_array(_require(raw_attrs, "node", "attrs"), "attrs.node", int)
@@ -545,10 +624,13 @@ def parse_snapshot(raw: Any) -> Snapshot:
     if a_node.size and (a_node.min() < 0 or a_node.max() >= n):
         k = int(np.argmax((a_node < 0) | (a_node >= n)))
         raise SnapshotError(f"attrs.node[{k}]", f"element {int(a_node[k])} does not exist (n={n})")
+    attrs: dict[str, dict[int, str]] = {}
     for node, name, value in zip(a_node.tolist(), a_name, a_value, strict=True):
         attrs.setdefault(name.lower(), {})[node] = value
+    return attrs
 
-    tx = raw.get("text", {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []})
+
+def _parse_text(tx: Any, n: int) -> dict[str, Any]:
     if not isinstance(tx, dict):
         raise SnapshotError("text", "expected an object")
     owner = _num_array(_require(tx, "owner", "text"), "text.owner", int)
@@ -570,31 +652,6 @@ def parse_snapshot(raw: Any) -> Snapshot:
             "text.rects", f"expected {4 * int(offsets[-1])} numbers (4 per rectangle), got {rects_flat.shape[0]}"
         )
     rects = rects_flat.reshape(-1, 4)
-    if rects.size and ((rects[:, 2] < 0) | (rects[:, 3] < 0)).any():
-        k = int(np.argmax((rects[:, 2] < 0) | (rects[:, 3] < 0)))
-        raise SnapshotError(f"text.rects[{k}]", "negative width or height")
-
-    source = raw.get("source")
-    if source is not None and not isinstance(source, str):
-        raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
-
-    return Snapshot(
-        page=page,
-        parent=parent,
-        tag_names=[t.lower() for t in tables["tag"]],
-        tag_code=tag_code,
-        box=box,
-        display=display,
-        position=position,
-        visibility=visibility,
-        opacity=opacity,
-        font_size=font_size,
-        flags=flags,
-        attrs=attrs,
-        text_owner=owner,
-        text_seq=seq,
-        texts=texts,
-        text_rect_offsets=offsets,
-        text_rects=rects,
-        source=source,
-    )
+    if rects.size:
+        _first_bad((rects[:, 2] < 0) | (rects[:, 3] < 0), "text.rects", "negative width or height")
+    return {"text_owner": owner, "text_seq": seq, "texts": texts, "text_rect_offsets": offsets, "text_rects": rects}

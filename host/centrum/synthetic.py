@@ -90,6 +90,23 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
     w.leaf("style", STYLE)
     w.close("head")
     w.open("body")
+    _header(w)
+    w.open("div", 'class="wrap"')
+    # Budget: article ~35%, aside ~25%, comments ~20%, footer the rest.
+    budget = max(n_elements - w.elements - 20, 50)
+    w.open("main")
+    _article(w, rng, budget)
+    _comments(w, rng, budget)
+    w.close("main")
+    _aside(w, rng, budget)
+    w.close("div")
+    _footer(w, n_elements)
+    w.close("body")
+    w.close("html")
+    return "".join(w.parts)
+
+
+def _header(w: _Writer) -> None:
     w.open("header")
     w.leaf("div", "The Daily Synthetic", 'class="logo"')
     w.open("nav", 'class="menu"')
@@ -98,11 +115,9 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
     w.close("nav")
     w.close("header")
     w.leaf("div", "We use cookies.", 'class="cookie"')
-    w.open("div", 'class="wrap"')
 
-    # Budget: article ~35%, aside ~25%, comments ~20%, footer the rest.
-    budget = max(n_elements - w.elements - 20, 50)
-    w.open("main")
+
+def _article(w: _Writer, rng: random.Random, budget: int) -> None:
     w.open("article", 'class="story"')
     w.leaf("h1", "Findings published after a year of hearings")
     target = w.elements + int(budget * 0.35)
@@ -117,28 +132,39 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
             w.leaf("figcaption", SENTENCES[lang][0][:60])
             w.close("figure")
         elif kind == 7:
-            w.open("table")
-            for r in range(3):
-                w.open("tr")
-                for c in range(3):
-                    w.leaf("td", f"{r * 3 + c}")
-                w.close("tr")
-            w.close("table")
+            _table(w)
         elif kind == 8:
             w.leaf("h2", f"Section {k // 9 + 2}")
         else:
-            w.open("p", f'lang="{lang}"')
-            sentences = SENTENCES[lang]
-            for s in range(3):
-                w.text(sentences[(k + s) % len(sentences)] + " ")
-                if s == 1 and rng.random() < 0.5:
-                    w.leaf("a", "more", 'href="#"')
-                    w.text(" ")
-                if s == 2 and rng.random() < 0.3:
-                    w.leaf("em", "emphasis")
-            w.close("p")
+            _paragraph(w, rng, lang, k)
         k += 1
     w.close("article")
+
+
+def _table(w: _Writer) -> None:
+    w.open("table")
+    for r in range(3):
+        w.open("tr")
+        for c in range(3):
+            w.leaf("td", f"{r * 3 + c}")
+        w.close("tr")
+    w.close("table")
+
+
+def _paragraph(w: _Writer, rng: random.Random, lang: str, k: int) -> None:
+    w.open("p", f'lang="{lang}"')
+    sentences = SENTENCES[lang]
+    for s in range(3):
+        w.text(sentences[(k + s) % len(sentences)] + " ")
+        if s == 1 and rng.random() < 0.5:
+            w.leaf("a", "more", 'href="#"')
+            w.text(" ")
+        if s == 2 and rng.random() < 0.3:
+            w.leaf("em", "emphasis")
+    w.close("p")
+
+
+def _comments(w: _Writer, rng: random.Random, budget: int) -> None:
     w.open("section", 'class="comments"')
     w.leaf("h2", "Comments")
     target = w.elements + int(budget * 0.2)
@@ -149,7 +175,9 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
         w.leaf("a", "Reply", 'href="#"')
         w.close("div")
     w.close("section")
-    w.close("main")
+
+
+def _aside(w: _Writer, rng: random.Random, budget: int) -> None:
     w.open("aside", 'class="sidebar"')
     target = w.elements + int(budget * 0.25)
     while w.elements < target:
@@ -161,7 +189,9 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
             w.close("li")
         w.close("ul")
     w.close("aside")
-    w.close("div")
+
+
+def _footer(w: _Writer, n_elements: int) -> None:
     w.open("footer")
     while w.elements < n_elements - 1:
         w.open("ul")
@@ -171,11 +201,3 @@ def synthetic_html(n_elements: int, seed: int = 0) -> str:
             w.close("li")
         w.close("ul")
     w.close("footer")
-    w.close("body")
-    w.close("html")
-    return "".join(w.parts)
-
-
-def count_elements(page: str) -> int:
-    """Elements in a page written by :func:`synthetic_html` (its tags are never inside text)."""
-    return page.count("<") - page.count("</") - page.count("<!")

@@ -84,79 +84,10 @@ def build(
     lang: str = "en",
     dir: str = "ltr",
 ) -> Built:
-    enums: dict[str, list[str]] = {"tag": [], "display": [], "position": [], "visibility": []}
-    index: dict[str, dict[str, int]] = {k: {} for k in enums}
-
-    def code(kind: str, value: str) -> int:
-        table = index[kind]
-        if value not in table:
-            table[value] = len(enums[kind])
-            enums[kind].append(value)
-        return table[value]
-
-    el: dict[str, list[Any]] = {k: [] for k in
-                                ("parent", "tag", "box", "display", "position", "visibility", "opacity",
-                                 "font_size", "flags")}
-    attrs: dict[str, list[Any]] = {"node": [], "name": [], "value": []}
-    text: dict[str, list[Any]] = {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []}
-    ids: dict[str, int] = {}
-
-    def walk(node: E, parent: int) -> None:
-        i = len(el["parent"])
-        if node.name:
-            ids[node.name] = i
-        tag = node.tag.lower()
-        display = node.display or ("none" if tag in HIDDEN_TAGS else
-                                   DEFAULT_DISPLAY.get(tag, "inline" if tag in INLINE_TAGS else "block"))
-        el["parent"].append(parent)
-        el["tag"].append(code("tag", tag))
-        el["box"].extend(float(v) for v in node.box)
-        el["display"].append(code("display", display))
-        el["position"].append(code("position", node.position))
-        el["visibility"].append(code("visibility", node.visibility))
-        el["opacity"].append(node.opacity)
-        el["font_size"].append(node.font_size)
-        visible = node.visible
-        if visible is None:
-            visible = (node.box[2] > 0 and node.box[3] > 0 and display != "none"
-                       and node.visibility == "visible" and node.opacity > 0)
-        flags = node.flags | (VISIBLE if visible else 0)
-        node_attrs = dict(node.attrs)
-        if tag == "a":
-            node_attrs.setdefault("href", "#")
-        if tag == "a" and "href" in node_attrs:
-            flags |= LINK
-        if tag in ("img", "svg", "video", "canvas", "picture"):
-            flags |= IMAGE
-        if node.position == "fixed":
-            flags |= FIXED
-        if node.position == "sticky":
-            flags |= STICKY
-        el["flags"].append(flags)
-        if node.cls is not None:
-            node_attrs["class"] = node.cls
-        if node.id is not None:
-            node_attrs["id"] = node.id
-        for k, v in node_attrs.items():
-            attrs["node"].append(i)
-            attrs["name"].append(k)
-            attrs["value"].append(v)
-        for child in node.children:
-            if isinstance(child, T):
-                rects = child.rects if child.rects is not None else (
-                    [node.box] if visible and node.box[2] > 0 and node.box[3] > 0 else [])
-                text["owner"].append(i)
-                text["seq"].append(len(el["parent"]))
-                text["text"].append(child.text)
-                for r in rects:
-                    text["rects"].extend(float(v) for v in r)
-                text["rect_offsets"].append(text["rect_offsets"][-1] + len(rects))
-            else:
-                walk(child, i)
-
-    walk(root, -1)
+    b = _Builder()
+    b.walk(root, -1)
     if document is None:
-        boxes = el["box"]
+        boxes = b.el["box"]
         w = max([boxes[k] + boxes[k + 2] for k in range(0, len(boxes), 4)] + [viewport[0]])
         h = max([boxes[k + 1] + boxes[k + 3] for k in range(0, len(boxes), 4)] + [viewport[1]])
         document = (w, h)
@@ -167,11 +98,97 @@ def build(
             "viewport": list(viewport), "document": list(document), "scroll": [0, 0], "dpr": 1,
             "collector": "testing", "timing": {}, "stylesheets": {"loaded": 0, "failed": 0},
         },
-        "enums": enums,
-        "elements": el,
-        "attrs": attrs,
-        "text": text,
+        "enums": b.enums,
+        "elements": b.el,
+        "attrs": b.attrs,
+        "text": b.text,
     }
     if source is not None:
         raw["source"] = source
-    return Built(snapshot=parse_snapshot(raw), raw=raw, ids=ids)
+    return Built(snapshot=parse_snapshot(raw), raw=raw, ids=b.ids)
+
+
+def _display(node: E, tag: str) -> str:
+    return node.display or ("none" if tag in HIDDEN_TAGS else
+                            DEFAULT_DISPLAY.get(tag, "inline" if tag in INLINE_TAGS else "block"))
+
+
+def _flags(node: E, tag: str, visible: bool, attrs: dict[str, str]) -> int:
+    flags = node.flags | (VISIBLE if visible else 0)
+    if tag == "a" and "href" in attrs:
+        flags |= LINK
+    if tag in ("img", "svg", "video", "canvas", "picture"):
+        flags |= IMAGE
+    if node.position == "fixed":
+        flags |= FIXED
+    if node.position == "sticky":
+        flags |= STICKY
+    return flags
+
+
+class _Builder:
+    """The snapshot's columns, filled by one pre-order walk of the E/T tree."""
+
+    def __init__(self) -> None:
+        self.enums: dict[str, list[str]] = {"tag": [], "display": [], "position": [], "visibility": []}
+        self.index: dict[str, dict[str, int]] = {k: {} for k in self.enums}
+        self.el: dict[str, list[Any]] = {k: [] for k in ("parent", "tag", "box", "display", "position",
+                                                        "visibility", "opacity", "font_size", "flags")}
+        self.attrs: dict[str, list[Any]] = {"node": [], "name": [], "value": []}
+        self.text: dict[str, list[Any]] = {"owner": [], "seq": [], "text": [], "rect_offsets": [0], "rects": []}
+        self.ids: dict[str, int] = {}
+
+    def code(self, kind: str, value: str) -> int:
+        table = self.index[kind]
+        if value not in table:
+            table[value] = len(self.enums[kind])
+            self.enums[kind].append(value)
+        return table[value]
+
+    def walk(self, node: E, parent: int) -> None:
+        el = self.el
+        i = len(el["parent"])
+        if node.name:
+            self.ids[node.name] = i
+        tag = node.tag.lower()
+        display = _display(node, tag)
+        el["parent"].append(parent)
+        el["tag"].append(self.code("tag", tag))
+        el["box"].extend(float(v) for v in node.box)
+        el["display"].append(self.code("display", display))
+        el["position"].append(self.code("position", node.position))
+        el["visibility"].append(self.code("visibility", node.visibility))
+        el["opacity"].append(node.opacity)
+        el["font_size"].append(node.font_size)
+        visible = node.visible
+        if visible is None:
+            visible = (node.box[2] > 0 and node.box[3] > 0 and display != "none"
+                       and node.visibility == "visible" and node.opacity > 0)
+        node_attrs = dict(node.attrs)
+        if tag == "a":
+            node_attrs.setdefault("href", "#")
+        el["flags"].append(_flags(node, tag, visible, node_attrs))
+        if node.cls is not None:
+            node_attrs["class"] = node.cls
+        if node.id is not None:
+            node_attrs["id"] = node.id
+        for k, v in node_attrs.items():
+            self.attrs["node"].append(i)
+            self.attrs["name"].append(k)
+            self.attrs["value"].append(v)
+        for child in node.children:
+            if isinstance(child, T):
+                self.add_text(child, node, i, visible)
+            else:
+                self.walk(child, i)
+
+    def add_text(self, child: T, owner: E, i: int, visible: bool) -> None:
+        rects = child.rects if child.rects is not None else (
+            [owner.box] if visible and owner.box[2] > 0 and owner.box[3] > 0 else [])
+        text = self.text
+        text["owner"].append(i)
+        text["seq"].append(len(self.el["parent"]))
+        text["text"].append(child.text)
+        for r in rects:
+            text["rects"].extend(float(v) for v in r)
+        text["rect_offsets"].append(text["rect_offsets"][-1] + len(rects))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,3 +66,18 @@ def ui(playwright: Any, tmp_path_factory: pytest.TempPathFactory, request: pytes
 
     base = tmp_path_factory.mktemp(request.module.__name__.replace("test_", ""))
     yield from test_ui_reader.ui_session(playwright, base)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def screenshot_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the UI tests write their screenshots (``test_ui_reader.shot``): the folder CENTRUM_SCREENSHOTS names
+    (``CENTRUM_SCREENSHOTS=docs/screenshots`` refreshes the README's), else this run's temporary folder, so that a
+    test run leaves the repository's files as they were."""
+    named = os.environ.get("CENTRUM_SCREENSHOTS")
+    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
+    os.environ["CENTRUM_SCREENSHOTS"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if named is None:
+            os.environ.pop("CENTRUM_SCREENSHOTS", None)

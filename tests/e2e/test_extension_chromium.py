@@ -11,23 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import json
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, CDPSession, Page, Playwright
+from playwright.sync_api import Page, Playwright
 
+from centrum.extension_browser import Session, install_host, launch
 from centrum.hostinstall import EXTENSION_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,113 +88,6 @@ def server() -> Iterator[str]:
     yield f"http://127.0.0.1:{srv.server_address[1]}"
     srv.shutdown()
     srv.server_close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _chromium() -> str:
-    # Same lookup as tests/conftest.py's chromium_path (not importable by name: tests/e2e has its own conftest).
-    for candidate in (os.environ.get("CENTRUM_CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    pytest.fail("Chromium not found: apt-get install chromium, or set CENTRUM_CHROMIUM")
-
-
-@dataclass
-class Session:
-    browser: Browser
-    cdp: CDPSession
-    home: Path  # CENTRUM_HOME of the host the browser starts (host.log lands here)
-    user_data_dir: Path
-    logs: list[str]  # the extension's console output (shown when an assertion fails)
-
-    def open(self, url: str) -> Page:
-        # One tab, navigated per test (as a person would): the window's first tab is the active one.
-        context = self.browser.contexts[0]
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(url)
-        return page
-
-    def press(self, page: Page) -> None:
-        """Press the toolbar button on ``page``'s tab (what a click on the icon does)."""
-        page.bring_to_front()  # a click on the icon acts on the active tab; activeTab is granted for that one
-        tabs = self.cdp.send("Target.getTargets", {"filter": [{"type": "tab"}]})["targetInfos"]
-        matches = [t["targetId"] for t in tabs if t["url"] == page.url]
-        assert matches, f"no tab target for {page.url}: {tabs}"
-        self.cdp.send("Extensions.triggerAction", {"id": EXTENSION_ID, "targetId": matches[-1]})
-
-    def set_storage(self, values: dict[str, Any]) -> None:
-        """Write the extension's settings (what the options/debugger panel would do) from its service worker."""
-        context = self.browser.contexts[0]
-        workers = [w for w in context.service_workers if EXTENSION_ID in w.url]
-        if not workers:
-            workers = [context.wait_for_event("serviceworker", timeout=10_000)]
-        workers[0].evaluate("(v) => chrome.storage.local.set(v)", values)
-
-
-def launch(p: Playwright, user_data_dir: Path, home: Path, extension: Path = EXTENSION) -> Iterator[Session]:
-    port = _free_port()
-    env = {**os.environ, "CENTRUM_HOME": str(home)}
-    log = open(user_data_dir.parent / f"{user_data_dir.name}-chromium.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen([
-        _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--remote-debugging-port={port}", f"--user-data-dir={user_data_dir}",
-        f"--disable-extensions-except={extension}", f"--load-extension={extension}",
-        # Lets the DevTools protocol press the extension's action (Extensions.triggerAction).
-        "--enable-unsafe-extension-debugging", "about:blank",
-    ], stdout=log, stderr=log, env=env)
-    try:
-        browser = None
-        for _ in range(100):  # Chromium needs a moment before its DevTools endpoint answers
-            try:
-                browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
-                break
-            except Exception:
-                if proc.poll() is not None:
-                    raise
-                time.sleep(0.2)
-        assert browser is not None, "Chromium's DevTools endpoint did not come up"
-        try:
-            cdp = browser.new_browser_cdp_session()
-            ids = [e["id"] for e in cdp.send("Extensions.getExtensions")["extensions"]]
-            assert EXTENSION_ID in ids, f"extension not loaded with its fixed id: {ids}"
-            session = Session(browser, cdp, home, user_data_dir, [])
-            context = browser.contexts[0]
-
-            def watch(worker: Any) -> None:
-                worker.on("console", lambda m: session.logs.append(f"{m.type}: {m.text}"))
-
-            # Wait for the extension's service worker: an action triggered while it is still starting up can reach
-            # it without the activeTab grant (seen on the very first press after launch).
-            if not any(EXTENSION_ID in w.url for w in context.service_workers):
-                context.wait_for_event("serviceworker", predicate=lambda w: EXTENSION_ID in w.url, timeout=30_000)
-            for worker in context.service_workers:
-                watch(worker)
-            context.on("serviceworker", watch)  # a restarted worker
-            yield session
-        finally:
-            browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
-def install_host(user_data_dir: Path, home: Path) -> None:
-    env = {**os.environ, "CENTRUM_HOME": str(home)}
-    out = subprocess.run([sys.executable, "-m", "centrum.cli", "install-host", "--browser", "chromium",
-                          "--user-data-dir", str(user_data_dir)], env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    manifest = json.loads((user_data_dir / "NativeMessagingHosts" / "org.centrum.host.json").read_text())
-    assert manifest["allowed_origins"] == [f"chrome-extension://{EXTENSION_ID}/"]
 
 
 @pytest.fixture(scope="module")
@@ -478,7 +366,9 @@ def last_extract_bytes(session: Session, after: int = 0) -> int:
 def test_source_algorithm_gets_the_page_source(chromium: Session, server: str) -> None:
     # DANAg reads the collector's `source` serialization (ping says needs_source), the semantic baseline does not:
     # the extension must send the source for the one and not for the other. What DANAg then picks is its own
-    # business (its tests); here it must at least not complain that the source is missing.
+    # business (its tests); here it must at least not complain that the source is missing. (The reader's metadata
+    # option also sends the source, for byline, date and Markdown: off here.)
+    chromium.set_storage({"readerMetadata": False})
     page = chromium.open(f"{server}/long.html")
     served = len(extract_ok_lines((chromium.home / "host.log").read_text()))
     chromium.press(page)
@@ -497,7 +387,7 @@ def test_source_algorithm_gets_the_page_source(chromium: Session, server: str) -
         with_source = last_extract_bytes(chromium, served)
         assert with_source - without_source >= len(LONG)  # the serialized page (plus node ids) went along
     finally:
-        chromium.set_storage({"algorithm": "semantic"})
+        chromium.set_storage({"algorithm": "semantic", "readerMetadata": True})
 
 
 def test_no_main_content_message(chromium: Session, server: str) -> None:

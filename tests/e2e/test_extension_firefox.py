@@ -288,7 +288,8 @@ def _free_port() -> int:
 
 def test_test_copy_is_shipped_code_plus_shim(tmp_path: Path) -> None:
     test_copy = make_test_extension(tmp_path)
-    for name in ("src/background.js", "src/messaging.js", "src/view.js", "src/collect.js", "src/ui.css"):
+    for name in ("src/background.js", "src/messaging.js", "src/view.js", "src/modes/ui.js", "src/modes/reader.js",
+                 "src/collect.js", "src/ui.css"):
         assert (test_copy / name).read_bytes() == (EXTENSION / name).read_bytes()
     shipped = json.loads((EXTENSION / "manifest.json").read_text())
     patched = json.loads((test_copy / "manifest.json").read_text())

@@ -1,8 +1,8 @@
-"""Candidate debugger in Chromium, end to end (issue #9): from the highlight, the "Debugger" button runs every
+"""Candidate debugger in Chromium, end to end: from the highlight, the "Debugger" button runs every
 algorithm on one snapshot through the real host and lists each one's answer and candidates with scores; hovering a
-candidate outlines its elements on the page; switching algorithm re-highlights; GCE, zoning and R4 overlays are
-drawn from their debug payloads; parameters are edited and re-run on the same snapshot (no new collection);
-collection, transfer and host timings are shown."""
+candidate outlines its elements on the page; switching algorithm re-highlights; every algorithm's overlays are
+drawn from its typed list (Result.overlays) by the same rules; parameters are edited and re-run on the same snapshot
+(no new collection); collection, transfer and host timings are shown."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from test_extension_chromium import Session, extract_ok_lines, ui_click, ui_eval
 from test_ui_reader import shot, ui_wait, wait_stage
 
 PANEL = ".panel.debugger"
+OVERLAY_KINDS = {"answer", "candidate", "removed", "region", "point"}
 
 
 def panel(page: Page) -> dict[str, Any]:
@@ -90,26 +91,36 @@ def test_debugger_lists_candidates_outlines_and_overlays(ui: Session, server: st
     # Switching algorithm re-highlights: R4's answer boxes are its own nodes, not semantic's article.
     r4 = choose(page, "r4")
     assert r4["answerBoxes"] and {b["node"] for b in r4["answerBoxes"]} != {b["node"] for b in p["answerBoxes"]}
-    cset = [b for b in r4["overlay"] if "cset" in b["cls"]]
-    assert cset and all(re.search(r"c-SET <\w+> distance [\d.]+", b["label"]) for b in cset)
+    # Every algorithm's overlays come from its result's typed list, drawn by kind with the same rules.
+    kinds = lambda q: {c for b in q["overlay"] for c in b["cls"].split() if c in OVERLAY_KINDS}  # noqa: E731
+    cands = [b for b in r4["overlay"] if "candidate" in b["cls"].split()]
+    assert cands and all(re.search(r"(c-SET #\d+|rank \d+) <\w+> \([\d.]+\)", b["label"]) for b in cands)
+    assert {"answer", "candidate"} <= kinds(r4)
 
     gce = choose(page, "gce")
-    cells = [b for b in gce["overlay"] if b["kind"] == "cell"]
+    cells = [b for b in gce["overlay"] if b["label"].startswith("cell ")]
     assert cells and any("excluded: " in b["label"] for b in cells)
-    assert {"C_w", "C_d"} <= {b["kind"] for b in gce["overlay"]}
+    assert all(("removed" in b["cls"].split()) == ("excluded: " in b["label"]) for b in cells)
+    points = {b["label"] for b in gce["overlay"] if b["kind"] == "point"}
+    assert {"C_w", "C_d", "C1", "C2", "C3"} <= points
+    assert any(b["label"].startswith("E1 (distance ") for b in gce["overlay"])
+    assert {"answer", "candidate", "region", "point"} <= kinds(gce)
     shot(page, "debugger-gce.png")
 
     zoning = choose(page, "zoning")
-    assert any(b["kind"] == "zone" and "score" in b["label"] for b in zoning["overlay"])
-    assert any(b["kind"] == "column" for b in zoning["overlay"])
+    assert any(b["kind"] == "region" and re.match(r"zone \d+ score ", b["label"]) for b in zoning["overlay"])
+    assert any(b["kind"] == "candidate" and re.match(r"column \d+ \(", b["label"]) for b in zoning["overlay"])
     shot(page, "debugger.png")
 
     # The ensemble's block filter: every block of its chosen candidate outlined, kept or dropped, with its score.
     ens = choose(page, "ensemble")
-    blocks = [b for b in ens["overlay"] if "block" in b["cls"]]
-    assert blocks and all(re.match(r"block (kept|dropped) \(score -?[\d.]+\): ", b["label"]) for b in blocks)
+    blocks = [b for b in ens["overlay"] if b["label"].startswith("block ")]
+    assert blocks and all(re.match(r"block (kept|dropped): .*\(-?[\d.]+\)$", b["label"], re.S) for b in blocks)
     assert any("kept" in b["label"] for b in blocks)
-    assert all(("out" in b["cls"].split()) == ("dropped" in b["label"]) for b in blocks)
+    assert all(("removed" in b["cls"].split()) == b["label"].startswith("block dropped") for b in blocks)
+    # The toggle names what is drawn, by kind.
+    assert re.search(r"overlay \(\d+ (region|removed|candidate)", ui_eval(
+        page, f"(s) => s.querySelector('{PANEL} input.overlay-toggle').parentElement.textContent"))
 
     # Overlay off: nothing drawn but the answer.
     ui_click(page, f"{PANEL} input.overlay-toggle")

@@ -2,7 +2,8 @@
 native host -> highlight -> reader view with the article's title, text, figure image, table, working link and code
 block, the rest of the page hidden -> the next press restores the page exactly. Reader settings (font size,
 light/dark, where it opens) persist in chrome.storage; the reader can open in its own tab; right-to-left and CJK
-pages are laid out for their script. Screenshots of the modes go to ``docs/screenshots/`` (README).
+pages are laid out for their script. Screenshots of the modes go to the folder CENTRUM_SCREENSHOTS names
+(``docs/screenshots`` for the README), else to the run's temporary folder (conftest ``screenshot_folder``).
 
 This file also holds the small harness the other ``test_ui_*`` files import: one Chromium per test module with the
 unpacked extension and the host installed into its user-data-dir (``test_extension_chromium.launch``).
@@ -11,6 +12,7 @@ unpacked extension and the host installed into its user-data-dir (``test_extensi
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +24,6 @@ from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, install_host, launch, stage, toast, ui_click, ui_eval, ui_select
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "docs" / "screenshots"
 
 GLACIER_SVG = ("<svg xmlns='http://www.w3.org/2000/svg' width='320' height='160'><rect width='320' height='160' "
                "fill='#9cc3e6'/><path d='M0 160 L120 40 L200 110 L320 30 L320 160 Z' fill='#eef5fb'/></svg>")
@@ -94,13 +95,13 @@ def serve(pages: dict[str, tuple[str, str]]) -> Iterator[str]:
         srv.server_close()
 
 
-def ui_session(playwright: Playwright, base: Path) -> Iterator[Session]:
+def ui_session(playwright: Playwright, base: Path, args: tuple[str, ...] = ()) -> Iterator[Session]:
     """A Chromium with the extension and the host (its own CENTRUM_HOME under ``base``), semantic baseline pinned
-    so the expected answers follow from the markup (first <main>/<article>)."""
+    so the expected answers follow from the markup (first <main>/<article>); ``args``: more Chromium flags."""
     user_data_dir, home = base / "profile", base / "centrum-home"
     user_data_dir.mkdir()
     install_host(user_data_dir, home)
-    for session in launch(playwright, user_data_dir, home):
+    for session in launch(playwright, user_data_dir, home, args=args):
         session.set_storage({"algorithm": "semantic", "readerIn": "page", "readerTheme": "light",
                              "readerFontSize": 20})
         yield session
@@ -121,9 +122,15 @@ def storage(session: Session) -> dict[str, Any]:
     return out
 
 
+def screenshots() -> Path:
+    """The screenshot folder the session chose (tests/e2e/conftest.py ``screenshot_folder``)."""
+    folder = Path(os.environ["CENTRUM_SCREENSHOTS"])
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def shot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / name))
+    page.screenshot(path=str(screenshots() / name))
 
 
 

@@ -56,3 +56,18 @@ def test_per_tag_attributes_match_clean_js() -> None:
         assert f'tag === "{tag}"' in CLEAN_JS, tag
     assert 'tag === "td" || tag === "th"' in CLEAN_JS
     assert set(DATA["attributes"]) == {"*", "a", "img", "td", "th", "time", "details", "ol"}
+
+
+def _js_list(name: str) -> list[str]:
+    m = re.search(rf"const {name} = \[(.*?)\];", CLEAN_JS, re.S)
+    assert m, f"clean.js no longer defines {name} as an array literal"
+    return re.findall(r'"([^"]+)"', m.group(1))
+
+
+def test_lazy_image_attributes_are_shared() -> None:
+    from centrum.outputs import LAZY_SRC, LAZY_SRCSET, PLACEHOLDER_DATA_URI
+
+    assert _js_list("LAZY_SRC") == DATA["lazy_src"] == list(LAZY_SRC)
+    assert _js_list("LAZY_SRCSET") == DATA["lazy_srcset"] == list(LAZY_SRCSET)
+    m = re.search(r"const PLACEHOLDER_DATA_URI = (\d+);", CLEAN_JS)
+    assert m and int(m.group(1)) == DATA["placeholder_data_uri"] == PLACEHOLDER_DATA_URI

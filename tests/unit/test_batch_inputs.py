@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
 from centrum.batch.crawl import HOST, page_url, response_record, write_crawl  # noqa: E402
-from centrum.batch.inputs import InputError, archived, follow, html_charset, index_warc, iter_inputs  # noqa: E402
+from centrum.batch.inputs import InputError, archived, follow, index_warc, iter_inputs  # noqa: E402
 from centrum.batch.shards import ShardWriter, done_ids, read_rows, shard_files  # noqa: E402
 from centrum.cli import main  # noqa: E402
 
@@ -26,16 +26,8 @@ def test_warc_index_has_every_response_and_tasks_only_for_html(tmp_path: Path) -
     assert css.status == 200 and css.headers["content-type"] == "text/css" and b"font-family" in css.body
     # Page 9 is windows-1252 declared only by HTTP: served with that charset spelled out.
     page = archived(str(warc), index[page_url(9)], page=True)
-    assert page.headers["content-type"] == "text/html; charset=cp1252"
+    assert page.headers["content-type"] == "text/html; charset=windows-1252"
     assert "café" in page.body.decode("cp1252")
-
-
-def test_charset_the_page_declares_wins_else_the_http_one() -> None:
-    assert html_charset("<p>café</p>".encode("latin-1"), "iso-8859-1") == "iso8859-1"
-    assert html_charset("<p>café</p>".encode("latin-1"), None) == "windows-1252"  # the sniffer's fallback
-    assert html_charset(b'<meta charset="koi8-r"><p>x</p>', "iso-8859-1") == "koi8-r"
-    assert html_charset("\ufeff<p>é</p>".encode(), "iso-8859-1") == "utf-8"  # a BOM is a declaration
-    assert html_charset(b"<p>x</p>", "no-such-charset") == "utf-8"  # unknown names are ignored
 
 
 def test_folders_url_lists_and_bad_inputs(tmp_path: Path) -> None:
@@ -79,7 +71,9 @@ def test_command_refuses_bad_usage_before_any_cluster(tmp_path: Path, capsys: py
     assert main(["batch", str(warc), "--out", str(tmp_path / "o"), "-a", "nope"]) == 2
     assert "unknown algorithm 'nope'" in capsys.readouterr().err
     assert main(["batch", str(warc), "--out", str(tmp_path / "o"), "--no-render", "-a", "ensemble"]) == 2
-    assert "--no-render works only with dana, danag, addanag" in capsys.readouterr().err
+    assert "--no-render works only with source, dana, danag, addanag" in capsys.readouterr().err
+    assert main(["batch", str(warc), "--out", str(tmp_path / "o"), "--no-render", "-p", "block_threshold=7"]) == 2
+    assert "block_threshold" in capsys.readouterr().err
     assert main(["batch", str(tmp_path / "missing.warc"), "--out", str(tmp_path / "o")]) == 2
     assert "no such input" in capsys.readouterr().err
     w = ShardWriter(tmp_path / "used", "jsonl")

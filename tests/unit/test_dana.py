@@ -9,7 +9,7 @@ import html
 import numpy as np
 import pytest
 
-from centrum import algorithms
+from centrum import algorithms, charset
 from centrum.algorithms import dana
 from centrum.testing import E, T, build
 
@@ -39,6 +39,11 @@ def built_with_source(root: E, **kw):
     return build(root, source=serialize(root), **kw)
 
 
+def normalize_links(data: bytes, offset: int = 5) -> bytes:
+    """AdDANAg's hyperlink normalization on bytes (the pipeline's normalize_links_array)."""
+    return dana.normalize_links_array(np.frombuffer(data, dtype=np.uint8), offset)[0].tobytes()
+
+
 def counts(src: str, variant: str) -> tuple[list[int], list[int]]:
     c = np.frombuffer(src.encode(), dtype=np.uint8)
     t, s = dana.line_counts(c, dana.line_starts(c, 0), variant)
@@ -64,8 +69,8 @@ def test_danag_counts_content_characters_against_markup_on_mixed_script_lines():
 
 def test_tag_mask_follows_the_html_tokenizer():
     src = b'a < b <i title="<x>">y</i> c > d'
-    m = dana.tag_mask(np.frombuffer(src, dtype=np.uint8))
-    inside = "".join(chr(ch) for ch, k in zip(src, m, strict=True) if k)
+    start, end = dana.tag_intervals(np.frombuffer(src, dtype=np.uint8))
+    inside = "".join(src[a:b].decode() for a, b in zip(start.tolist(), end.tolist(), strict=True))
     # "a < b" is text; the '<' inside the open tag opens nothing; the tag ends at the first '>' (quotes are not
     # tracked, so '">' after it is text); "c > d" is text.
     assert inside == '<i title="<x></i>'
@@ -137,7 +142,7 @@ def test_run_source_merges_blocks_separated_by_up_to_gap_lines(sep: int, merged:
 # ---------------------------------------------------------------------------------------------- AdDANAg
 def test_hyperlink_normalization_on_the_papers_example():
     src = b'<a href="http://www.BBC.com/">BBC Web Site </a>'
-    out = dana.normalize_links(src)
+    out = normalize_links(src)
     # LT = len("BBC Web Site ") = 13, so the attributes become a placeholder of LT - 5 = 8 characters
     # (a space and seven x).
     assert out == b"<a xxxxxxx>BBC Web Site </a>"
@@ -151,7 +156,7 @@ def test_hyperlink_normalization_on_the_papers_example():
 def test_link_normalization_handles_short_nested_unclosed_and_non_ascii_anchors():
     src = ('<a href="/a">Hi</a> <A HREF=x><b>Longer text</b></A> <a>outer <a href=y>z</a> <abbr>q</abbr>'
            '<a\n href=1>café café é</a> <a href="/never/closed">x').encode()
-    out = dana.normalize_links(src).decode()
+    out = normalize_links(src).decode()
     # "Hi": LT = 2 <= 5, no placeholder. "Longer text": LT = 11 (the <b> tags are not text) -> 6 = " xxxxx".
     # <a>outer <a href=y>z</a>: the first <a> pairs with the first </a>; LT = len("outer z") = 7 -> 2 = " x"; the
     # inner <a href=y> is part of the anchor's content and stays. <abbr> is not an anchor. "café café é": 11
@@ -288,34 +293,22 @@ def test_params_reach_the_config_and_debug_is_bounded_json():
 
 
 # ---------------------------------------------------------------------------------------------- decoding
-def test_decode_html_bom_meta_and_fallback():
-    text = "<p>Привет, мир</p>"
-    assert dana.decode_html(codecs.BOM_UTF8 + text.encode()) == text
-    assert dana.decode_html(codecs.BOM_UTF16_LE + text.encode("utf-16-le")) == text
-    cp = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">' + text.encode("cp1251")
-    assert dana.decode_html(cp).endswith(text)
-    fa = "<meta charset='windows-1256'><p>سلام</p>"
-    assert dana.decode_html(fa.encode("cp1256")) == fa
-    latin = '<meta charset="iso-8859-1"><p>caf\u00e9 \u20ac</p>'  # WHATWG: iso-8859-1 means windows-1252
-    assert dana.decode_html(latin.encode("cp1252")) == latin
-    # Declared latin-1 but really UTF-8: UTF-8 decodes strictly, so it wins.
-    assert dana.decode_html('<meta charset="iso-8859-1">café'.encode()) == '<meta charset="iso-8859-1">café'
-    assert dana.decode_html(b"<p>bad \xff byte</p>") == "<p>bad \ufffd byte</p>"
-
-
-def test_source_bytes_transcodes_only_what_decode_html_would_read_differently():
+def test_source_bytes_transcodes_only_what_the_sniffer_reads_as_another_charset():
     utf8 = "<p>Привет, мир</p>".encode()
     assert dana.source_bytes(utf8) is utf8  # valid UTF-8 is not decoded and re-encoded
     assert dana.source_bytes(b"<p>ascii</p>") == b"<p>ascii</p>"
     assert dana.source_bytes(codecs.BOM_UTF16_LE + "<p>мир</p>".encode("utf-16-le")) == "<p>мир</p>".encode()
     cp = b'<meta charset="windows-1251"><p>' + "мир".encode("cp1251") + b"</p>"
-    assert dana.source_bytes(cp) == dana.decode_html(cp).encode()
+    assert dana.source_bytes(cp) == charset.decode(cp).encode()
     declared_latin_but_utf8 = '<meta charset="iso-8859-1">café'.encode()
     assert dana.source_bytes(declared_latin_but_utf8) == declared_latin_but_utf8
-    # Undeclared invalid bytes stay bytes (decode_html would read them as UTF-8 with U+FFFD: same text out).
-    bad = b"<p>bad \xff byte</p>"
+    # Declared UTF-8 with an invalid byte stays bytes (read as UTF-8 with U+FFFD either way: same text out).
+    bad = b'<meta charset="utf-8">\n<p>bad \xff byte and some more words here</p>'
     assert dana.source_bytes(bad) == bad
-    assert dana.run_source(bad).text == dana.run_source(dana.decode_html(bad)).text == "bad \ufffd byte"
+    same = dana.run_source(charset.decode(bad)).text
+    assert dana.run_source(bad).text == same == "bad \ufffd byte and some more words here"
+    # Undeclared invalid UTF-8 is windows-1252, as the renderer serves it.
+    assert dana.run_source(b"<p>caf\xe9 byte</p>").text == "café byte"
 
 
 def test_html_text_breaks_at_blocks_collapses_spaces_and_decodes_entities_last():

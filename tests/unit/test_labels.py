@@ -363,7 +363,7 @@ def test_old_database_is_migrated_and_newer_refused(tmp_path: Path) -> None:
     assert "labels_by_url" not in indexes
     conn.close()
     conn = L.connect(db)
-    assert L.schema_version(conn) == L.SCHEMA_VERSION == 3
+    assert L.schema_version(conn) == L.SCHEMA_VERSION == 5
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"labels_by_url", "labels_by_page", "labels_by_save_id"} <= indexes
     assert [r["text"] for r in L.list_labels(conn)] == ["old"]

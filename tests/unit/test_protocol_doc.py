@@ -98,3 +98,29 @@ def test_every_numeric_parameter_has_a_range_holding_its_defaults(algo: str) -> 
         for cfg in variants:  # the defaults and every preset's values lie inside the range
             value = getattr(cfg, f.name)
             assert value is None or rng[0] <= value <= rng[1], (algo, f.name, value)
+
+
+EXTENSION_SRC = PROTOCOL.parents[1] / "extension" / "src"
+
+
+def test_error_table_is_the_one_list_of_the_extension_codes_too() -> None:
+    """The extension's codes (quoted "E_X" strings and ``E_X:`` keys of its message tables) are all in the table,
+    and every code the table gives to the extension is one the extension raises."""
+    rows = table_rows(section("Error codes"))
+    documented = {row[0].strip("`") for row in rows}
+    extension_codes = {row[0].strip("`") for row in rows if row[1] == "extension"}
+    used: dict[str, set[str]] = {}
+    for path in EXTENSION_SRC.rglob("*.js"):
+        text = path.read_text(encoding="utf-8")
+        for code in re.findall(r"""["'`](E_[A-Z_]+)["'`]|\b(E_[A-Z_]+):""", text):
+            used.setdefault(code[0] or code[1], set()).add(path.name)
+    unknown = {c: sorted(files) for c, files in used.items() if c not in documented}
+    assert not unknown, f"codes used by the extension but missing from PROTOCOL.md's error table: {unknown}"
+    raised = {c for c, files in used.items() if files - {"highlight.js"}}  # highlight.js only explains codes
+    assert extension_codes <= raised, extension_codes - raised
+
+
+def test_overlay_kinds_are_documented() -> None:
+    from centrum.result import OVERLAY_KINDS
+
+    assert {row[0].strip("`") for row in table_rows(section("Overlays"))[7:]} == set(OVERLAY_KINDS)

@@ -16,9 +16,11 @@ import numpy as np
 
 from ..result import Result
 from ..snapshot import IMAGE, Snapshot
+from ..tree import cover_count, main_body
+from ..tree import covered as _inside
+from . import BASE_ALGORITHMS
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
-BASE_ALGORITHMS: tuple[str, ...] = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag")
 # Proposers of candidates: the base algorithms and Arc90 Readability's content scoring (computed here from the page
 # arrays, see :func:`arc90_proposal`), each with the same answered/exact/precision/recall/rank features (v4; LODO
 # mean over the 8 dev sets, candidate scorer with the rule trim: 0.912 -> 0.914).
@@ -115,15 +117,6 @@ class PageArrays:
     arc90: np.ndarray  # per element: Readability's (Arc90) content score, 0 when it scores none
 
 
-def _inside(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
-    """Per element: inside the subtree of any of ``roots`` (difference array over pre-order, O(n))."""
-    mark = np.zeros(snap.n + 1, dtype=np.int64)
-    if roots.size:
-        np.add.at(mark, roots, 1)
-        np.add.at(mark, snap.subtree_end[roots], -1)
-    return np.cumsum(mark)[: snap.n] > 0
-
-
 def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray) -> np.ndarray:
     """Per element: rendered characters in its subtree that also lie inside the subtree of one of ``roots``."""
     if snap.m == 0:
@@ -135,8 +128,7 @@ def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray)
 def page_arrays(snap: Snapshot) -> PageArrays:
     n = snap.n
     tags = snap.tags
-    bodies = np.nonzero(tags == "body")[0]
-    body = int(bodies[0]) if bodies.size else 0
+    body = main_body(snap) or 0
     in_link = _inside(snap, np.nonzero(snap.is_link)[0])
     area = snap.text_area
     rendered = area > 0
@@ -251,11 +243,7 @@ def _texts_under(snap: Snapshot, roots: np.ndarray) -> list[str]:
     """Per root of disjoint subtrees ``roots``: its text nodes' texts joined by a space (one O(n + m) labelling)."""
     if roots.size == 0 or snap.m == 0:
         return [""] * roots.size
-    mark = np.zeros(snap.n + 1, dtype=np.int64)
-    label = np.arange(1, roots.size + 1)
-    np.add.at(mark, roots, label)
-    np.add.at(mark, snap.subtree_end[roots], -label)
-    owner_label = np.cumsum(mark)[: snap.n][snap.text_owner]
+    owner_label = cover_count(snap, roots, weights=np.arange(1, roots.size + 1)).astype(np.int64)[snap.text_owner]
     parts: list[list[str]] = [[] for _ in range(roots.size)]
     texts = snap.texts
     for t in np.nonzero(owner_label > 0)[0].tolist():

@@ -51,7 +51,7 @@ from . import _ensemble_model as M
 from . import ensemble as E
 
 WINDOW = (1920, 1080)
-PEERS = ("trafilatura", "readability_lxml", "readability_js", "justext", "boilerpy3", "resiliparse", "wholepage")
+PEERS = tuple(peer_mod.PEERS)
 
 
 def light_score(gold: Gold, text: str | None) -> tuple[float, tuple[float, ...]]:
@@ -254,7 +254,7 @@ def _page_record(item: PageItem, snap: Any, block_scope: str) -> PageRecord:
             rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
         r = results[name]
-        text = r.text if r.text is not None else (snap.text_of(r.nodes) if r.nodes else "")
+        text = r.text_for(snap)
         rec.extractors[name] = light_score(item.gold, text)
     return rec
 
@@ -271,24 +271,16 @@ def _peer_scores(item: PageItem, html: bytes, entry: dict[str, Any], opts: Extra
     if got is not None:
         return got
     out: dict[str, tuple[float, tuple[float, ...]]] = {}
+    snap: Any = None
     for name in opts.peers:
-        text = None
-        try:
-            if name == "wholepage":
-                from ..snapshot import parse_snapshot
+        if name == "wholepage" and snap is None:
+            from ..snapshot import parse_snapshot
 
-                text = peer_mod.wholepage_text(parse_snapshot(entry["raw"]))
-            elif name == "readability_js":
-                if not entry.get("extra"):
-                    continue  # rendered without the Readability.js extra: not scored rather than scored 0
-                text = peer_mod.readability_js_text(entry.get("extra"))[0]
-            elif peer_mod.missing_reason(name) is None:
-                text = peer_mod.run_html_peer(name, html, item.language)
-            else:
-                continue
-        except Exception:  # noqa: BLE001 - a failing peer scores 0 on the page, as in `centrum eval`
-            text = None
-        out[name] = light_score(item.gold, text)
+            snap = parse_snapshot(entry["raw"])
+        ans = peer_mod.run_peer(name, html, item.language, snap, entry)
+        if not ans.ran:
+            continue  # not available here, or rendered without its in-page extra: not scored rather than scored 0
+        out[name] = light_score(item.gold, ans.text)
     if opts.use_record_cache:
         _store_pickle(path, out)
     return out

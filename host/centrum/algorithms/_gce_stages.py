@@ -12,23 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..snapshot import FIXED, IN_FRAME, Snapshot
-
-
-def interval_cover(snapshot: Snapshot, mask: np.ndarray) -> np.ndarray:
-    """Per element: how many elements of ``mask`` are it or its ancestors (pre-order intervals + cumsum)."""
-    n = snapshot.n
-    diff = np.zeros(n + 1, dtype=np.int64)
-    idx = np.flatnonzero(mask)
-    np.add.at(diff, idx, 1)
-    np.add.at(diff, snapshot.subtree_end[idx], -1)
-    return np.cumsum(diff)[:n]
-
-
-def find_body(snapshot: Snapshot) -> int:
-    """The top document's ``<body>``; without one (framesets, odd XML) the root stands in."""
-    hits = np.flatnonzero((snapshot.tags == "body") & ((snapshot.flags & IN_FRAME) == 0))
-    return int(hits[0]) if hits.size else 0
+from ..snapshot import FIXED, Snapshot
+from ..tree import cover_count
 
 
 @dataclass
@@ -43,7 +28,7 @@ class Alive:
 
 def alive_mask(snapshot: Snapshot, remove_fixed: bool) -> Alive:
     fixed = (snapshot.flags & FIXED) != 0 if remove_fixed else np.zeros(snapshot.n, dtype=bool)
-    cover = interval_cover(snapshot, fixed)
+    cover = cover_count(snapshot, fixed)
     element = cover == 0
     visible = element & snapshot.visible
     text = visible[snapshot.text_owner] & (snapshot.text_area > 0) if snapshot.m else np.zeros(0, dtype=bool)
@@ -97,14 +82,14 @@ def link_density(snapshot: Snapshot, alive: Alive, word_text: np.ndarray, beta: 
     per_el = np.zeros(n)
     per_el[tops] = c_area
     a_l = snapshot.subtree_sum(per_el)
-    in_container = interval_cover(snapshot, np.isin(np.arange(n), tops)) > 0
+    in_container = cover_count(snapshot, tops) > 0
     link_below = snapshot.subtree_sum(link.astype(np.float64)) - link
     defined = alive.visible & (area > 0) & (link_below > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         d = np.where(in_container, 1.0, a_l / np.where(area > 0, area, 1.0))
     density = np.where(defined, d, np.nan)
     dense = defined & (d > beta)
-    cover = interval_cover(snapshot, dense)
+    cover = cover_count(snapshot, dense)
     dense_areas = np.flatnonzero(dense & (cover == 1))
     high_text = cover[snapshot.text_owner] > 0 if snapshot.m else np.zeros(0, dtype=bool)
     return LinkDensity(tops, c_area, density, dense, dense_areas, high_text)

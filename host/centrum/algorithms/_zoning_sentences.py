@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib.util
 import pickle
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -186,16 +185,6 @@ def count_verb_sentences(text: str, tagger: PerceptronTagger) -> int:
         if words and any(t.startswith("VB") for t in tagger.tag(words)):
             n += 1
     return n
-
-
-def sentence_counter(test: str, min_words: int) -> tuple[Callable[[str], int], str]:
-    """The counting function for ``test`` ("script" or "verb") and a note when the verb test is unavailable."""
-    if test == "verb":
-        tagger = load_tagger()
-        if tagger is not None:
-            return (lambda text: count_verb_sentences(text, tagger)), ""
-        return (lambda text: count_script_sentences(text, min_words)), VERB_UNAVAILABLE
-    return (lambda text: count_script_sentences(text, min_words)), ""
 
 
 VERB_UNAVAILABLE = "verb test needs the PyPI package textblob-aptagger; used the language-independent test"

@@ -21,12 +21,11 @@ lower-cased copy (no HTML parse, no per-line or per-anchor Python loop). ``run_s
 a browser; ``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps
 the selected lines back to node ids.
 
-Measured figures (token F1 on the dev sets, throughput) are in the ``Config`` comments and README "DANA".
+The figures behind the defaults (token F1 on the dev sets per option, throughput) are in README "DANA".
 """
 
 from __future__ import annotations
 
-import codecs
 import html as htmllib
 import re
 import time
@@ -36,9 +35,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import charset
 from ..config import ranged
-from ..result import Candidate, Result
+from ..result import Candidate, Overlay, Result
 from ..snapshot import Snapshot
+from ..trace import text_wanted
 
 Variant = Literal["dana", "danag", "addanag"]
 VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
@@ -47,6 +48,7 @@ VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
 MAX_DEBUG_LINES = 5000
 MAX_DEBUG_REGIONS = 500
 MAX_CANDIDATES = 12
+MAX_OVERLAY_NODES = 500  # ids per drawn overlay: the debugger outlines the top-most elements, not every one
 
 
 @dataclass(frozen=True)
@@ -56,17 +58,14 @@ class Config:
     hyperlink normalization and line-length normalization, after the usual script/style/comment removal)."""
 
     # Phase 3 (DANA, DANAg, AdDANAg): regions separated by at most `gap` lines are merged into the main content.
-    # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages. Dev token F1 (run_source, all
-    # dev pages) DANAg gap 20 / 160: cleaneval .883/.918, cleanportaleval .954/.759, dragnet .826/.698,
-    # google-trends .597/.688, l3s-gn1 .927/.839, readability .779/.820, aeb .872/.823 (README "DANA").
+    # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages, which helps some sets and costs
+    # others more (README "DANA").
     gap: int = ranged(20, 0, 10_000_000)
     # Pre-processing "line-length normalization" (phase 1's fixed segments): lines are fixed segments of this many
     # bytes of the cleaned, whitespace-collapsed source, so the result does not depend on how the author wrapped
     # or minified the HTML; 0 keeps the source's own lines (the original DANA). 100 bytes is about one sentence of
     # prose: the 3-line smoothing window then spans a short paragraph and the default gap bridges ~2 KB of markup
-    # (an inline ad or figure). Dev F1 (DANAg, gap 20) for 50 / 100 / 200 / source lines: cleaneval
-    # .860/.883/.890/.852, cleanportaleval .971/.954/.905/.887, dragnet .815/.826/.793/.748, l3s-gn1
-    # .925/.927/.918/.878, aeb .837/.872/.857/.674.
+    # (an inline ad or figure); on the dev sets it beat 50, 200 and the source's own lines (README "DANA").
     line_length: int = ranged(100, 0, 10_000_000)
     # Phase 2: smoothing window half-width, diff_i = sum over j = i-w .. i+w of (T_j - S_j) (papers: w = 1).
     smoothing: int = ranged(1, 0, 10_000_000)
@@ -78,90 +77,32 @@ class Config:
     # Mapping lines back to nodes (Centrum, not in the papers): an element is selected when at least `min_overlap`
     # of its text lies in the selected lines and its text outside them is at most `max_outside` times the
     # selection's text (so <body>, or a wrapper that also holds the comments, is not chosen while a paragraph cut
-    # by the first line is); then reduced to the top-most selected elements. DANAg snapshot-mode token F1 on ~270
-    # cached dev pages, max_outside 0.1 / 0.2 / 0.3: cleaneval .821/.810/.810, cleanportaleval .950/.935/.918,
-    # l3s-gn1 .874/.868/.869, aeb .855/.839/.819.
+    # by the first line is); then reduced to the top-most selected elements. 0.1 scored best of 0.1 / 0.2 / 0.3
+    # on the dev sets (README "DANA").
     min_overlap: float = ranged(0.5, 0.0, 1.0)
     max_outside: float = ranged(0.1, 0.0, 1e6)
     # Centrum option, off by default (the papers keep them): drop lines at the ends of the merged selection whose
     # own T - S <= 0 (selected only because the smoothing window reaches into the dense block next to them).
-    # Measured on raw HTML it changes F1 by -0.003..+0.000, so the papers' rule stays the default.
+    # It did not help on the dev sets (README "DANA"), so the papers' rule stays the default.
     trim_edges: bool = False
 
 
 # ------------------------------------------------------------------------------------------------ decoding
-_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
-_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9_.:\-]+)""", re.I)
-# WHATWG Encoding Standard labels whose decoder is a superset of what Python's codec of that name reads.
-_LABEL_ALIASES = {
-    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "l1": "cp1252",
-    "us-ascii": "cp1252", "ascii": "cp1252", "windows-1252": "cp1252", "x-cp1252": "cp1252",
-    "iso-8859-9": "cp1254", "latin5": "cp1254", "iso-8859-11": "cp874", "tis-620": "cp874",
-    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "ks_c_5601-1987": "cp949", "euc-kr": "cp949",
-    "shift_jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "big5": "big5hkscs",
-    # A <meta> cannot declare UTF-16 (the decoder could not have read the declaration): WHATWG says utf-8.
-    "utf-16": "utf-8", "utf-16le": "utf-8", "utf-16be": "utf-8", "unicode": "utf-8",
-}
-_BOMS = (  # UTF-32 before UTF-16: the UTF-32-LE BOM starts with the UTF-16-LE one
-    (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-
-
-def declared_encoding(data: bytes) -> str | None:
-    """Python codec name of the charset a page declares (``<meta charset>``, http-equiv, ``<?xml encoding>``)."""
-    head = data[:16384]  # the HTML prescan reads 1024 bytes; real pages put <meta> after long <link> lists
-    m = _XML_ENCODING.search(head) or _META_CHARSET.search(head)
-    if not m:
-        return None
-    label = m.group(1).decode("ascii", "replace").strip().lower()
-    label = _LABEL_ALIASES.get(label, label)
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
-
-
-def decode_html(data: bytes) -> str:
-    """Bytes of an HTML file -> str: BOM, else UTF-8 if the bytes are valid UTF-8, else the declared charset
-    (``<meta charset>``, http-equiv, ``<?xml encoding>``), else UTF-8 with undecodable bytes replaced.
-
-    UTF-8 goes before the declaration because pages re-saved as UTF-8 often still claim ISO-8859-1, while a real
-    legacy-encoded page with non-ASCII text is practically never valid UTF-8.
-    """
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            return data[len(bom):].decode(enc, "replace")
-    try:  # valid UTF-8 is almost never an accident, whatever the page declares
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    enc = declared_encoding(data)
-    return data.decode(enc or "utf-8", "replace")
-
-
 def source_bytes(html: str | bytes) -> bytes:
-    """UTF-8 bytes of a page, read as :func:`decode_html` would read it, without decoding UTF-8 pages.
+    """UTF-8 bytes of a page, read as :func:`centrum.charset.decode` reads it, without decoding UTF-8 pages.
 
     Raw HTML is the input of the ``--no-render`` path, and DANA counts bytes: decoding a UTF-8 page to ``str``
-    (and encoding it back) costs two full passes for nothing. Bytes pass through untouched when they are ASCII, or
-    when no BOM and no legacy charset declaration says otherwise (what :func:`decode_html` would decode as UTF-8,
-    invalid sequences becoming U+FFFD in the text output). Only a BOM, or a declared legacy charset on bytes that
-    are not valid UTF-8, is transcoded.
+    (and encoding it back) costs two full passes for nothing. Bytes pass through untouched when they are ASCII or
+    the sniffer reads them as UTF-8 without a BOM (invalid sequences become U+FFFD in the text output); anything
+    else is transcoded.
     """
     if isinstance(html, str):
         return html.encode("utf-8", "surrogatepass")
     if html.isascii():
         return html
-    if any(html.startswith(bom) for bom, _ in _BOMS):
-        return decode_html(html).encode("utf-8", "surrogatepass")
-    if declared_encoding(html) in (None, "utf-8"):
+    if charset.bom(html) is None and charset.codec(charset.sniff(html)) == "utf-8":
         return html
-    try:
-        html.decode("utf-8")
-        return html
-    except UnicodeDecodeError:
-        return decode_html(html).encode("utf-8", "surrogatepass")
+    return charset.decode(html).encode("utf-8", "surrogatepass")
 
 
 # ------------------------------------------------------------------------------------------------ pre-processing
@@ -208,16 +149,6 @@ def remove_code(data: bytes, noscript: bool = True) -> bytes:
 _CX_B = re.compile(rb' data-cx="(\d+)"')  # literal prefix: the collector writes one space before it
 
 
-def normalize_links(data: bytes, offset: int = 5) -> bytes:
-    """AdDANAg pre-processing on bytes (see :func:`normalize_links_array`, which the pipeline uses).
-
-    Paper's example: ``<a href="http://www.BBC.com/">BBC Web Site </a>`` (LT = 13) -> ``<a xxxxxxx>BBC Web
-    Site </a>`` (a placeholder of LT - 5 = 8 characters: a space and seven ``x``).
-    """
-    out, _ = normalize_links_array(np.frombuffer(data, dtype=np.uint8), offset)
-    return out.tobytes()
-
-
 # ------------------------------------------------------------------------------------------------ counting
 def _collapse_whitespace(c: np.ndarray, keep_newlines: bool) -> np.ndarray:
     """Keep mask dropping every whitespace byte that follows another one (as rendering does).
@@ -257,12 +188,6 @@ def tag_intervals(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.ones(lt.size, dtype=bool)
     first[1:] = close[1:] != close[:-1]  # a later '<' before the same '>' is inside the earlier tag
     return lt[first].astype(np.int64), close[first].astype(np.int64) + 1
-
-
-def tag_mask(c: np.ndarray) -> np.ndarray:
-    """True for bytes inside markup (see :func:`tag_intervals`); for tests and the debugger, not the hot path."""
-    start, end = tag_intervals(c)
-    return ~_outside_spans(start, end, c.size)
 
 
 def _bytes_before(start: np.ndarray, end: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -608,7 +533,6 @@ def _debug(an: _Analysis, cfg: Config, variant: str) -> dict[str, Any]:
                      "chars": int(an.r_sizes[i])} for i in order],
         "regions_total": int(an.r_starts.size),
         "regions_truncated": bool(an.r_starts.size > MAX_DEBUG_REGIONS),
-        "stage_ms": {k2: round(v, 3) for k2, v in an.timing.items()},
     }
     if an.merged is not None:
         best, first, last = an.merged
@@ -636,7 +560,7 @@ def _text_for_lines(an: _Analysis, lo: int, hi: int) -> str:
 def run_source(html: str | bytes, config: Config | None = None, variant: str = "danag") -> Result:
     """Run a variant on raw HTML without a browser (``centrum extract --no-render``): ``nodes`` empty, ``text`` set.
 
-    Bytes are read as UTF-8 when valid, else decoded with :func:`decode_html` (BOM, declared charset).
+    Bytes are read as :func:`centrum.charset.decode` reads them.
     """
     cfg = config or Config()
     t0 = time.perf_counter()
@@ -745,8 +669,9 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
                                            f"{variant} works on the serialized HTML")
     an = _analyse(snapshot.source, cfg, variant, with_ids=True)
     dbg = _debug(an, cfg, variant)
+    timing = {f"stage.{k}": round(v, 3) for k, v in an.timing.items()}
     if an.merged is None:
-        return Result(variant, [], debug=dbg, message=_no_region_message(variant))
+        return Result(variant, [], debug=dbg, message=_no_region_message(variant), timing_ms=timing)
     t0 = time.perf_counter()
     best, first, last = an.merged
     assert an.lines is not None
@@ -757,8 +682,12 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
     candidates = [Candidate(nodes, float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
                             features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
     candidates += _region_candidates(an, spans, cfg, snapshot)
-    dbg["stage_ms"]["map"] = round((time.perf_counter() - t0) * 1000, 3)
+    timing["stage.map"] = round((time.perf_counter() - t0) * 1000, 3)
+    overlays = [Overlay("candidate", c.label, round(c.score, 4), nodes=c.nodes[:MAX_OVERLAY_NODES])
+                for c in candidates[1:]]
     if not nodes:
-        return Result(variant, [], candidates, dbg,
+        return Result(variant, [], candidates, dbg, timing_ms=timing, overlays=overlays,
                       message="the selected lines contain no element of the snapshot (source and DOM disagree)")
-    return Result(variant, nodes, candidates, dbg, text=snapshot.text_of(nodes))
+    overlays.append(Overlay("answer", candidates[0].label, nodes=nodes[:MAX_OVERLAY_NODES]))
+    text = snapshot.text_of(nodes) if text_wanted() else None  # None when the caller reads nodes only (the ensemble)
+    return Result(variant, nodes, candidates, dbg, text=text, timing_ms=timing, overlays=overlays)

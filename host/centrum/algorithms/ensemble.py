@@ -45,8 +45,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import algorithms as registry
 from ..config import ConfigError, ranged
-from ..result import Candidate, Result
+from ..result import Candidate, Result, basic_overlays, block_overlays
 from ..snapshot import Snapshot
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
@@ -205,19 +206,12 @@ def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
 
 def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
     """Every base algorithm with its default config; a failing one is recorded as no answer."""
-    from . import dana, gce, r4, semantic, zoning
-
-    fns: dict[str, Any] = {
-        "semantic": semantic.run, "gce": gce.run, "zoning": zoning.run, "r4": r4.run,
-        "dana": lambda s: dana.run(s, None, variant="dana"), "danag": lambda s: dana.run(s, None, variant="danag"),
-        "addanag": lambda s: dana.run(s, None, variant="addanag"),
-    }
     out: dict[str, Result] = {}
     ms: dict[str, float] = {}
     for name in F.BASE_ALGORITHMS:
         t0 = time.perf_counter()
         try:
-            out[name] = fns[name](snap)
+            out[name] = registry.run(name, snap)
         except Exception as e:  # noqa: BLE001 - one broken proposer must not break the ensemble
             out[name] = Result(name, [], message=f"{type(e).__name__}: {e}")
         ms[name] = (time.perf_counter() - t0) * 1000
@@ -386,4 +380,5 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
            "candidates": len(pm.candidates), "filter": cfg.filter, "dropped": out.dropped, "blocks": out.blocks,
            "base": model.base}
     message = "" if nodes else f"the best candidate {list(best)} kept no content after trimming"
-    return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing)
+    return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing,
+                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)))

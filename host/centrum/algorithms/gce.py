@@ -23,27 +23,14 @@ framework: 4 x 6 grid, coefficient 2, link ratio 0.5, width increase 1.3, dead z
 expansion stops only on block elements, size jump ``cW > 2·gridW and (pW - cW > gridW or pW/cW > 1.3)``).
 Fields given explicitly next to ``preset`` override the preset's values (``--param preset=framework rows=5``).
 
-Measured 2026-11-22 on 316 cached dev snapshots (1920 x 1080; ~40 pages from each of scrapinghub-aeb, l3s-gn1,
-cleaneval, cleanportaleval, readability-testpages, trafilatura-eval (snippet F1), google-trends-2017, dragnet),
-mean per-page bag-of-words token F1 averaged over the data sets (a page without result scores 0):
-
-    framework (width jump "stop", its own)     0.570   <- default
-    paper (width jump "parent", Algorithm 1)   0.562
-    paper, width jump "stop" (section 3.3 text) 0.557
-    framework, width jump "parent"             0.554
-    paper, cell_link_coverage 0.5              0.541   (vs. 0.562 with 0 = any overlap, the literal reading)
-
-So the default preset is ``framework``; within each preset its own width-jump mode measured better (paper:
-parent 0.562 > stop 0.557; framework: stop 0.570 > parent 0.554). Per data set (paper / framework): aeb
-0.579 / 0.569, l3s 0.502 / 0.576, cleaneval 0.544 / 0.491, cleanportaleval 0.792 / 0.762, readability 0.600 /
-0.625, trafilatura 0.514 / 0.540, google-trends 0.481 / 0.514, dragnet 0.480 / 0.482. Most of the gap to the
-other extractors is pages where every root is ``<body>`` (no result by design): 2-18 of 40 per data set.
+The default preset is ``framework``: on the dev pages it scored higher than ``paper``, and within each preset its own
+width-jump mode scored higher (README "Evaluation" has the figures). Most of the gap to the other extractors is
+pages where every root is ``<body>``, which have no result by design.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,6 +39,8 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
+from ..trace import Trace
+from ..tree import main_body
 from . import _gce_stages as st
 
 # Block elements on which the framework lets an expansion stop (its ARTICLE_BLOCK_ELEMENTS list).
@@ -68,7 +57,7 @@ class Config:
     (``Config.named(name)`` lists them all); a value given explicitly always wins over the preset."""
 
     # Named parameter set: "paper" (the paper's text) or "framework" (the authors' public code); "framework"
-    # measured better on the dev sets (module docstring), so it is the default.
+    # scored higher on the dev sets (README "GCE"), so it is the default.
     preset: Literal["paper", "framework"] = "framework"
     # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
     # Ranges (config.ranged, checked before any work): the grid has up to rows·α x cols cells, each compared with
@@ -166,108 +155,122 @@ def _box(snapshot: Snapshot, i: int) -> list[float]:
 
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     cfg = resolve(config or Config())
-    timing: dict[str, float] = {}
-    t = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal t
-        now = time.perf_counter()
-        timing[name] = round((now - t) * 1000, 3)
-        t = now
-
-    debug: dict[str, Any] = {"config": dataclasses.asdict(cfg), "timing_ms": timing}
+    tr = Trace("gce", cap=DEBUG_CAP)
+    tr.note("config", dataclasses.asdict(cfg))
     if snapshot.n == 0:
-        return Result("gce", [], debug=debug, message="empty snapshot: no elements")
-    body = st.find_body(snapshot)
+        return tr.result([], message="empty snapshot: no elements")
+    body = main_body(snapshot) or 0  # without a <body> the root stands in
     w0, h0 = snapshot.page.viewport
     w1, h1 = snapshot.page.document
-    c_w = np.array([w0 / 2, h0 / 2])
-    c_d = np.array([w1 / 2, h1 / 2])
-    debug["C_w"], debug["C_d"], debug["body"] = _pt(c_w), _pt(c_d), body
+    c_w, c_d = np.array([w0 / 2, h0 / 2]), np.array([w1 / 2, h1 / 2])
+    tr.note("C_w", _pt(c_w))
+    tr.note("C_d", _pt(c_d))
+    tr.note("body", body)
 
     # 1. position: fixed subtrees removed first.
-    alive = st.alive_mask(snapshot, cfg.remove_fixed)
-    debug["removed"] = {"fixed_roots": [int(i) for i in alive.removed_roots[:DEBUG_CAP]],
-                        "elements": int((~alive.element).sum()),
-                        "fixed_roots_truncated": bool(alive.removed_roots.size > DEBUG_CAP)}
-    lap("remove_fixed")
-
+    alive = tr.stage("removed", st.alive_mask, snapshot, cfg.remove_fixed, show=lambda a: _show_alive(tr, a))
     # 2. Link density (eq. 1) and low/high-link-density text.
     word = alive.text & (snapshot.text_len > 0) if snapshot.m else np.zeros(0, dtype=bool)
-    links = st.link_density(snapshot, alive, word, cfg.beta)
+    links = tr.stage("links", st.link_density, snapshot, alive, word, cfg.beta,
+                     show=lambda ld: _show_links(tr, snapshot, ld, word))
     low_text = word & ~links.high_text
-    dense_boxes = snapshot.box[links.dense_areas]
-    debug["links"] = {
+    # 3. Grid and cell exclusion (section 3.1).
+    g = tr.stage("grid", st.grid, snapshot, snapshot.box[links.dense_areas], cfg.rows, cfg.cols, cfg.alpha,
+                 cfg.edge_top, cfg.edge_bottom, cfg.edge_cols, cfg.cell_link_coverage, show=lambda g: _show_grid(tr, g))
+    # 4. Centroids and the nearest low-link-density text (section 3.2).
+    notes: list[str] = []
+    seeds = tr.stage("centering", _centre, tr, snapshot, g, c_w, c_d, word, low_text, notes)
+    if seeds is None:
+        tr.note("notes", notes)
+        return tr.result([], message="no visible text on the page: nothing to centre on")
+    # 5. Expanding (Algorithm 1) and the per-round choice (eq. 2).
+    d_t = st.text_area_density(snapshot, alive, low_text)
+    rounds, candidates = tr.stage("rounds", _rounds, tr, snapshot, seeds, body, cfg, g.cell_w, d_t, h0)
+    tr.note("rounds", rounds)
+    # 6. Final order: M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest.
+    winner = _winner(rounds, cfg)
+    tr.note("winner", winner)
+    if notes or winner is None:
+        tr.note("notes", notes)
+    _overlays(tr, snapshot, alive, links, g, candidates, winner)
+    if winner is None:
+        return tr.result([], candidates, message="every expansion reached <body> (no <article>, content attribute "
+                                                 "or width jump below it): GCE finds no main content on this page")
+    return tr.result([winner["node"]], candidates)
+
+
+def _show_alive(tr: Trace, alive: st.Alive) -> dict[str, Any]:
+    return {"fixed_roots": tr.ids(alive.removed_roots), "elements": int((~alive.element).sum()),
+            "fixed_roots_truncated": bool(alive.removed_roots.size > tr.cap)}
+
+
+def _show_links(tr: Trace, snapshot: Snapshot, links: st.LinkDensity, word: np.ndarray) -> dict[str, Any]:
+    return {
         "containers": int(links.containers.size),
-        "container_nodes": [int(i) for i in links.containers[:DEBUG_CAP]],
+        "container_nodes": tr.ids(links.containers),
         "link_dense_elements": int(links.dense.sum()),
-        "link_dense_areas": [{"node": int(i), "box": _box(snapshot, int(i)),
-                              "D_l": round(float(links.density[i]), 4)} for i in links.dense_areas[:DEBUG_CAP]],
-        "link_dense_areas_truncated": bool(links.dense_areas.size > DEBUG_CAP),
-        "low_link_text_nodes": int(low_text.sum()),
+        "link_dense_areas": [{"node": int(i), "box": _box(snapshot, int(i)), "D_l": tr.r(links.density[i])}
+                             for i in links.dense_areas[:tr.cap]],
+        "link_dense_areas_truncated": bool(links.dense_areas.size > tr.cap),
+        "low_link_text_nodes": int((word & ~links.high_text).sum()),
         "high_link_text_nodes": int((word & links.high_text).sum()),
     }
-    lap("link_density")
 
-    # 3. Grid and cell exclusion (section 3.1).
-    g = st.grid(snapshot, dense_boxes, cfg.rows, cfg.cols, cfg.alpha, cfg.edge_top, cfg.edge_bottom,
-                cfg.edge_cols, cfg.cell_link_coverage)
+
+def _show_grid(tr: Trace, g: st.Grid) -> dict[str, Any]:
     cells = []
-    for k in range(min(g.kept.size, DEBUG_CAP)):
+    for k in range(min(g.kept.size, tr.cap)):
         reason = "edge" if g.edge[k] else ("link-dense" if g.link_dense[k] else "")
         cells.append({"row": k // g.cols, "col": k % g.cols, "box": [round(float(v), 1) for v in g.boxes[k]],
-                      "kept": bool(g.kept[k]), "reason": reason, "link_coverage": round(float(g.link_coverage[k]), 4)})
-    debug["grid"] = {"rows": g.rows, "cols": g.cols, "cell": [round(g.cell_w, 2), round(g.cell_h, 2)],
-                     "kept": int(g.kept.sum()), "cells": cells, "cells_truncated": bool(g.kept.size > DEBUG_CAP)}
-    lap("grid")
+                      "kept": bool(g.kept[k]), "reason": reason, "link_coverage": tr.r(g.link_coverage[k])})
+    return {"rows": g.rows, "cols": g.cols, "cell": [round(g.cell_w, 2), round(g.cell_h, 2)],
+            "kept": int(g.kept.sum()), "cells": cells, "cells_truncated": bool(g.kept.size > tr.cap)}
 
-    # 4. Centroids and the nearest low-link-density text (section 3.2).
+
+def _centre(tr: Trace, snapshot: Snapshot, g: st.Grid, c_w: np.ndarray, c_d: np.ndarray, word: np.ndarray,
+            low_text: np.ndarray, notes: list[str]) -> list[int] | None:
+    """C1..C3 and the seeds E1..E3 (the owners of the nearest text); None when the page has no text at all."""
     v_a = g.centers[g.kept]
     k = v_a.shape[0]
     s = v_a.sum(axis=0)
-    notes: list[str] = []
     if k == 0:
         notes.append("no grid cell kept: C1 falls back to the window centre C_w")
-        c1 = c_w
-    else:
-        c1 = s / k
-    c2 = (s + c_w) / (k + 1)
-    c3 = (s + c_w + c_d) / (k + 2)
-    centers = np.stack([c1, c2, c3])
-    text_pool = low_text
+    c1 = c_w if k == 0 else s / k
+    centers = np.stack([c1, (s + c_w) / (k + 1), (s + c_w + c_d) / (k + 2)])
+    pool = low_text
     if not low_text.any():
-        if word.any():
-            notes.append("no low-link-density text: the nearest text of any link density is used")
-            text_pool = word
-        else:
-            debug["notes"] = notes
-            return Result("gce", [], debug=debug, message="no visible text on the page: nothing to centre on")
-    tids, dists = st.nearest_text(snapshot, text_pool, centers)
-    for n in range(3):
-        debug[f"C{n + 1}"] = _pt(centers[n])
+        if not word.any():
+            return None
+        notes.append("no low-link-density text: the nearest text of any link density is used")
+        pool = word
+    tids, dists = st.nearest_text(snapshot, pool, centers)
     seeds = [int(snapshot.text_owner[tid]) for tid in tids]
     for n, (tid, dist, seed) in enumerate(zip(tids, dists, seeds, strict=True)):
-        debug[f"E{n + 1}"] = {"node": seed, "text_node": int(tid), "distance": round(float(dist), 1),
+        tr.note(f"C{n + 1}", _pt(centers[n]))
+        tr.note(f"E{n + 1}", {"node": seed, "text_node": int(tid), "distance": round(float(dist), 1),
                               "box": [round(float(v), 1) for v in snapshot.text_box[tid]],
-                              "text": snapshot.texts[tid][:80]}
-    lap("centering")
+                              "text": snapshot.texts[tid][:80]})
+        tr.overlay("point", f"C{n + 1}", box=[centers[n][0] - 6, centers[n][1] - 6, 12, 12])
+    return seeds
 
-    # 5. Expanding (Algorithm 1) and the per-round choice (eq. 2).
-    d_t = st.text_area_density(snapshot, alive, low_text)
-    rounds = []
+
+def _rounds(tr: Trace, snapshot: Snapshot, seeds: list[int], body: int, cfg: Settings, cell_w: float,
+            d_t: np.ndarray, h0: float) -> tuple[list[dict[str, Any]], list[Candidate]]:
+    """One expansion per seed (Algorithm 1), its three roots scored by D_t (eq. 2): M_n,best and M_n,nobest."""
+    rounds: list[dict[str, Any]] = []
     candidates: list[Candidate] = []
     for n, seed in enumerate(seeds):
-        roots, path = _expand(snapshot, seed, body, cfg, g.cell_w)
+        roots, path = _expand(snapshot, seed, body, cfg, cell_w)
         info: dict[str, Any] = {"round": n + 1, "seed": seed, "roots": {},
                                 "path": [{"node": i, "tag": str(snapshot.tags[i]),
-                                          "width": round(float(snapshot.box[i, 2]), 1)} for i in path[:DEBUG_CAP]]}
+                                          "width": round(float(snapshot.box[i, 2]), 1)} for i in path[:tr.cap]]}
         for rule, node in roots.items():
             height = float(snapshot.box[node, 3])
             is_body = node == body
-            eligible = not is_body and height >= cfg.min_height_ratio * h0
             info["roots"][rule] = {"node": node, "D_t": round(float(d_t[node]), 5), "height": round(height, 1),
                                    "width": round(float(snapshot.box[node, 2]), 1), "body": is_body,
-                                   "eligible": eligible, "tag": str(snapshot.tags[node])}
+                                   "eligible": not is_body and height >= cfg.min_height_ratio * h0,
+                                   "tag": str(snapshot.tags[node])}
         elig = [r for r in RULES if info["roots"][r]["eligible"]]
         short = [r for r in RULES if not info["roots"][r]["body"] and not info["roots"][r]["eligible"]]
         # max() keeps the first of equal densities, so ties go to tag, then attr, then diff.
@@ -275,38 +278,50 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         info["nobest"] = max(short, key=lambda r: d_t[roots[r]]) if short and not elig else None
         rounds.append(info)
         for rule in RULES:
-            node = roots[rule]
             r = info["roots"][rule]
             label = f"M{n + 1} {rule}" + (" best" if info["best"] == rule else
-                                          " no-best" if info["nobest"] == rule else
-                                          " <body>" if r["body"] else "")
-            candidates.append(Candidate([node], float(d_t[node]), label,
-                                        {"D_t": float(d_t[node]), "round": float(n + 1), "height": r["height"],
+                                          " no-best" if info["nobest"] == rule else " <body>" if r["body"] else "")
+            candidates.append(Candidate([roots[rule]], float(d_t[roots[rule]]), label,
+                                        {"D_t": float(d_t[roots[rule]]), "round": float(n + 1), "height": r["height"],
                                          "width": r["width"], "eligible": float(r["eligible"]),
                                          "body": float(r["body"])}))
-    debug["rounds"] = rounds
+    return rounds, candidates
 
-    # 6. Final order: M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest.
-    order = [(n, "best") for n in (2, 1, 0)] + [(n, "nobest") for n in (2, 1, 0)]
-    lap("expanding")
-    for n, kind in order:
+
+def _winner(rounds: list[dict[str, Any]], cfg: Settings) -> dict[str, Any] | None:
+    for n, kind in [(n, "best") for n in (2, 1, 0)] + [(n, "nobest") for n in (2, 1, 0)]:
         rule = rounds[n][kind]
         if rule is None:
             continue
-        node = rounds[n]["roots"][rule]["node"]
         why = (f"M{n + 1}_{kind.replace('nobest', 'no-best')}: the {rule} rule's root has the highest D_t "
                f"({rounds[n]['roots'][rule]['D_t']}) of round {n + 1}")
         if kind == "nobest":
             why += f"; no root of any round is both below <body> and at least {cfg.min_height_ratio:g}·h0 tall"
-        debug["winner"] = {"node": node, "round": n + 1, "rule": rule, "kind": kind, "why": why}
-        if notes:
-            debug["notes"] = notes
-        return Result("gce", [node], candidates, debug=debug)
-    debug["winner"] = None
-    debug["notes"] = notes
-    return Result("gce", [], candidates, debug=debug,
-                  message="every expansion reached <body> (no <article>, content attribute or width jump below it): "
-                          "GCE finds no main content on this page")
+        return {"node": rounds[n]["roots"][rule]["node"], "round": n + 1, "rule": rule, "kind": kind, "why": why}
+    return None
+
+
+def _overlays(tr: Trace, snapshot: Snapshot, alive: st.Alive, links: st.LinkDensity, g: st.Grid,
+              candidates: list[Candidate], winner: dict[str, Any] | None) -> None:
+    for k in range(min(g.kept.size, tr.cap)):
+        reason = "edge" if g.edge[k] else ("link-dense" if g.link_dense[k] else "")
+        tr.overlay("region" if g.kept[k] else "removed", f"cell {k // g.cols},{k % g.cols}"
+                   + ("" if g.kept[k] else f" excluded: {reason}"), box=g.boxes[k])
+    for i in links.dense_areas[:tr.cap]:
+        tr.overlay("removed", f"link-dense D_l={tr.r(links.density[i])}", nodes=[int(i)])
+    for i in alive.removed_roots[:tr.cap]:
+        tr.overlay("removed", "position: fixed", nodes=[int(i)])
+    for key in ("C_w", "C_d"):
+        x, y = tr.debug[key]
+        tr.overlay("point", key, box=[x - 6, y - 6, 12, 12])
+    for n in range(1, 4):
+        seed = tr.debug.get(f"E{n}")
+        if seed is not None:
+            tr.overlay("point", f"E{n} (distance {seed['distance']})", nodes=[seed["node"]])
+    for c in candidates:
+        tr.overlay("candidate", c.label, c.score, nodes=c.nodes)
+    if winner is not None:
+        tr.overlay("answer", f"M{winner['round']} {winner['rule']} {winner['kind']}", nodes=[winner["node"]])
 
 
 def _expand(snapshot: Snapshot, seed: int, body: int, cfg: Settings, cell_w: float) -> tuple[dict[str, int], list[int]]:

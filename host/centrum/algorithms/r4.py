@@ -11,7 +11,7 @@ subtree aggregates are prefix sums over ``[i, subtree_end[i])``; the word ratio,
 ``1 / (depth(owner(k)) - depth(n) + 1)`` is not a prefix sum, is computed per distinct text depth ``D`` as
 ``sum_D W_n(D) / (D - depth(n) + 1)`` with ``W_n(D)`` from one prefix sum over the texts of depth ``D``:
 O((m + r) * H) for m text nodes, r rated nodes and H distinct text depths (H <= tree height, ~20-40 on real
-pages), which is linear for a bounded height and measured at tens of ms on 50k elements (see README).
+pages), which is linear for a bounded height (timings in README "R4 ranking").
 
 Deviations from the paper, all because we score the *rendered* page rather than its source:
 - only rendered text counts (text nodes with at least one line rectangle) and only *shown* elements (an element
@@ -24,15 +24,15 @@ Deviations from the paper, all because we score the *rendered* page rather than 
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from ..config import ranged
 from ..result import Candidate, Result
-from ..snapshot import IMAGE, IN_FRAME, Snapshot
+from ..snapshot import IMAGE, Snapshot
+from ..trace import Trace, text_wanted
+from ..tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
 _DEBUG_CAP = 1000
@@ -41,27 +41,7 @@ _CANDIDATE_CAP = 50
 
 @dataclass(frozen=True)
 class Config:
-    """R4 parameters, paper defaults.
-
-    Measured on dev pages rendered at 1920x1080 (first 40 ids per data set, 316 pages; token F1 with
-    ``centrum.textmetrics`` tokens, lower-cased multiset overlap; trafilatura-eval: snippet F1):
-
-    ============================  =======  =========  ===========  ==========  ============  =====
-    data set                      default  no post-   DOM-level    all nodes   no body-      c = 5
-                                           process    depth        (no vis.)   children rule
-    ============================  =======  =========  ===========  ==========  ============  =====
-    scrapinghub-aeb (39)          0.895    0.896      0.895        0.895       0.895         0.856
-    readability-testpages (40)    0.925    0.922      0.925        0.902       0.873         0.888
-    l3s-gn1 (40)                  0.854    0.850      0.854        0.845       0.854         0.810
-    cleaneval (40)                0.736    0.726      0.736        0.738       0.736         0.645
-    cleanportaleval (40)          0.910    0.907      0.910        0.910       0.910         0.891
-    dragnet (40)                  0.741    0.736      0.741        0.716       0.741         0.714
-    google-trends-2017 (39)       0.786    0.784      0.786        0.778       0.786         0.760
-    trafilatura-eval (38)         0.771    0.771      0.771        0.794       0.756         0.712
-    ============================  =======  =========  ===========  ==========  ============  =====
-
-    (Whole-page text scores 0.60 / 0.79 / 0.61 / 0.85 / 0.65 / 0.46 / 0.60 on the first seven.)
-    """
+    """R4 parameters, paper defaults; the effect of each option on the dev sets is in README "R4 ranking"."""
 
     # Section 3.3: the size of the c-SET, "c = 3" in the paper's experiments.
     c: int = ranged(3, 1, 10_000)
@@ -86,14 +66,6 @@ class Config:
     # Rendered page (our deviation, see module docstring): ignore text without line boxes and elements with
     # nothing shown. False scores every node like the paper's source-level add-on.
     visible_only: bool = True
-
-
-def _nested_cover(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
-    """How many of the ranges ``[starts, ends)`` cover each element (ranges are subtrees, so they nest)."""
-    diff = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(diff, starts, 1)
-    np.add.at(diff, ends, -1)
-    return np.cumsum(diff)[:n]
 
 
 def _subtree_sum(snapshot: Snapshot, values: np.ndarray) -> np.ndarray:
@@ -131,31 +103,6 @@ def _zscore(x: np.ndarray) -> np.ndarray:
     return np.where(std > 0, (x - mean) / safe, 0.0)
 
 
-def _masked_text(snapshot: Snapshot, mask: np.ndarray) -> str:
-    """Text of the text nodes in ``mask`` (document order), blocks on new lines like ``Snapshot.text_of``.
-
-    Whitespace is collapsed in one split/join over the joined texts instead of one per text node.
-    """
-    sel = np.nonzero(mask)[0]
-    if sel.size == 0:
-        return ""
-    chosen = [snapshot.texts[t] for t in sel.tolist()] if sel.size < len(snapshot.texts) else snapshot.texts
-    # str.split() treats NUL as a word character, so it survives as the boundary between text nodes.
-    parts = list(map(str.strip, " ".join("\x00".join(chosen).split()).split("\x00")))
-    if len(parts) != sel.size:  # a text node itself held NUL characters: normalize one by one
-        parts = [" ".join(t.split()) for t in chosen]
-    owners = snapshot.text_owner[sel]
-    kinds, inverse = np.unique(snapshot.display[owners], return_inverse=True)
-    block = np.array([_is_block(str(k)) for k in kinds], dtype=bool)[inverse.reshape(-1)]
-    keep = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) > 0
-    owners, block = owners[keep], block[keep]
-    parts = [p for p in parts if p]
-    if not parts:
-        return ""
-    seps = np.where(block[1:] & (owners[1:] != owners[:-1]), "\n", " ").tolist()
-    return parts[0] + "".join(itertools.chain.from_iterable(zip(seps, parts[1:], strict=True)))
-
-
 def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndarray:
     owner = snapshot.text_owner
     return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
@@ -175,9 +122,10 @@ def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
     return np.isin(snapshot.tag_code, codes)
 
 
-def _is_block(display: str) -> bool:
-    # Same rule as Snapshot.text_of, so that ``text`` matches the text of ``nodes`` when nothing was removed.
-    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+def _text(snapshot: Snapshot, mask: np.ndarray) -> str | None:
+    # ``mask`` already says which text is rendered (all of it when scoring the DOM without layout). None when the
+    # caller reads nodes only (the ensemble).
+    return text_of_mask(snapshot, mask, hidden=True) if text_wanted() else None
 
 
 def _r(x: float) -> float:
@@ -228,112 +176,154 @@ def select(snapshot: Snapshot, reduced: list[int], words_tags: np.ndarray) -> tu
     return best, chosen
 
 
-def run(snapshot: Snapshot, config: Config | None = None) -> Result:
-    cfg = config or Config()
+@dataclass
+class _Page:
+    """Per-element aggregates over the pre-order arrays (prefix sums over each subtree's range)."""
+
+    shown: np.ndarray  # element or a descendant has a layout box (all True when not visible_only)
+    rendered: np.ndarray  # per text node: has line rectangles (all True when not visible_only)
+    nonblank: np.ndarray  # per text node: rendered and not blank
+    words_el: np.ndarray  # words in the subtree
+    link_words_el: np.ndarray  # words inside links in the subtree
+    free_words: np.ndarray  # per element: words it owns outside links (the word ratio counts these)
+    links_el: np.ndarray
+    images_el: np.ndarray
+    tags_el: np.ndarray  # elements in the subtree, itself included
+    child_nodes: np.ndarray  # shown element children plus non-blank text children
+
+
+def _aggregates(snapshot: Snapshot, cfg: Config) -> _Page:
     n, m = snapshot.n, snapshot.m
-    if n == 0:
-        return Result("r4", [], message="empty snapshot")
-    tags = snapshot.tags
-    end = snapshot.subtree_end
-    parent = snapshot.parent
-    debug: dict[str, Any] = {}
-
-    # ---- region: BODY (the top document's, not one inside a same-origin iframe) -----------------------
-    bodies = np.nonzero(tags == "body")[0]
-    if bodies.size == 0:
-        return Result("r4", [], message="no <body> element (frameset or non-HTML document)")
-    top = bodies[(snapshot.flags[bodies] & IN_FRAME) == 0]
-    top = top if top.size else bodies
-    # Broken markup can leave a stray empty <body> (e.g. inside <head>); the real one holds the page.
-    body = int(top[np.argmax(end[top] - top)])
-    in_body = np.zeros(n, dtype=bool)
-    in_body[body + 1 : end[body]] = True
-
-    # ---- per-element aggregates (prefix sums over pre-order) -------------------------------------------
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
     nonblank = _nonblank(snapshot.texts) & rendered
     # Token counts are shared by every algorithm through the snapshot; only rendered, non-blank text counts here.
     words = np.where(nonblank, snapshot.text_words, 0).astype(np.float64) if m else np.zeros(0)
     is_link = snapshot.is_link & shown
-    links = np.nonzero(is_link)[0]
-    in_link_el = _nested_cover(links, end[links], n) > 0
-    in_link_text = in_link_el[snapshot.text_owner] if m else np.zeros(0, dtype=bool)
-    word_free = words * ~in_link_text  # words not inside a link (the word ratio counts only these)
-    words_el = _subtree_sum(snapshot, snapshot.text_per_element(words)) if m else np.zeros(n)
-    link_words_el = _subtree_sum(snapshot, snapshot.text_per_element(words * in_link_text)) if m else np.zeros(n)
-    links_el = _subtree_sum(snapshot, is_link)
-    images_el = _subtree_sum(snapshot, ((snapshot.flags & IMAGE) != 0) & shown)
-    tags_el = (end - np.arange(n)).astype(np.float64)  # elements in the subtree, itself included
-
-    # Children: element children plus non-blank text children (text nodes are DOM child nodes too).
+    in_link_text = covered(snapshot, np.nonzero(is_link)[0])[snapshot.text_owner] if m else np.zeros(0, dtype=bool)
+    per_el = snapshot.text_per_element
     text_children = np.bincount(snapshot.text_owner[nonblank], minlength=n)[:n] if m else np.zeros(n, np.int64)
-    shown_children = np.bincount(parent[1:][shown[1:]], minlength=n)[:n] if n > 1 else np.zeros(n, np.int64)
-    child_nodes = shown_children + text_children
+    shown_children = np.bincount(snapshot.parent[1:][shown[1:]], minlength=n)[:n] if n > 1 else np.zeros(n, np.int64)
+    return _Page(
+        shown, rendered, nonblank,
+        words_el=_subtree_sum(snapshot, per_el(words)) if m else np.zeros(n),
+        link_words_el=_subtree_sum(snapshot, per_el(words * in_link_text)) if m else np.zeros(n),
+        free_words=per_el(words * ~in_link_text) if m else np.zeros(n),
+        links_el=_subtree_sum(snapshot, is_link),
+        images_el=_subtree_sum(snapshot, ((snapshot.flags & IMAGE) != 0) & shown),
+        tags_el=(snapshot.subtree_end - np.arange(n)).astype(np.float64),
+        child_nodes=shown_children + text_children,
+    )
 
-    # ---- rated nodes (section 3.1): non-leaf, not an excluded tag, inside BODY ----------------------------
-    rated_mask = in_body & shown & (child_nodes > 0) & ~_tag_in(snapshot, cfg.excluded_tags)
-    rated = np.nonzero(rated_mask)[0]
+
+def run(snapshot: Snapshot, config: Config | None = None) -> Result:
+    cfg = config or Config()
+    tr = Trace("r4", cap=_DEBUG_CAP)
+    if snapshot.n == 0:
+        return tr.result([], message="empty snapshot")
+    # Region: the top document's BODY.
+    body = main_body(snapshot)
+    if body is None:
+        return tr.result([], message="no <body> element (frameset or non-HTML document)")
+    pg = tr.stage("aggregates", _aggregates, snapshot, cfg)
+    # Rated nodes (section 3.1): non-leaf, not an excluded tag, inside BODY.
+    in_body = np.zeros(snapshot.n, dtype=bool)
+    in_body[body + 1: snapshot.subtree_end[body]] = True
+    rated = np.nonzero(in_body & pg.shown & (pg.child_nodes > 0) & ~_tag_in(snapshot, cfg.excluded_tags))[0]
     if rated.size == 0:
-        if cfg.visible_only and not shown[body]:
-            # Nothing is shown (a page hidden until its scripts run, a consent wall): score the DOM as the
-            # paper's add-on does rather than give up.
-            result = run(snapshot, replace(cfg, visible_only=False))
-            result.debug["fallback"] = "nothing shown in <body>: scored every node (visible_only=False)"
-            return result
-        if words_el[body] > 0:
-            # Text straight inside BODY with no element around it: BODY is the only possible answer.
-            return Result("r4", [body], [Candidate([body], float(words_el[body]), label="<body> (no rated node)")],
-                          debug={"fallback": "no rated node; text directly in <body>"},
-                          message="no rated node inside <body>: the whole <body> is returned",
-                          text=_masked_text(snapshot, in_body_text(snapshot, body, rendered)))
-        return Result("r4", [], message="no rated node inside <body> (no text or only excluded tags)")
-    rdepth = _nested_cover(rated, end[rated], n)  # rated ancestors-or-self of every element
-    max_rdepth = int(rdepth[rated].max())
-    body_rated_children = int(np.count_nonzero(parent[rated] == body))
-    debug["page"] = {"body": body, "rated": int(rated.size), "page_depth_rated": max_rdepth,
-                     "body_rated_children": body_rated_children, "text_nodes": m}
-
-    # ---- ratios (section 3.2) ---------------------------------------------------------------------------
-    word_ratio = _word_ratio(snapshot, rated, snapshot.text_per_element(word_free) if m else np.zeros(n))
-    nl = links_el[rated]
-    hyperlink_ratio = np.where(nl > 0, 1.0 / np.maximum(nl, 1), 1.0)
-    children_ratio = (child_nodes[rated] > 2).astype(np.float64)
-    if cfg.rated_depth:
-        depth = rdepth[rated].astype(np.float64)
-        max_depth = float(max_rdepth)
-    else:
-        dom = snapshot.depth - snapshot.depth[body]
-        depth = dom[rated].astype(np.float64)
-        max_depth = float(dom[in_body & shown].max())
-    position_ratio = np.where(depth <= max_depth / 2, 1.0, max_depth / np.maximum(depth, 1) - 1.0)
-    raw = np.column_stack([word_ratio, hyperlink_ratio, children_ratio, position_ratio])
-
-    # ---- standardize, centroid, distance (section 3.3) ----------------------------------------------------
+        return _no_rated(tr, snapshot, cfg, pg, body)
+    rdepth = cover_count(snapshot, rated)  # rated ancestors-or-self of every element
+    page_depth, body_children = int(rdepth[rated].max()), int(np.count_nonzero(snapshot.parent[rated] == body))
+    tr.note("page", {"body": body, "rated": int(rated.size), "page_depth_rated": page_depth,
+                     "body_rated_children": body_children, "text_nodes": snapshot.m})
+    # Ratios (section 3.2), then standardize, centroid, distance (section 3.3).
+    raw, max_depth = tr.stage("ratios", _ratios, snapshot, cfg, pg, rated, rdepth, body, in_body)
     z = _zscore(raw)
     centroid = z.mean(axis=0)
     dist = np.sqrt(((z - centroid) ** 2).sum(axis=1))
     order = np.lexsort((rated, -dist))  # farthest first, document order on ties
     c = max(1, min(cfg.c, rated.size))
     cset = [int(rated[k]) for k in order[:c]]
-    wt_ratio = words_el / tags_el
+    wt_ratio = pg.words_el / pg.tags_el
+    _show_ratios(tr, snapshot, rated, order, raw, z, dist, centroid, wt_ratio, max_depth)
+    candidates = _candidates(snapshot, rated, order, raw, dist, wt_ratio, c)
+    # Body-children rule (section 3.1), else reduce (Algorithm 3) and select (Algorithm 4).
+    if cfg.body_children_rule and page_depth < body_children:
+        chosen = [int(k) for k in snapshot.children(body) if pg.shown[k]]
+        tr.note("body_rule", {"applied": True, "children": chosen})
+        tr.note("cset", cset)
+    else:
+        chosen = tr.stage("select", _reduce_select, tr, snapshot, pg, cset, wt_ratio)
+        for cand in candidates[:c]:
+            cand.features["selected"] = float(cand.nodes[0] in chosen)
+    # Post-process (section 3.5, Algorithm 5).
+    chosen_arr = np.array(sorted(chosen), dtype=np.int64)
+    nodes, text = tr.stage("postprocess", _postprocess, tr, snapshot, cfg, pg, chosen_arr)
+    tr.note("result", {"chosen": [int(x) for x in chosen_arr], "nodes": nodes[:tr.cap],
+                       "truncated": len(nodes) > tr.cap})
+    candidates.insert(0, Candidate([int(x) for x in chosen_arr], float(sum(wt_ratio[x] for x in chosen_arr)),
+                                   label="R4 selection", features={"nodes": float(len(chosen_arr))}))
+    for cand in candidates[1:]:
+        tr.overlay("candidate", cand.label, cand.score, nodes=cand.nodes)
+    tr.overlay("answer", "R4 selection", nodes=nodes)
+    return tr.result(nodes, candidates, message="" if nodes else "the selection held only removed link groups",
+                     text=text)
 
-    shown_rows = order[:_DEBUG_CAP]
-    raw_r = np.round(raw[shown_rows], 4).tolist()
-    z_r = np.round(z[shown_rows], 4).tolist()
-    dist_r = np.round(dist[shown_rows], 4).tolist()
-    wt_r = np.round(wt_ratio[rated[shown_rows]], 4).tolist()
-    debug["ratios"] = {
+
+def _no_rated(tr: Trace, snapshot: Snapshot, cfg: Config, pg: _Page, body: int) -> Result:
+    if cfg.visible_only and not pg.shown[body]:
+        # Nothing is shown (a page hidden until its scripts run, a consent wall): score the DOM as the paper's add-on
+        # does rather than give up.
+        result = run(snapshot, replace(cfg, visible_only=False))
+        result.debug["fallback"] = "nothing shown in <body>: scored every node (visible_only=False)"
+        return result
+    if pg.words_el[body] > 0:
+        # Text straight inside BODY with no element around it: BODY is the only possible answer.
+        tr.note("fallback", "no rated node; text directly in <body>")
+        tr.overlay("answer", "<body> (no rated node)", nodes=[body])
+        return tr.result([body], [Candidate([body], float(pg.words_el[body]), label="<body> (no rated node)")],
+                         message="no rated node inside <body>: the whole <body> is returned",
+                         text=_text(snapshot, in_body_text(snapshot, body, pg.rendered)))
+    return tr.result([], message="no rated node inside <body> (no text or only excluded tags)")
+
+
+def _ratios(snapshot: Snapshot, cfg: Config, pg: _Page, rated: np.ndarray, rdepth: np.ndarray, body: int,
+            in_body: np.ndarray) -> tuple[np.ndarray, float]:
+    """(rated x 4 matrix of wordRatio, hyperlinkRatio, childrenRatio, positionRatio; the page depth)."""
+    word_ratio = _word_ratio(snapshot, rated, pg.free_words)
+    nl = pg.links_el[rated]
+    hyperlink_ratio = np.where(nl > 0, 1.0 / np.maximum(nl, 1), 1.0)
+    children_ratio = (pg.child_nodes[rated] > 2).astype(np.float64)
+    if cfg.rated_depth:
+        depth = rdepth[rated].astype(np.float64)
+        max_depth = float(rdepth[rated].max())
+    else:
+        dom = snapshot.depth - snapshot.depth[body]
+        depth = dom[rated].astype(np.float64)
+        max_depth = float(dom[in_body & pg.shown].max())
+    position_ratio = np.where(depth <= max_depth / 2, 1.0, max_depth / np.maximum(depth, 1) - 1.0)
+    return np.column_stack([word_ratio, hyperlink_ratio, children_ratio, position_ratio]), max_depth
+
+
+def _show_ratios(tr: Trace, snapshot: Snapshot, rated: np.ndarray, order: np.ndarray, raw: np.ndarray,
+                 z: np.ndarray, dist: np.ndarray, centroid: np.ndarray, wt_ratio: np.ndarray, max_depth: float) -> None:
+    rows = order[:tr.cap]
+    raw_r, z_r = np.round(raw[rows], 4).tolist(), np.round(z[rows], 4).tolist()
+    dist_r, wt_r = np.round(dist[rows], 4).tolist(), np.round(wt_ratio[rated[rows]], 4).tolist()
+    tr.note("ratios", {
         "columns": ["wordRatio", "hyperlinkRatio", "childrenRatio", "positionRatio"],
-        "rows": [{"node": int(rated[k]), "tag": str(tags[rated[k]]), "raw": raw_r[j], "z": z_r[j],
-                  "distance": dist_r[j], "words_tags": wt_r[j]} for j, k in enumerate(shown_rows.tolist())],
-        "truncated": bool(rated.size > _DEBUG_CAP),
-        "centroid": [_r(v) for v in centroid],
-        "mean": [_r(v) for v in raw.mean(axis=0)],
-        "std": [_r(v) for v in raw.std(axis=0)],
+        "rows": [{"node": int(rated[k]), "tag": str(snapshot.tags[rated[k]]), "raw": raw_r[j], "z": z_r[j],
+                  "distance": dist_r[j], "words_tags": wt_r[j]} for j, k in enumerate(rows.tolist())],
+        "truncated": bool(rated.size > tr.cap),
+        "centroid": tr.rs(centroid), "mean": tr.rs(raw.mean(axis=0)), "std": tr.rs(raw.std(axis=0)),
         "max_depth": max_depth,
-    }
-    candidates = [
+    })
+
+
+def _candidates(snapshot: Snapshot, rated: np.ndarray, order: np.ndarray, raw: np.ndarray, dist: np.ndarray,
+                wt_ratio: np.ndarray, c: int) -> list[Candidate]:
+    tags = snapshot.tags
+    return [
         Candidate([int(rated[k])], float(dist[k]),
                   label=(f"c-SET #{rank + 1}" if rank < c else f"rank {rank + 1}") + f" <{tags[rated[k]]}>",
                   features={"wordRatio": float(raw[k, 0]), "hyperlinkRatio": float(raw[k, 1]),
@@ -342,82 +332,74 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         for rank, k in enumerate(order[:_CANDIDATE_CAP])
     ]
 
-    # ---- body-children rule (section 3.1) ---------------------------------------------------------------
-    if cfg.body_children_rule and max_rdepth < body_rated_children:
-        kids = [int(k) for k in snapshot.children(body) if shown[k]]
-        debug["body_rule"] = {"applied": True, "children": kids}
-        chosen = kids
-        debug["cset"] = cset
-    else:
-        debug["body_rule"] = {"applied": False}
-        counts = _subtree_sum(snapshot, snapshot.text_per_element(nonblank.astype(np.float64))) if m else np.zeros(n)
-        reduced, dropped = reduce_cset(snapshot, cset, counts)
-        best, chosen = select(snapshot, reduced, wt_ratio)
-        debug["cset"] = [{"node": x, "words_tags": _r(wt_ratio[x]), "words": _r(words_el[x]),
-                          "tags": int(tags_el[x])} for x in cset]
-        debug["reduce"] = {"dropped": dropped, "kept": reduced}
-        debug["select"] = {"best": best, "siblings": [x for x in chosen if x not in best], "chosen": chosen}
-        for cand in candidates[:c]:
-            cand.features["selected"] = float(cand.nodes[0] in chosen)
 
-    # ---- post-process (section 3.5, Algorithm 5) --------------------------------------------------------
-    chosen_arr = np.array(sorted(chosen), dtype=np.int64)
-    inside = _nested_cover(chosen_arr, end[chosen_arr], n) > 0
-    free_el = words_el - link_words_el
-    with np.errstate(divide="ignore", invalid="ignore"):
-        text_ratio = np.where(free_el > 0, link_words_el / np.where(free_el > 0, free_el, 1.0),
-                              np.where(link_words_el > 0, np.inf, 0.0))
+def _reduce_select(tr: Trace, snapshot: Snapshot, pg: _Page, cset: list[int], wt_ratio: np.ndarray) -> list[int]:
+    counts = _subtree_sum(snapshot, snapshot.text_per_element(pg.nonblank.astype(np.float64))) if snapshot.m else (
+        np.zeros(snapshot.n))
+    reduced, dropped = reduce_cset(snapshot, cset, counts)
+    best, chosen = select(snapshot, reduced, wt_ratio)
+    tr.note("body_rule", {"applied": False})
+    tr.note("cset", [{"node": x, "words_tags": _r(wt_ratio[x]), "words": _r(pg.words_el[x]),
+                      "tags": int(pg.tags_el[x])} for x in cset])
+    tr.note("reduce", {"dropped": dropped, "kept": reduced})
+    tr.note("select", {"best": best, "siblings": [x for x in chosen if x not in best], "chosen": chosen})
+    return chosen
 
-    def removable(eligible: np.ndarray) -> dict[int, str]:
-        out: dict[int, str] = {}
-        if not cfg.postprocess:
-            return out
-        group = eligible & shown & (links_el > cfg.hr) & (text_ratio > cfg.tr)
-        for x in np.nonzero(group)[0]:
-            out[int(x)] = f"link group: {int(links_el[x])} links, text ratio {_r(text_ratio[x])}"
-        if cfg.remove_link_lists:
-            li = np.nonzero(_tag_in(snapshot, ("li",)) & shown & eligible)[0]
-            good = (links_el[li] == 1) & (images_el[li] == 0) & (words_el[li] - link_words_el[li] == 0)
-            total = np.bincount(parent[li], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
-            ok = np.bincount(parent[li[good]], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
-            lists = eligible & _tag_in(snapshot, ("ul", "ol")) & (total > 0) & (ok == total)
-            for x in np.nonzero(lists)[0]:
-                out.setdefault(int(x), f"link list: {int(total[x])} items of one link each")
+
+def _removable(snapshot: Snapshot, cfg: Config, pg: _Page, eligible: np.ndarray) -> dict[int, str]:
+    """Algorithm 5's link groups (and, as an option, lists of one-link items) among ``eligible``, with why."""
+    out: dict[int, str] = {}
+    if not cfg.postprocess:
         return out
+    free_el = pg.words_el - pg.link_words_el
+    with np.errstate(divide="ignore", invalid="ignore"):
+        text_ratio = np.where(free_el > 0, pg.link_words_el / np.where(free_el > 0, free_el, 1.0),
+                              np.where(pg.link_words_el > 0, np.inf, 0.0))
+    group = eligible & pg.shown & (pg.links_el > cfg.hr) & (text_ratio > cfg.tr)
+    for x in np.nonzero(group)[0]:
+        out[int(x)] = f"link group: {int(pg.links_el[x])} links, text ratio {_r(text_ratio[x])}"
+    if cfg.remove_link_lists:
+        n, parent = snapshot.n, snapshot.parent
+        li = np.nonzero(_tag_in(snapshot, ("li",)) & pg.shown & eligible)[0]
+        good = (pg.links_el[li] == 1) & (pg.images_el[li] == 0) & (pg.words_el[li] - pg.link_words_el[li] == 0)
+        total = np.bincount(parent[li], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
+        ok = np.bincount(parent[li[good]], minlength=n)[:n] if li.size else np.zeros(n, np.int64)
+        lists = eligible & _tag_in(snapshot, ("ul", "ol")) & (total > 0) & (ok == total)
+        for x in np.nonzero(lists)[0]:
+            out.setdefault(int(x), f"link list: {int(total[x])} items of one link each")
+    return out
 
-    # A selected node may itself be a link group (a menu picked as a c-SET sibling of the content) and goes;
-    # but when every selected node would go, only their insides are cleaned, so there is still an answer.
-    removed_reason = removable(inside)
-    if chosen_arr.size and all(x in removed_reason for x in chosen_arr.tolist()):
+
+def _postprocess(tr: Trace, snapshot: Snapshot, cfg: Config, pg: _Page,
+                 chosen: np.ndarray) -> tuple[list[int], str | None]:
+    """The selection minus its link groups: (maximal kept subtrees, the kept text)."""
+    inside = covered(snapshot, chosen)
+    # A selected node may itself be a link group (a menu picked as a c-SET sibling of the content) and goes; but
+    # when every selected node would go, only their insides are cleaned, so there is still an answer.
+    reasons = _removable(snapshot, cfg, pg, inside)
+    if chosen.size and all(x in reasons for x in chosen.tolist()):
         strict = inside.copy()
-        strict[chosen_arr] = False
-        removed_reason = removable(strict)
-    rem = np.array(sorted(removed_reason), dtype=np.int64)
-    cover = _nested_cover(rem, end[rem], n) if rem.size else np.zeros(n, np.int64)
-    # Keep only the outermost removed nodes (the others go with them).
-    outer = [int(x) for x in rem if cover[x] == 1]
-    debug["postprocess"] = {"removed": [{"node": x, "tag": str(tags[x]), "reason": removed_reason[x]}
-                                        for x in outer[:_DEBUG_CAP]], "truncated": len(outer) > _DEBUG_CAP}
-    removed_inside = cover > 0
+        strict[chosen] = False
+        reasons = _removable(snapshot, cfg, pg, strict)
+    rem = np.array(sorted(reasons), dtype=np.int64)
+    cover = cover_count(snapshot, rem)
+    outer = [int(x) for x in rem if cover[x] == 1]  # the others go with them
+    tr.note("postprocess", {"removed": [{"node": x, "tag": str(snapshot.tags[x]), "reason": reasons[x]}
+                                        for x in outer[:tr.cap]], "truncated": len(outer) > tr.cap})
+    for x in outer[:tr.cap]:
+        tr.overlay("removed", reasons[x], nodes=[x])
+    kept = inside & ~(cover > 0)
+    nodes = [int(x) for x in chosen]
     if outer:
-        # The kept content as maximal subtrees: a node is kept when it holds no removed node and its parent
-        # does (or it is a chosen root).
-        mark = np.zeros(n, dtype=bool)
+        # The kept content as maximal subtrees: a node is kept when it holds no removed node and its parent does (or
+        # it is a chosen root).
+        mark = np.zeros(snapshot.n, dtype=bool)
         mark[outer] = True
         holds = _subtree_sum(snapshot, mark) > 0
-        par_holds = np.zeros(n, dtype=bool)
-        par_holds[1:] = holds[parent[1:]]
-        root = np.zeros(n, dtype=bool)
-        root[chosen_arr] = True
-        keep = inside & ~removed_inside & ~holds & (root | par_holds) & shown
-        nodes = [int(x) for x in np.nonzero(keep)[0]]
-    else:
-        nodes = [int(x) for x in chosen_arr]
-    text_mask = (inside & ~removed_inside)[snapshot.text_owner] & rendered if m else np.zeros(0, dtype=bool)
-    text = _masked_text(snapshot, text_mask)
-    debug["result"] = {"chosen": [int(x) for x in chosen_arr], "nodes": nodes[:_DEBUG_CAP],
-                       "truncated": len(nodes) > _DEBUG_CAP}
-    candidates.insert(0, Candidate([int(x) for x in chosen_arr], float(sum(wt_ratio[x] for x in chosen_arr)),
-                                   label="R4 selection", features={"nodes": float(len(chosen_arr))}))
-    message = "" if nodes else "the selection held only removed link groups"
-    return Result("r4", nodes, candidates, debug=debug, message=message, text=text)
+        par_holds = np.zeros(snapshot.n, dtype=bool)
+        par_holds[1:] = holds[snapshot.parent[1:]]
+        root = np.zeros(snapshot.n, dtype=bool)
+        root[chosen] = True
+        nodes = [int(x) for x in np.nonzero(kept & ~holds & (root | par_holds) & pg.shown)[0]]
+    text_mask = kept[snapshot.text_owner] & pg.rendered if snapshot.m else np.zeros(0, dtype=bool)
+    return nodes, _text(snapshot, text_mask)

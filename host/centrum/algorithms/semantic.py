@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import Candidate, Result
+from ..result import Candidate, Overlay, Result
 from ..snapshot import Snapshot
 
 
@@ -38,5 +38,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
         for rank, i in enumerate(idx[:50])
     ]
     chosen = int(idx[0])
-    return Result("semantic", [chosen], candidates,
+    overlays = [Overlay("candidate", c.label, c.score, nodes=c.nodes) for c in candidates[1:]]
+    overlays.append(Overlay("answer", candidates[0].label, nodes=[chosen]))
+    return Result("semantic", [chosen], candidates, overlays=overlays,
                   debug={"bfs_order": [int(i) for i in idx[:50]], "chosen": chosen})

@@ -37,26 +37,9 @@ Deviations from the paper / public code, because we work on a live rendered snap
 - when the greedy path has no delta >= threshold, the public code labels nothing; ``no_delta`` chooses between
   that ("none", default) and the path column with the largest delta ("max").
 
-Measured 2026-11-22 (token F1, whitespace tokens, multiset overlap, vs gold; the dev pages cached in
-/tmp/centrum-snapcache, rendered offline at 1920x1080, where external stylesheets cannot load, so most pages
-render unstyled; n = 39-40 per set, 46 for readability-testpages incl. 6 cs/es/zh/ja/fr pages):
-
-    data set               paper defaults   collapse=false   verb test   verb + collapse=false
-    scrapinghub-aeb        0.671            0.827            0.671       0.809
-    readability-testpages  0.754            0.857            0.757       0.842
-    l3s-gn1                0.646            0.680            0.655       0.686
-    cleaneval              0.869            0.869            0.871       0.852
-    cleanportaleval        0.648            0.884            0.648       0.844
-    dragnet                0.497            0.704            0.497       0.690
-    google-trends-2017     0.686            0.740            0.686       0.750
-    trafilatura-eval       0.725            0.813            -           -        (snippet F1, 38 pages)
-
 On an unstyled page every column is full width, so the collapse folds the whole column tree into the root and
-the answer is the body; on styled pages (the synthetic benchmark page with its inline stylesheet, the e2e test
-page) the defaults find <main>. min_sentence_words 3..6 changes F1 by <= 0.02; min_sentences=1 (news pages with
-one-sentence paragraphs) helps l3s-gn1 only (+0.04..0.06) and costs elsewhere (dragnet -0.05..-0.14).
-Speed: `centrum bench` synthetic pages 10k / 50k / 100k elements: 92 / 251 / 630 ms wall under load (slope 0.80);
-~120 ms CPU at 50k with warm snapshot arrays (script test), ~2 s more with the pure-Python verb tagger.
+the answer is the body; on styled pages the defaults find <main>. The figures behind the defaults (per data set,
+per option, and timings) are in README "HTML zoning".
 """
 
 from __future__ import annotations
@@ -69,6 +52,8 @@ import numpy as np
 from ..config import ranged
 from ..result import Candidate, Result
 from ..snapshot import Snapshot
+from ..trace import Trace, debug_wanted, text_wanted
+from ..tree import cover_count, covered, main_body, text_of_mask
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -126,57 +111,60 @@ class _Zones:
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     cfg = config or Config()
     snap = snapshot
+    tr = Trace("zoning")
     if snap.n == 0:
-        return Result("zoning", [], message="empty snapshot")
-    cls = _classify(snap, cfg)
-    root = _root_element(snap)
+        return tr.result([], message="empty snapshot")
+    # Stage 0: classify elements and text (hidden, significant, inline).
+    cls = tr.stage("classify", _classify, snap, cfg)
+    root = main_body(snap) or 0
     note_hidden = ""
     if not cls["sig"][root] and cfg.reveal_hidden_page:
         # Anti-flicker snippets hide <html>/<body> (opacity 0, visibility hidden) until a script runs; when that
         # hides every text of the page, the hiding is transient, not a statement about content.
-        cls = _classify(snap, cfg, reveal=True)
+        cls = tr.stage("classify", _classify, snap, cfg, reveal=True)
         note_hidden = "the whole page was hidden by opacity/visibility (anti-flicker?); treated as shown"
     if not cls["sig"][root]:
-        return Result("zoning", [], message="no visible text on the page",
-                      debug={"stages": ["classify"], "root_element": root})
-    zones = _build_zones(snap, cls, root)
-    words, paragraph, text_zone, note = _label_leaves(snap, cls, zones, cfg)
+        tr.note("stages", ["classify"])
+        tr.note("root_element", root)
+        return tr.result([], message="no visible text on the page")
+    # Stages 1-2: the zone tree, and its leaves labelled paragraph or not.
+    zones = tr.stage("zones", _build_zones, snap, cls, root)
+    words, paragraph, text_zone, note = tr.stage("labels", _label_leaves, snap, cls, zones, cfg)
     score = np.where(paragraph, words, 0).astype(np.float64)
     agg = _aggregate(snap, zones, score)
     total = float(agg[0])
-    cols = _build_columns(zones, cfg)
+    # Stage 3: columns, and the greedy walk down them.
+    cols = tr.stage("columns", _build_columns, zones, cfg)
     if cfg.collapse:
         _collapse(cols, cfg)
     frac = _column_fractions(cols, agg, total)
-    path, deltas, chosen = _greedy(cols, frac, cfg, total)
-    debug = _debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg)
+    path, deltas, chosen = tr.stage("greedy", _greedy, cols, frac, cfg, total)
+    if debug_wanted():  # the trace costs as much as the search on a large page: only when someone reads it
+        tr.debug.update(_debug(zones, cols, frac, path, deltas, chosen, words, paragraph, agg, total, cfg))
+        for z in tr.debug["zones"]:
+            tr.overlay("region", f"zone {z['id']} score {tr.r(z['score'])}", box=z["box"])
+        for c in tr.debug["columns"]:
+            tr.overlay("candidate", f"column {c['id']}", c["fraction"], box=c["box"])
     candidates = _candidates(snap, zones, cols, frac, path, deltas, chosen)
     message = "; ".join(x for x in (note, note_hidden) if x)
     if chosen < 0:
-        return Result("zoning", [], candidates, debug,
-                      message=(message + "; " if message else "")
-                      + f"no column on the greedy path has delta >= {cfg.delta_threshold}")
+        return tr.result([], candidates, message=(message + "; " if message else "")
+                         + f"no column on the greedy path has delta >= {cfg.delta_threshold}")
     if total == 0:
         message = (message + "; " if message else "") + "no paragraph zone: the whole page is the answer"
     nodes = _cover(snap, zones, cols, chosen)
-    text = _column_text(snap, zones, cols, chosen, text_zone)
-    return Result("zoning", nodes, candidates, debug, message=message, text=text)
+    tr.overlay("answer", f"column {chosen}", float(frac[chosen]), nodes=nodes)
+    text = _column_text(snap, zones, cols, chosen, text_zone) if text_wanted() else None
+    return tr.result(nodes, candidates, message=message, text=text)
 
 
 # ---- stage 0: element classification (vectorized) ----------------------------------------------------------
 
 
-def _root_element(snap: Snapshot) -> int:
-    # The document's <body> is a child of <html>; a "body" elsewhere (inside an SVG, a template copy) is not.
-    body = np.flatnonzero(snap.tags == "body")
-    top = body[snap.parent[body] == 0] if body.size else body
-    return int(top[0]) if top.size else int(body[0]) if body.size else 0
-
-
 def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np.ndarray]:
     n, m = snap.n, snap.m
     box = snap.box
-    body = _root_element(snap)
+    body = main_body(snap) or 0
     body_right = float(box[body, 0] + box[body, 2]) if box[body, 2] > 0 else float(snap.page.document[0])
     # Public code, PreZoningClassification: hidden = visibility hidden, display none, opacity 0, off-screen, or
     # inside a hidden element.
@@ -188,10 +176,7 @@ def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np
         | (box[:, 1] + box[:, 3] < 0)
         | (box[:, 0] > body_right)
     )
-    mark = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(mark, np.flatnonzero(hidden_root), 1)
-    np.add.at(mark, snap.subtree_end[hidden_root], -1)
-    hidden = np.cumsum(mark)[:n] > 0
+    hidden = covered(snap, hidden_root)
 
     # Significant text nodes: non-blank, rendered with area, owner shown.
     if m:
@@ -394,7 +379,7 @@ def _item_boxes(snap: Snapshot, cls: dict[str, np.ndarray], items: np.ndarray, i
 
 def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) -> np.ndarray:
     """Leaf zone of every text node (-1 when it is in none): element items paint their subtree range."""
-    n, m = snap.n, snap.m
+    m = snap.m
     out = np.full(m, -1, dtype=np.int64)
     if m == 0:
         return out
@@ -403,10 +388,7 @@ def _leaf_text_ids(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones) ->
     items, iz = zones.items[in_leaf], item_zone[in_leaf]
     el, ez = items[items >= 0], iz[items >= 0]
     # Leaf element items are disjoint subtrees: a difference array paints each range with its zone id + 1.
-    paint = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(paint, el, ez + 1)
-    np.add.at(paint, snap.subtree_end[el], -(ez + 1))
-    zone_el = np.cumsum(paint)[:n] - 1
+    zone_el = cover_count(snap, el, weights=ez + 1).astype(np.int64) - 1
     out = zone_el[snap.text_owner]
     tx = -items[items < 0] - 1
     out[tx] = iz[items < 0]
@@ -618,32 +600,16 @@ def _cover(snap: Snapshot, zones: _Zones, cols: _Columns, c: int) -> list[int]:
 
 
 def _column_text(snap: Snapshot, zones: _Zones, cols: _Columns, c: int, text_zone: np.ndarray) -> str:
-    """Exact text of the column: the text nodes of every leaf zone under its zones, zones joined by newlines."""
+    """Exact text of the column: the text nodes of every leaf zone under its zones."""
     if snap.m == 0:
         return ""
     z = np.arange(cols.start[c], cols.stop[c])
-    mask = np.zeros(snap.n + 1, dtype=np.int64)
-    el = zones.element[z]
-    el = el[el >= 0]
-    np.add.at(mask, el, 1)
-    np.add.at(mask, snap.subtree_end[el], -1)
-    inside = np.cumsum(mask)[: snap.n] > 0
+    inside = covered(snap, zones.element[z])
     direct = np.zeros(zones.leaf.size + 1, dtype=bool)
     direct[z[zones.leaf[z]]] = True
     sel = (text_zone >= 0) & (inside[snap.text_owner] | direct[text_zone])
-    idx = np.flatnonzero(sel)
-    if idx.size == 0:
-        return ""
-    tz = text_zone[idx]
-    texts = snap.texts
-    seq: list[str] = [""] * (2 * idx.size)
-    seq[0::2] = np.where(np.r_[False, tz[1:] != tz[:-1]], "\x02", " ").tolist()
-    seq[1::2] = [texts[t] for t in idx.tolist()]
-    joined = "".join(seq)
-    # Collapse whitespace in one C-level split/join (a regex over the whole text was 5x slower); the zone mark
-    # \x02 is not whitespace and becomes the newline between zones (a \x02 in the page text: one more newline).
-    flat = " ".join(joined.split())
-    return flat.replace(" \x02 ", "\n").replace("\x02 ", "\n").replace(" \x02", "\n").replace("\x02", "\n").strip()
+    # Significant text only (text_zone >= 0): it is rendered already; the joiner breaks lines between blocks.
+    return text_of_mask(snap, sel, hidden=True)
 
 
 def _box(b: np.ndarray) -> list[float]:

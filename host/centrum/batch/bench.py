@@ -12,12 +12,14 @@ from .engine import BatchOptions, run_batch
 from .worker import WorkerOptions
 
 # Rendered pages are the small crawl pages; source-only pages are longer (~25 KB, nearer a real crawl's HTML), so
-# the figure measures DANA rather than per-record overhead.
+# the figure measures the source-only extractor rather than per-record overhead.
 SOURCE_PARAGRAPHS = 120
 
 
 def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tuple[int, ...] = (1, 2),
-                    algorithm: str | None = None, progress: bool = True) -> dict[str, Any]:
+                    algorithm: str | None = None, progress: bool = True,
+                    modes: tuple[bool, ...] = (True, False)) -> dict[str, Any]:
+    """``modes``: rendered (True) and/or ``--no-render`` (False) runs."""
     from .. import algorithms
 
     runs: list[dict[str, Any]] = []
@@ -26,8 +28,8 @@ def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tu
         small, large = root / "rendered.warc.gz", root / "source.warc.gz"
         write_crawl(small, render_pages)
         write_crawl(large, source_pages, paragraphs=SOURCE_PARAGRAPHS)
-        for render in (True, False):
-            name = algorithm or (algorithms.DEFAULT_ALGORITHM if render else "danag")
+        for render in modes:
+            name = algorithm or (algorithms.DEFAULT_ALGORITHM if render else algorithms.SOURCE_DEFAULT)
             for n in actors:
                 out = root / f"out-{'r' if render else 's'}{n}"
                 summary = run_batch(BatchOptions(

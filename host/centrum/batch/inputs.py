@@ -8,13 +8,13 @@ response record's URL -> offset goes into the :class:`WarcIndex` the renderer se
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..render import Archived, sniff_charset
+from .. import charset
+from ..render import Archived
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_SUFFIXES = (".warc", ".warc.gz")
@@ -104,21 +104,8 @@ def read_response(path: str, offset: int) -> tuple[int, dict[str, str], bytes, s
 
 
 def html_charset(body: bytes, http_charset: str | None) -> str:
-    """The charset of an archived HTML page: the page's own (BOM, valid UTF-8, <meta>, as the renderer's sniffer
-    decides) when it declares one, else the HTTP header's, else the sniffer's fallback."""
-    declared = sniff_charset(body)
-    if http_charset and not body.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) and not _declares(body):
-        try:
-            return codecs.lookup(http_charset).name
-        except LookupError:
-            pass
-    return declared
-
-
-def _declares(body: bytes) -> bool:
-    from ..render import _META_CHARSET
-
-    return _META_CHARSET.search(body[:8192]) is not None
+    """The charset of an archived HTML page (:func:`centrum.charset.sniff`, the HTTP header as the transport's)."""
+    return charset.sniff(body, http_charset)
 
 
 def follow(path: str, index: WarcIndex, url: str, hops: int = 5) -> IndexEntry | None:

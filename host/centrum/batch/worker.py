@@ -93,15 +93,10 @@ class BatchWorker:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="centrum-batch")
         self._source_config: Any = None
         if not options.render:
-            from ..commands.extract import SOURCE_ALGORITHMS
-
-            if options.algorithm not in SOURCE_ALGORITHMS:
-                raise ValueError(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML "
-                                 f"source); {options.algorithm!r} needs a rendered page")
-            from ..algorithms import dana
-            from ..config import config_from_dict
-
-            self._source_config = config_from_dict(dana.Config, options.params)
+            if options.algorithm not in algorithms.SOURCE_ALGORITHMS:
+                raise ValueError(f"--no-render works only with {', '.join(algorithms.SOURCE_ALGORITHMS)} (they read "
+                                 f"the HTML source); {options.algorithm!r} needs a rendered page")
+            self._source_config = algorithms.raw_html_config(options.algorithm, options.params)
 
     def pid(self) -> int:
         return os.getpid()
@@ -164,7 +159,7 @@ class BatchWorker:
         return self._rendered(task, row, timing)
 
     def _source_only(self, task: Task, row: dict[str, Any], body: bytes, timing: dict[str, float]) -> dict[str, Any]:
-        from ..algorithms import dana
+        from .. import algorithms
 
         if task.kind == "url":
             return {**row, "status": "failed", "error_code": E_INPUT,
@@ -174,10 +169,16 @@ class BatchWorker:
         except LookupError as e:
             return {**row, "status": "failed", "error_code": E_INPUT, "error_message": str(e)}
         t0 = time.perf_counter()
-        result = dana.run_source(html, self._source_config, variant=self.opts.algorithm)
+        try:
+            result = algorithms.run_raw_html(self.opts.algorithm, html, self._source_config)
+        except ValueError as e:  # the source extractor's SourceError: an empty, oversized or unparsable page
+            return {**row, "status": "failed", "error_code": E_INPUT, "error_message": str(e)[:2000], "attempts": 1}
         timing["algorithm"] = (time.perf_counter() - t0) * 1000
         text = result.text or ""
-        row.update(text=text, timing_ms=json.dumps(timing), attempts=1)
+        # The `source` algorithm's answer also names its blocks' containers (centrum.labels paths in the parsed
+        # source); the DANA family answers text only.
+        row.update(text=text, timing_ms=json.dumps(timing), attempts=1,
+                   node_paths=list(result.debug.get("node_paths", [])))
         # Metadata from the parsed source (the same extractor as rendered rows, without node ids).
         try:
             from ..metadata import extract_metadata
@@ -191,7 +192,7 @@ class BatchWorker:
             row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
         else:
             row["status"] = "ok"
-        # No markdown: --no-render answers text without node ids (centrum.outputs needs nodes of a snapshot).
+        # No markdown, no node ids: --no-render has no snapshot (centrum.outputs needs one).
         return row
 
     def _renderer(self, archive: bool) -> Any:

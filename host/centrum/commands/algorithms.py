@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 
 from .. import algorithms
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def describe() -> list[dict[str, object]]:
-    out = []
-    for name, spec in algorithms.REGISTRY.items():
-        entry: dict[str, object] = {"name": name, "summary": spec.summary, "available": False, "params": {}}
-        try:
-            _, module = algorithms.load(name)
-        except algorithms.AlgorithmUnavailable as e:
-            entry["error"] = str(e)
-        else:
-            entry["available"] = True
-            if hasattr(module, "Config"):
-                entry["params"] = {f.name: getattr(module.Config(), f.name) for f in dataclasses.fields(module.Config)}
-        out.append(entry)
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    info = describe()
+    info = algorithms.describe()
     if args.json:
-        print(json.dumps(info, indent=2, default=list))
+        print(json.dumps(info, indent=2, default=json_default))
         return 0
     for entry in info:
         mark = "" if entry["available"] else "  (not available)"

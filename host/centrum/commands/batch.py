@@ -26,13 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="WARC/WARC.gz file, folder of .html files, or text file of URLs")
     parser.add_argument("--out", type=Path, required=True, help="output folder for the shards")
     parser.add_argument("-a", "--algorithm", default=None,
-                        help=f"algorithm (default: {algorithms.DEFAULT_ALGORITHM}; with --no-render: danag)")
+                        help=f"algorithm (default: {algorithms.DEFAULT_ALGORITHM}; with --no-render: "
+                             f"{algorithms.SOURCE_DEFAULT})")
     parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                         help="algorithm parameter (repeatable)")
     parser.add_argument("--format", choices=("parquet", "jsonl"), default="parquet", help="shard format")
     parser.add_argument("--no-render", action="store_true",
-                        help=f"no browser: {', '.join(SOURCE_ALGORITHMS)} on the HTML source (a learned source-only "
-                        "default is not built yet)")
+                        help=f"no browser: {', '.join(SOURCE_ALGORITHMS)} on the HTML source (default "
+                        f"{algorithms.SOURCE_DEFAULT}, the learned source-only extractor)")
     parser.add_argument("--limit", type=int, help="at most this many input records (in input order)")
     parser.add_argument("--resume", action="store_true", help="add only the records missing from --out")
     parser.add_argument("--address", help="join a Ray cluster: auto or HOST:PORT (default: a local one)")
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.inputs import InputError, check_inputs
     from ..batch.worker import WorkerOptions
 
-    name = args.algorithm or ("danag" if args.no_render else algorithms.DEFAULT_ALGORITHM)
+    name = args.algorithm or (algorithms.SOURCE_DEFAULT if args.no_render else algorithms.DEFAULT_ALGORITHM)
     if name not in algorithms.REGISTRY:
         _err(f"unknown algorithm {name!r} (known: {', '.join(algorithms.REGISTRY)})")
         return 2
@@ -75,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         params = _params(args.param)
+        if args.no_render:  # checked here, before a cluster starts, not in every actor
+            algorithms.raw_html_config(name, params)
         check_inputs(args.inputs)
-    except (ValueError, InputError) as e:
+    except (ValueError, InputError) as e:  # ConfigError is a ValueError
         _err(str(e))
         return 2
     from ..batch.engine import BatchError, BatchOptions, run_batch

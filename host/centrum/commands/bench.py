@@ -1,6 +1,8 @@
 """Benchmark the whole pipe on synthetic pages (1k-100k elements) and optionally data-set pages: collection in
 Chromium, snapshot size, native-messaging round trip with a real host process, parse time, every algorithm, and
-Readability.js in the same page as the anchor. Prints a table, writes bench.json and bench.png."""
+Readability.js in the same page as the anchor; on the synthetic pages also the extension's button press to the
+highlight on screen (first and warm press, split by stage) and the host's peak memory. Prints tables, writes
+bench.json, bench.md and bench.png."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import algorithms
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--algorithms", default="all", help="comma-separated names or 'all' available")
     parser.add_argument("--no-host", action="store_true", help="skip the native host process round trip")
     parser.add_argument("--no-readability", action="store_true", help="skip Readability.js in the page")
+    parser.add_argument("--no-pipeline", action="store_true",
+                        help="skip the button press -> highlight runs (Chromium with the unpacked extension and host)")
     parser.add_argument("--dana-throughput", action="store_true",
                         help="also measure DANA variants on the raw HTML of --datasets (MB/s)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder (default: %(default)s)")
@@ -50,13 +55,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"centrum bench: unknown algorithm {n!r}", file=sys.stderr)
             return 2
     report = run_bench(sizes, args.datasets, args.per_dataset, args.repeat, names,
-                       use_host=not args.no_host, readability=not args.no_readability)
+                       use_host=not args.no_host, readability=not args.no_readability,
+                       pipeline=not args.no_pipeline)
     if args.dana_throughput and args.datasets:
         from ..benchmark import dana_throughput
 
         report["dana_throughput"] = dana_throughput(args.datasets, repeat=args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(report, indent=1, default=float), encoding="utf-8")
+    (args.out / "bench.json").write_text(json.dumps(report, indent=1, default=json_default), encoding="utf-8")
     table = format_table(report)
     if "dana_throughput" in report:
         table += "\n" + "\n".join(f"{k} on raw HTML: {v['mb_per_s']:.1f} MB/s over {v['mb']:.1f} MB "

@@ -14,6 +14,7 @@ import shlex
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..evaluation.datasets import DatasetError, load_dataset
 from ..evaluation.report import README_END, README_START, mean_over_datasets, readme_block, update_readme, write_all
 from ..evaluation.runner import EvalOptions, run_pages
 from ..evaluation.tokenize import TOKENIZERS
+from ..result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="snapshot cache folder (default: $CENTRUM_CACHE/snapshots, ~/.cache/centrum/snapshots)")
     parser.add_argument("--update-readme", metavar="README", default=None,
                         help="replace the table between the centrum-eval markers of this README with the F1 table")
+    parser.add_argument("--styles", choices=("on", "off", "both"), default="on",
+                        help="render with the pages' stylesheets (on, default), with every stylesheet request "
+                             "blocked (off), or both, reported side by side in OUT/styles.md with the difference "
+                             "(each pass's full report in OUT/styles-on/ and OUT/styles-off/)")
     parser.add_argument("--no-render", action="store_true",
-                        help="no browser: HTML peers only (algorithms and render-based peers are not run)")
+                        help="no browser: the raw-HTML algorithms (source, DANA family) and HTML peers only")
 
 
 def _select(spec: str, known: list[str], what: str) -> list[str]:
@@ -68,21 +74,9 @@ def _select(spec: str, known: list[str], what: str) -> list[str]:
     return names
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        w, h = (int(x) for x in args.window.lower().split("x"))
-        algo_names = _select(args.algorithms, list(algorithms.REGISTRY), "algorithm")
-        peer_names = _select(args.peers, list(peer_mod.PEERS), "peer")
-        # A shell glob over a data set folder (``../shared/datasets/*``) also matches its README: files are skipped.
-        skipped = [d for d in args.datasets if Path(d).is_file()]
-        for d in skipped:
-            print(f"centrum eval: skipping {d}: a file, not a data set folder", file=sys.stderr)
-        datasets = [load_dataset(d, args.limit) for d in args.datasets if d not in skipped]
-        if not datasets:
-            raise ValueError("no data set folder given")
-    except (ValueError, DatasetError) as e:
-        print(f"centrum eval: {e}", file=sys.stderr)
-        return 2
+def _runnable(args: argparse.Namespace, algo_names: list[str], peer_names: list[str]
+              ) -> tuple[list[str], list[str], dict[str, str]]:
+    """(algorithms, peers, unavailable name -> reason) of this run."""
     unavailable: dict[str, str] = {}
     runnable_algos = []
     for name in algo_names:
@@ -91,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
         except algorithms.AlgorithmUnavailable as e:
             unavailable[name] = str(e)
             continue
-        if args.no_render:
-            unavailable[name] = "not run: --no-render"
+        if args.no_render and name not in algorithms.SOURCE_ALGORITHMS:
+            unavailable[name] = "not run: --no-render (it needs a rendered page)"
             continue
         runnable_algos.append(name)
     runnable_peers = []
@@ -106,12 +100,33 @@ def run(args: argparse.Namespace) -> int:
             runnable_peers.append(name)
     for name, reason in unavailable.items():
         print(f"centrum eval: {name}: {reason}", file=sys.stderr)
+    return runnable_algos, runnable_peers, unavailable
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        w, h = (int(x) for x in args.window.lower().split("x"))
+        algo_names = _select(args.algorithms, list(algorithms.REGISTRY), "algorithm")
+        peer_names = _select(args.peers, list(peer_mod.PEERS), "peer")
+        # A shell glob over a data set folder (``../shared/datasets/*``) also matches its README: files are skipped.
+        skipped = [d for d in args.datasets if Path(d).is_file()]
+        for d in skipped:
+            print(f"centrum eval: skipping {d}: a file, not a data set folder", file=sys.stderr)
+        datasets = [load_dataset(d, args.limit) for d in args.datasets if d not in skipped]
+        if not datasets:
+            raise ValueError("no data set folder given")
+        if args.styles != "on" and args.no_render:
+            raise ValueError("--styles off/both needs rendering (drop --no-render)")
+    except (ValueError, DatasetError) as e:
+        print(f"centrum eval: {e}", file=sys.stderr)
+        return 2
+    runnable_algos, runnable_peers, unavailable = _runnable(args, algo_names, peer_names)
     extras = peer_mod.readability_js_extra() if "readability_js" in runnable_peers else {}
     opts = EvalOptions(algorithms=tuple(runnable_algos), peers=tuple(runnable_peers), tokenizer=args.tokenizer,
                        window=(w, h), timeout_s=args.timeout, page_timeout=args.page_timeout,
                        render=not args.no_render, use_cache=not args.no_cache,
                        cache_dir=args.cache, extras=extras, save_texts=args.save_texts,
-                       log_path=str(Path(args.out) / "workers.log"))
+                       block_stylesheets=args.styles == "off")
     items = [item for ds in datasets for item in ds.pages]
     if not items:
         print("centrum eval: no pages selected (check --limit)", file=sys.stderr)
@@ -120,17 +135,46 @@ def run(args: argparse.Namespace) -> int:
     if not extractors:
         print("centrum eval: nothing to run (no available algorithm or peer selected)", file=sys.stderr)
         return 2
-    from tqdm import tqdm
-
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "workers.log").write_text("", encoding="utf-8")
-
     # SIGTERM (a stopped CI job, `kill PID`) ends the run like ^C: workers and browsers are stopped, the report of
     # the finished pages is written.
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    info = {"datasets": [ds.name for ds in datasets], "dataset_dirs": [str(ds.root) for ds in datasets],
+            "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
+            "unavailable": unavailable,
+            "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
+            "algorithms_run": runnable_algos, "peers_run": runnable_peers, "command": _command_line(args.datasets)}
+    if args.styles != "both":
+        return _run_pass(args, items, opts, extractors, info, Path(args.out), readme=args.update_readme)
+    from ..evaluation.styles import write_comparison
+
+    out = Path(args.out)
+    passes = {}
+    for styles in ("on", "off"):
+        sub = replace(opts, block_stylesheets=styles == "off")
+        code = _run_pass(args, items, sub, extractors, {**info, "styles": styles}, out / f"styles-{styles}")
+        if code:
+            return code
+        passes[styles] = _journal_pages(out / f"styles-{styles}" / "pages.jsonl")
+    table = write_comparison(out, passes["on"], passes["off"], extractors)
+    print(f"\nstylesheets on vs off, same pages (report: {out / 'styles.md'})\n{table}")
+    return 0
+
+
+def _journal_pages(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run_pass(args: argparse.Namespace, items: list, opts: EvalOptions, extractors: list[str], info: dict,
+              out: Path, readme: str | None = None) -> int:
+    """Run every page once with ``opts`` and write the report to ``out``."""
+    from tqdm import tqdm
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "workers.log").write_text("", encoding="utf-8")
+    opts = replace(opts, log_path=str(out / "workers.log"))
     t0 = time.perf_counter()
     results: list[dict | None] = [None] * len(items)
-    journal = Path(args.out) / "pages.jsonl"
+    journal = out / "pages.jsonl"
     resumed = _resume(journal, items, extractors, args.tokenizer) if args.resume else {}
     for index, page in resumed.items():
         results[index] = page
@@ -147,9 +191,9 @@ def run(args: argparse.Namespace) -> int:
                 page["tokenizer"] = args.tokenizer
                 page["extractors"] = extractors
                 if args.save_texts:
-                    _save_texts(Path(args.out) / "texts", page)
+                    _save_texts(out / "texts", page)
                 results[index] = page
-                log.write(json.dumps(page, default=str) + "\n")
+                log.write(json.dumps(page, default=json_default) + "\n")
                 log.flush()
                 failed_pages += page["render_class"] == "unrendered" and bool(page["render_error"])
                 bar.set_postfix(render_failed=failed_pages, refresh=False)
@@ -161,32 +205,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"centrum eval: {len(resumed)} pages taken from {journal} (--resume); wall time covers the rest",
               file=sys.stderr)
     pages = [p for p in results if p is not None]
-    info = {"datasets": [ds.name for ds in datasets], "dataset_dirs": [str(ds.root) for ds in datasets],
-            "tokenizer": args.tokenizer, "window": f"{w}x{h}", "jobs": args.jobs, "limit": args.limit,
-            "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "unavailable": unavailable,
-            "readability_js": peer_mod.readability_js_version() if "readability_js" in runnable_peers else None,
-            "interrupted": interrupted, "algorithms_run": runnable_algos, "peers_run": runnable_peers,
-            "command": _command_line(args.datasets)}
-    out = Path(args.out)
-    summary = write_all(out, pages, extractors, info)
-    if args.update_readme:
-        if update_readme(Path(args.update_readme), readme_block(summary, extractors, info)):
-            print(f"centrum eval: updated the table in {args.update_readme}", file=sys.stderr)
-        else:
-            print(f"centrum eval: {args.update_readme} has no {README_START} ... {README_END} markers; not updated",
-                  file=sys.stderr)
-    ds = summary["datasets"]["all"]
-    print(f"\n{len(pages)} pages in {wall:.0f} s ({wall / max(1, len(pages)):.2f} s/page, {args.jobs} job(s)); "
-          f"report: {out / 'report.md'}")
-    ranked = sorted(extractors, key=lambda e: -np.nan_to_num(mean_over_datasets(ds, e, "f1"), nan=-1.0))
-    print(f"{'extractor':<18} {'mean F1':>8} {'mean per-page F1':>17}")
-    for e in ranked:
-        print(f"{e:<18} {mean_over_datasets(ds, e, 'f1'):>8.3f} {mean_over_datasets(ds, e, 'mean_f1'):>17.3f}")
+    info = {**info, "wall_s": wall, "seconds_per_page": wall / max(1, len(pages)), "interrupted": interrupted}
+    _report(out, pages, extractors, info, readme)
     if interrupted:
         print(f"centrum eval: interrupted after {len(pages)} of {len(items)} pages; the report covers those",
               file=sys.stderr)
         return 130
     return 0
+
+
+def _report(out: Path, pages: list[dict], extractors: list[str], info: dict, readme: str | None) -> None:
+    summary = write_all(out, pages, extractors, info)
+    if readme:
+        if update_readme(Path(readme), readme_block(summary, extractors, info)):
+            print(f"centrum eval: updated the table in {readme}", file=sys.stderr)
+        else:
+            print(f"centrum eval: {readme} has no {README_START} ... {README_END} markers; not updated",
+                  file=sys.stderr)
+    ds = summary["datasets"]["all"]
+    wall = info["wall_s"]
+    print(f"\n{len(pages)} pages in {wall:.0f} s ({wall / max(1, len(pages)):.2f} s/page, {info['jobs']} job(s)); "
+          f"report: {out / 'report.md'}")
+    ranked = sorted(extractors, key=lambda e: -np.nan_to_num(mean_over_datasets(ds, e, "f1"), nan=-1.0))
+    print(f"{'extractor':<18} {'mean F1':>8} {'mean per-page F1':>17}")
+    for e in ranked:
+        print(f"{e:<18} {mean_over_datasets(ds, e, 'f1'):>8.3f} {mean_over_datasets(ds, e, 'mean_f1'):>17.3f}")
 
 
 def _save_texts(root: Path, page: dict) -> None:
@@ -229,5 +272,5 @@ def _resume(journal: Path, items: list, extractors: list[str], tokenizer: str) -
         if index is not None and page.get("extractors") == extractors and page.get("tokenizer") == tokenizer:
             out[index] = page
     # Rewrite the journal with exactly the kept pages, so that appending continues a consistent file.
-    journal.write_text("".join(json.dumps(p, default=str) + "\n" for p in out.values()), encoding="utf-8")
+    journal.write_text("".join(json.dumps(p, default=json_default) + "\n" for p in out.values()), encoding="utf-8")
     return out

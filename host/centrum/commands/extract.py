@@ -16,16 +16,17 @@ from typing import Any
 
 from .. import algorithms, outputs
 from ..config import ConfigError
-from ..result import Result
+from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
-SOURCE_ALGORITHMS = ("dana", "danag", "addanag")
+SOURCE_ALGORITHMS = algorithms.SOURCE_ALGORITHMS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("page", help="HTML file, http(s) URL, *.snapshot.json file, or - for a snapshot on stdin")
-    parser.add_argument("-a", "--algorithm", default=algorithms.DEFAULT_ALGORITHM,
-                        help=f"algorithm name (default: {algorithms.DEFAULT_ALGORITHM}; see `centrum algorithms`)")
+    parser.add_argument("-a", "--algorithm", default=None,
+                        help=f"algorithm name (default: {algorithms.DEFAULT_ALGORITHM}; with --no-render: "
+                             f"{algorithms.SOURCE_DEFAULT}; see `centrum algorithms`)")
     parser.add_argument("-f", "--format", choices=outputs.FORMATS, default="text",
                         help="text: the main content's text; markdown: GitHub-flavoured Markdown with YAML front "
                         "matter; html: a standalone document with the clean, allow-listed tree; json: the result "
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(host/PROTOCOL.md, Parameters); the ensemble's weights=NAME is a model name "
                              "(`centrum models list`), not a path")
     parser.add_argument("--no-render", action="store_true",
-                        help="dana/danag/addanag only: run on the raw HTML file without a browser")
+                        help=f"run on the raw HTML file without a browser ({', '.join(SOURCE_ALGORITHMS)}; "
+                             f"default {algorithms.SOURCE_DEFAULT}, the learned source-only extractor)")
     parser.add_argument("--timeout", type=float, default=15.0, help="page load timeout in seconds (default 15)")
     parser.add_argument("--save-snapshot", metavar="FILE", help="also write the collected snapshot JSON to FILE")
     parser.add_argument("--debug", action="store_true", help="json format: keep the algorithm's debug trace; "
@@ -80,6 +82,8 @@ def _load_snapshot_json(page: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.algorithm is None:
+        args.algorithm = algorithms.SOURCE_DEFAULT if args.no_render else algorithms.DEFAULT_ALGORITHM
     try:
         params = _params(args.param)
     except ValueError as e:
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         _err(str(e))
         return 2
     print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2,
-                                                            default=outputs.json_default), end="" if
+                                                            default=json_default), end="" if
           args.format in ("markdown", "html") else "\n")
     return 0
 
@@ -154,7 +158,7 @@ def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapsh
     else:
         payload = result.to_json(with_debug=args.debug)
         payload["text"] = text
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=outputs.json_default))
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=json_default))
     return 0
 
 
@@ -168,18 +172,18 @@ def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:
         _err(f"--no-render needs a local HTML file; no such file: {args.page}")
         return 2
     try:
-        from ..algorithms import dana
-    except ImportError as e:
-        _err(f"the DANA module is not available yet: {e}")
-        return 2
-    from ..config import config_from_dict
-
-    try:
-        config = config_from_dict(dana.Config, params)
+        config = algorithms.raw_html_config(args.algorithm, params)
     except ConfigError as e:
         _err(f"bad parameter: {e}")
         return 2
-    result: Result = dana.run_source(page.read_bytes(), config, variant=args.algorithm)
+    except algorithms.AlgorithmUnavailable as e:
+        _err(str(e))
+        return 2
+    try:
+        result = algorithms.run_raw_html(args.algorithm, page.read_bytes(), config)
+    except ValueError as e:  # the source extractor's SourceError: a page it cannot read
+        _err(f"{args.algorithm}: {e}")
+        return 2
     if not result.text:
         _err(f"{args.algorithm}: no main content found: {result.message or 'no result'}")
         return 3

@@ -5,6 +5,9 @@
   centrum labels agreement [--db FILE] [--tokenizer fair|aeb] [--json]
   centrum labels delete [ID ...] [--url URL] [--older-than AGE] [--db FILE] [--dry-run]
       AGE: a number and a unit, s m h d w (30d, 12h, 2w); every given selector must hold
+  centrum labels campaign create NAME --pages DIR|URLS.txt [--annotators a,b] [--overlap K] [--limit N] [--db FILE]
+  centrum labels campaign status NAME [--threshold F1] [--json] [--db FILE]
+  centrum labels export --campaign NAME DIR [--force]   node-level gold, adjudicated where available
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import re
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+from .. import campaigns
 from .. import labels as store
 from ..evaluation.tokenize import TOKENIZERS
 
@@ -33,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per label")
     p = with_db(sub.add_parser("export", help="write the labels as a data set (pages/, gold/, meta.jsonl)"))
     p.add_argument("dir", metavar="DIR", help="output folder (must be empty unless --force)")
+    p.add_argument("--campaign", default=None, metavar="NAME",
+                   help="only this campaign's pages, gold adjudicated where available (node-level gold in meta)")
     p.add_argument("--every", action="store_true",
                    help="one page per label (default: one page per labelled page, gold of its first label)")
     p.add_argument("--force", action="store_true", help="replace pages/, gold/ and meta.jsonl of a non-empty DIR")
@@ -45,6 +52,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--older-than", type=age, default=None, metavar="AGE",
                    help="saved longer ago than AGE: a number and s, m, h, d or w (30d, 12h, 2w)")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    _campaign_arguments(sub.add_parser("campaign", help="annotation campaigns: a queue of pages, agreement"), with_db)
+
+
+def _campaign_arguments(parser: argparse.ArgumentParser, with_db: Any) -> None:
+    sub = parser.add_subparsers(dest="campaign_command", metavar="ACTION")
+    p = with_db(sub.add_parser("create", help="a new campaign: each page goes to K distinct annotators"))
+    p.add_argument("name", metavar="NAME", help="campaign name (A-Z a-z 0-9 . _ -)")
+    p.add_argument("--pages", required=True, metavar="DIR|URLS.txt",
+                   help="a data-set folder (pages/<id>.html; serve it with centrum serve DIR) or a file of URLs")
+    p.add_argument("--annotators", default=None, metavar="a,b",
+                   help="who may annotate (default: anyone who asks for a page)")
+    p.add_argument("--overlap", type=int, default=1, metavar="K", help="annotators per page (default 1)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N pages (id or list order)")
+    p = with_db(sub.add_parser("status", help="progress per annotator, agreement, the adjudication list"))
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--threshold", type=float, default=campaigns.DEFAULT_THRESHOLD, metavar="F1",
+                   help="pages whose lowest pair node F1 is below this go to adjudication "
+                        f"(default {campaigns.DEFAULT_THRESHOLD})")
+    p.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="fair", help="tokens for token F1")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 _AGE = re.compile(r"(\d{1,9})([smhdw])")
@@ -79,6 +106,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.campaign is not None:
+        if args.every:
+            print("centrum labels export: --every and --campaign do not go together", file=sys.stderr)
+            return 2
+        rows = campaigns.export_campaign(args.db, args.campaign, args.dir, force=args.force)
+        adjudicated = sum(r["gold_from"].startswith("adjudicated") for r in rows)
+        print(f"wrote {len(rows)} pages ({adjudicated} adjudicated) to {args.dir} (run: centrum eval {args.dir})")
+        return 0
     rows = store.export_dataset(args.db, args.dir, every=args.every, force=args.force)
     print(f"wrote {len(rows)} pages to {args.dir} (run: centrum eval {args.dir})")
     return 0
@@ -117,14 +152,77 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    action = {"list": _list, "export": _export, "agreement": _agreement, "delete": _delete}.get(
-        args.labels_command or "")
+def _campaign_create(args: argparse.Namespace) -> int:
+    try:
+        dataset, pages = campaigns.pages_from(args.pages)
+    except (ValueError, UnicodeDecodeError) as e:
+        print(f"centrum labels campaign create: {e}", file=sys.stderr)
+        return 2
+    if args.limit is not None:
+        if args.limit < 1:
+            print("centrum labels campaign create: --limit must be at least 1", file=sys.stderr)
+            return 2
+        pages = pages[: args.limit]
+    names = args.annotators.split(",") if args.annotators is not None else None
+    info = campaigns.create_campaign(args.db, args.name, pages, overlap=args.overlap, annotators=names,
+                                     dataset=dataset)
+    who = ", ".join(info["annotators"]) if info["annotators"] else "anyone"
+    print(f"campaign {info['name']}: {info['pages']} pages, {info['overlap']} annotator(s) per page ({who})"
+          + (f"; serve the pages with: centrum serve {args.pages}" if dataset else ""))
+    return 0
+
+
+def _pct(x: float | None) -> str:
+    return "    -" if x is None else f"{x:5.3f}"
+
+
+def _campaign_status(args: argparse.Namespace) -> int:
+    st = campaigns.status(args.db, args.name, threshold=args.threshold, tokenizer=args.tokenizer)
+    if args.json:
+        print(json.dumps(st, ensure_ascii=False, indent=2))
+        return 0
+    info = st["campaign"]
+    print(f"campaign {info['name']}: {info['pages']} pages, {info['overlap']} per page, "
+          f"{st['complete_pages']} complete")
+    print(f"{'annotator':20}  {'done':>5}  {'skipped':>7}  {'flagged':>7}  {'open':>4}  {'of':>5}  changed")
+    for who, c in st["annotators"].items():
+        changed = f"{c['changed']}/{c['with_suggestion']}" if c["with_suggestion"] else "-"
+        print(f"{_clip(who, 20):20}  {c['done']:>5}  {c['skipped']:>7}  {c['flagged']:>7}  {c['open']:>4}  "
+              f"{c['total']:>5}  {changed}")
+    print(f"\n{'page':40}  {'labels':>6}  {'node F1':>7}  {'token F1':>8}  {'kappa':>5}  adjudicated")
+    for p in st["pages"]:
+        adj = p["adjudicated"]
+        print(f"{_clip(p['page_id'], 40):40}  {len(p['annotators']):>6}  {_pct(p['node_f1']):>7}  "
+              f"{_pct(p['token_f1']):>8}  {_pct(p['kappa'])}  "
+              + (f"{adj['how']} by {_clip(adj['reviewer'], 20)}" if adj else ""))
+        for q in p["pairs"]:
+            who = f"  {_clip(q['a'], 17)} vs {_clip(q['b'], 17)}"
+            print(f"{who:40}  {'':>6}  {_pct(q['node_f1']):>7}  {_pct(q['token_f1']):>8}  {_pct(q['kappa'])}")
+    print(f"{'mean over pages with 2+ labels':40}  {'':>6}  {_pct(st['node_f1']):>7}  {_pct(st['token_f1']):>8}  "
+          f"{_pct(st['kappa'])}")
+    print(f"\nto adjudicate (lowest pair node F1 < {st['threshold']}): {', '.join(st['adjudicate']) or 'none'}")
+    for f in st["flagged"]:
+        print(f"flagged: {f['page_id']} by {_clip(f['annotator'], 20)}: {_clip(f['reason'], 80)}")
+    return 0
+
+
+def _campaign(args: argparse.Namespace) -> int:
+    action = {"create": _campaign_create, "status": _campaign_status}.get(args.campaign_command or "")
     if action is None:
-        print("centrum labels: choose an action: list, export DIR, agreement, delete", file=sys.stderr)
+        print("centrum labels campaign: choose an action: create NAME --pages ..., status NAME", file=sys.stderr)
+        return 2
+    return action(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    action = {"list": _list, "export": _export, "agreement": _agreement, "delete": _delete,
+              "campaign": _campaign}.get(args.labels_command or "")
+    if action is None:
+        print("centrum labels: choose an action: list, export DIR, agreement, delete, campaign", file=sys.stderr)
         return 2
     db = Path(args.db) if args.db else store.default_db_path()
-    if not db.is_file():
+    creating = args.labels_command == "campaign" and getattr(args, "campaign_command", None) == "create"
+    if not db.is_file() and not creating:
         # Reading commands never create a database: a typo in --db should not look like "0 labels".
         print(f"centrum labels: no label database at {db} (the native host stores labels in annotator mode)",
               file=sys.stderr)

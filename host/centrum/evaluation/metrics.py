@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..tree import covered
+
 NGRAM_N = 4  # evaluate.py string_shingle_matching(ngram_n=4)
 MAX_LCS_TOKENS = 200_000  # per side; at the cap one LCS costs ~ 200k * 200k / 64 word ops (~ seconds)
 
@@ -195,21 +197,11 @@ def block_matching(gold: str, pred: str, tokenize: Callable[[str], list[str]]) -
 
 
 # ---- DOM nodes ---------------------------------------------------------------------------------------------------
-def subtree_cover(subtree_end: np.ndarray, nodes: Sequence[int]) -> np.ndarray:
-    """Mask of the elements inside the subtrees of ``nodes`` (pre-order ranges, one prefix sum)."""
-    n = subtree_end.shape[0]
-    mark = np.zeros(n + 1, dtype=np.int64)
-    sel = np.asarray([v for v in nodes if 0 <= v < n], dtype=np.int64)
-    np.add.at(mark, sel, 1)
-    np.add.at(mark, subtree_end[sel], -1)
-    return np.cumsum(mark)[:n] > 0
-
-
 def node_prf(subtree_end: np.ndarray, gold_nodes: Sequence[int], pred_nodes: Sequence[int]) -> tuple[float, float,
                                                                                                       float]:
     """DOM-node precision/recall/F1 of the element sets covered by two selections in the same snapshot (the
     convention of ``centrum labels agreement``); an empty prediction scores 0, both empty score 1."""
-    g, p = subtree_cover(subtree_end, gold_nodes), subtree_cover(subtree_end, pred_nodes)
+    g, p = covered(subtree_end, gold_nodes), covered(subtree_end, pred_nodes)
     ng, np_, inter = int(g.sum()), int(p.sum()), int((g & p).sum())
     if ng == 0 and np_ == 0:
         return 1.0, 1.0, 1.0

@@ -2,7 +2,7 @@
 
 Every adapter returns plain text with one block per line. HTML peers receive the page bytes exactly as stored
 (encoding is theirs to detect, as in the peers' own benchmarks); peers that want ``str`` get
-:func:`decode_html`'s output. Two peers use the render instead of the bytes:
+:func:`centrum.charset.decode`'s output. Two peers use the render instead of the bytes:
 
 * ``readability_js`` — Mozilla's ``@mozilla/readability`` (npm), run *inside the same rendered Chromium page* on a
   clone of the live document through the renderer's ``extra`` hook: the fair anchor for a reader-mode button. One
@@ -20,14 +20,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .. import charset
 from ..paths import cache_root
 from ..snapshot import Snapshot
 
@@ -38,24 +40,6 @@ READABILITY_NPM = f"{READABILITY_PACKAGE}@{READABILITY_VERSION}"
 
 
 # ---- helpers ----------------------------------------------------------------------------------------------------
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.IGNORECASE)
-
-
-def decode_html(data: bytes) -> str:
-    """Bytes to text: BOM, then ``<meta charset>`` in the first 4 KB, then UTF-8, then cp1252 (never fails)."""
-    for bom, enc in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
-        if data.startswith(bom):
-            return data[len(bom) :].decode(enc, errors="replace")
-    m = _META_CHARSET.search(data[:4096])
-    candidates = ([m.group(1).decode("ascii", "ignore")] if m else []) + ["utf-8"]
-    for enc in candidates:
-        try:
-            return data.decode(enc)
-        except (LookupError, UnicodeDecodeError):
-            continue
-    return data.decode("cp1252", errors="replace")
-
-
 _BLOCK_TAGS = {
     "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption", "figure", "footer",
     "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section",
@@ -95,7 +79,7 @@ def _trafilatura(html: bytes, language: str) -> str:
 def _readability_lxml(html: bytes, language: str) -> str:
     from readability import Document
 
-    return html_to_text(Document(decode_html(html)).summary(html_partial=True))
+    return html_to_text(Document(charset.decode(html)).summary(html_partial=True))
 
 
 # ISO 639-1 -> jusText stoplist name; other languages use the union of all stoplists (as trafilatura does).
@@ -137,7 +121,7 @@ def _boilerpy3_extractor():  # type: ignore[no-untyped-def]
 
 
 def _boilerpy3(html: bytes, language: str) -> str:
-    return str(_boilerpy3_extractor().get_content(decode_html(html)))
+    return str(_boilerpy3_extractor().get_content(charset.decode(html)))
 
 
 def _resiliparse(html: bytes, language: str) -> str:
@@ -195,6 +179,52 @@ def run_html_peer(name: str, html: bytes, language: str) -> str:
     spec = PEERS[name]
     assert spec.run_html is not None, name
     return spec.run_html(html, language)
+
+
+@dataclass
+class PeerAnswer:
+    """One peer's answer on one page. ``kind``: "" (text), "empty", "error", or "render" (the page has no render);
+    ``ran`` is False when the peer could not run here at all (its package is missing, or the page was rendered
+    without the in-page extra it needs)."""
+
+    text: str | None
+    ms: float | None
+    error: str = ""
+    kind: str = ""
+    ran: bool = True
+
+
+def run_peer(name: str, html: bytes, language: str, snapshot: Snapshot | None = None,
+             render: dict[str, Any] | None = None, render_error: str = "") -> PeerAnswer:
+    """Run peer ``name`` on a page: its bytes, and for render peers its parsed snapshot and renderer entry (with the
+    ``extra`` outputs and ``errors``). Never raises: a failing peer answers text None with the reason."""
+    spec = PEERS[name]
+    if spec.source == "html":
+        t0 = time.perf_counter()
+        try:
+            text = run_html_peer(name, html, language)
+        except Exception as e:  # noqa: BLE001 - scored 0 and listed
+            return PeerAnswer(None, (time.perf_counter() - t0) * 1000, f"{type(e).__name__}: {e}"[:300], "error",
+                              ran=missing_reason(name) is None)
+        err = "" if text.strip() else "empty result"
+        return PeerAnswer(text, (time.perf_counter() - t0) * 1000, err, "empty" if err else "")
+    if name == "wholepage":
+        if snapshot is None:
+            return PeerAnswer(None, None, render_error or "not rendered", "render", ran=False)
+        t0 = time.perf_counter()
+        text = wholepage_text(snapshot)
+        blank = not text.strip()
+        return PeerAnswer(text, (time.perf_counter() - t0) * 1000, "empty page" if blank else "",
+                          "empty" if blank else "")
+    if render is None:
+        return PeerAnswer(None, None, render_error or "not rendered", "render", ran=False)
+    text, ms, err = readability_js_text(render.get("extra"))
+    err = err or (render.get("errors") or {}).get(name, "")
+    ran = bool(render.get("extra"))
+    if text is None or not text.strip():
+        return PeerAnswer(text, ms, err or "empty result", "error" if text is None and err != "no article" else "empty",
+                          ran=ran)
+    return PeerAnswer(text, ms, "", "", ran=ran)
 
 
 def wholepage_text(snapshot: Snapshot) -> str:

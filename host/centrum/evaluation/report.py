@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..result import json_default
 from .metrics import aggregate
 
 SPLITS = ("all", "styled", "unstyled")
@@ -313,7 +314,7 @@ def write_all(out: Path, pages: Sequence[dict[str, Any]], extractors: Sequence[s
     doc = {"info": info, "extractors": list(extractors),
            "summary": {k: v for k, v in summary.items() if k != "failures"},
            "failures": summary["failures"]}
-    (out / "results.json").write_text(json.dumps(_no_nan(doc), indent=1, default=_json_default), encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(_no_nan(doc), indent=1, default=json_default), encoding="utf-8")
     return summary
 
 
@@ -326,12 +327,6 @@ def _no_nan(o: Any) -> Any:
     if isinstance(o, list | tuple):
         return [_no_nan(v) for v in o]
     return o
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    return str(o)
 
 
 README_START = "<!-- centrum-eval:start -->"

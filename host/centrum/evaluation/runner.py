@@ -34,13 +34,14 @@ class EvalOptions:
     tokenizer: str = "fair"
     window: tuple[int, int] = (1920, 1080)
     timeout_s: float = 15.0  # renderer: bound on waiting for "load"
-    render: bool = True  # False: peers on raw HTML only (algorithms and render peers are not run)
+    render: bool = True  # False: raw-HTML algorithms and HTML peers only (no browser)
     use_cache: bool = True
     cache_dir: str | None = None  # snapshot folder; default $CENTRUM_CACHE/snapshots
     extras: dict[str, str] = field(default_factory=dict)  # renderer extra functions (Readability.js)
     page_timeout: float | None = None  # hard per-page limit (s); default max(180, 6 * timeout_s)
     save_texts: bool = False  # return each extractor's text with its row (written under --out/texts/)
     log_path: str | None = None  # workers' stdout/stderr (peers print warnings) go here, not over the progress bar
+    block_stylesheets: bool = False  # render with every stylesheet request aborted (eval --styles off/both)
 
     @property
     def page_timeout_s(self) -> float:
@@ -54,6 +55,12 @@ def render_class(stylesheets: dict[str, int] | None) -> str:
         return "unrendered"
     loaded, failed = int(stylesheets.get("loaded", 0)), int(stylesheets.get("failed", 0))
     return "styled" if loaded > 0 and failed == 0 else "unstyled"
+
+
+def cache_extras(opts: EvalOptions) -> dict[str, str]:
+    """The ``extras`` part of a snapshot's cache key: the in-page functions, plus a marker for a render with its
+    stylesheets blocked (its own entry; the default render's key, and so the existing cache, is unchanged)."""
+    return {**opts.extras, "(stylesheets)": "blocked"} if opts.block_stylesheets else dict(opts.extras)
 
 
 class _Worker:
@@ -75,7 +82,7 @@ class _Worker:
 
     def _render(self, item: PageItem, html: bytes) -> tuple[dict[str, Any] | None, str, bool]:
         """(cache entry, error, from_cache)."""
-        key = snapshot_key(html, self.opts.window, self.opts.extras)
+        key = snapshot_key(html, self.opts.window, cache_extras(self.opts))
         if self.opts.use_cache:
             entry = self.cache.load(key)
             if entry is not None:
@@ -84,7 +91,8 @@ class _Worker:
 
         try:
             if self.renderer is None:
-                self.renderer = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s)
+                self.renderer = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s,
+                                         block_stylesheets=self.opts.block_stylesheets)
                 self.renderer.start()
             out = self.renderer.render(item.html_path, source=True, extra=self.opts.extras)
         except Exception as e:  # noqa: BLE001 - any render failure is recorded; the browser is restarted
@@ -122,7 +130,8 @@ class _Worker:
         page: dict[str, Any] = {"dataset": item.dataset, "id": item.id, "language": item.language,
                                 "page_type": item.page_type, "bytes": len(html), "gold_kind": item.gold.kind,
                                 "render_error": "",
-                                "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None}
+                                "from_cache": False, "stylesheets": None, "render_ms": None, "elements": None,
+                                "styles": "off" if self.opts.block_stylesheets else "on"}
         outputs: dict[str, dict[str, Any]] = {}  # extractor -> {"text", "ms", "error", "kind"}
         snap = None
         entry = None
@@ -151,6 +160,9 @@ class _Worker:
         gold_nodes = self._gold_nodes(item, snap, page)
 
         for name in self.opts.algorithms:
+            if snap is None and not self.opts.render:  # --no-render: only raw-HTML algorithms are selected
+                outputs[name] = _raw_html_output(name, html)
+                continue
             if snap is None:
                 outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
                                  "kind": "render"}
@@ -159,8 +171,7 @@ class _Worker:
             try:
                 result = algorithms.run(name, snap)
                 ms = (time.perf_counter() - t0) * 1000
-                text = result.text if result.text is not None else (snap.text_of(result.nodes) if result.nodes
-                                                                       else "")
+                text = result.text_for(snap)
                 err = "" if text.strip() else f"empty result: {result.message or 'no nodes'}"
                 outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else "",
                                  "nodes": [int(v) for v in result.nodes]}
@@ -170,39 +181,8 @@ class _Worker:
                                  "trace": traceback.format_exc(limit=3)[-800:]}
 
         for name in self.opts.peers:
-            spec = peer_mod.PEERS[name]
-            if spec.source == "html":
-                t0 = time.perf_counter()
-                try:
-                    text = peer_mod.run_html_peer(name, html, item.language)
-                    ms = (time.perf_counter() - t0) * 1000
-                    err = "" if text.strip() else "empty result"
-                    outputs[name] = {"text": text, "ms": ms, "error": err, "kind": "empty" if err else ""}
-                except Exception as e:  # noqa: BLE001
-                    outputs[name] = {"text": None, "ms": (time.perf_counter() - t0) * 1000,
-                                     "error": f"{type(e).__name__}: {e}"[:300], "kind": "error"}
-            elif name == "wholepage":
-                if snap is None:
-                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
-                                     "kind": "render"}
-                else:
-                    t0 = time.perf_counter()
-                    text = peer_mod.wholepage_text(snap)
-                    outputs[name] = {"text": text, "ms": (time.perf_counter() - t0) * 1000,
-                                     "error": "" if text.strip() else "empty page", "kind": "" if text.strip()
-                                     else "empty"}
-            elif name == "readability_js":
-                if entry is None:
-                    outputs[name] = {"text": None, "ms": None, "error": page["render_error"] or "not rendered",
-                                     "kind": "render"}
-                else:
-                    text, ms, err = peer_mod.readability_js_text(entry.get("extra"))
-                    err = err or (entry.get("errors") or {}).get(name, "")
-                    if text is None or not text.strip():
-                        outputs[name] = {"text": text, "ms": ms, "error": err or "empty result",
-                                         "kind": "error" if text is None and err != "no article" else "empty"}
-                    else:
-                        outputs[name] = {"text": text, "ms": ms, "error": "", "kind": ""}
+            ans = peer_mod.run_peer(name, html, item.language, snap, entry, page["render_error"])
+            outputs[name] = {"text": ans.text, "ms": ans.ms, "error": ans.error, "kind": ans.kind}
 
         rows = []
         for name, out in outputs.items():
@@ -216,6 +196,21 @@ class _Worker:
                 rows[-1]["text"] = out["text"]
         page["rows"] = rows
         return page
+
+
+def _raw_html_output(name: str, html: bytes) -> dict[str, Any]:
+    """A raw-HTML algorithm's answer on the page bytes (``--no-render``), as the rendered outputs are recorded."""
+    from .. import algorithms
+
+    t0 = time.perf_counter()
+    try:
+        result = algorithms.run_raw_html(name, html)
+    except Exception as e:  # noqa: BLE001 - an unreadable page (SourceError) or a crash: scored 0 and listed
+        return {"text": None, "ms": (time.perf_counter() - t0) * 1000, "error": f"{type(e).__name__}: {e}"[:300],
+                "kind": "error"}
+    text = result.text or ""
+    err = "" if text.strip() else f"empty result: {result.message or 'no text'}"
+    return {"text": text, "ms": (time.perf_counter() - t0) * 1000, "error": err, "kind": "empty" if err else ""}
 
 
 def failed_page(item: PageItem, opts: EvalOptions, reason: str) -> dict[str, Any]:

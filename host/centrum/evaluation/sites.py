@@ -50,7 +50,12 @@ def declared_url(html: bytes) -> str | None:
 
 
 def page_site(item: PageItem, html: bytes | None = None) -> str:
-    """The site key of a data-set page (see the module docstring)."""
+    """The site key of a data-set page (see the module docstring); a generated page (the styled corpus) is grouped
+    with the page its body came from."""
+    from ..corpus import source_site
+
+    if (source := source_site(item.meta)) is not None:
+        return source
     for key in ("url", "domain", "site"):
         value = item.meta.get(key)
         if isinstance(value, str) and (site := registered_domain(value)):

@@ -1,0 +1,394 @@
+/* Centrum annotator mode: the user picks the main content node by node (click a word, grow / shrink to the parent
+ * or child, add disjoint nodes) and saves it as a label through the background. In a campaign (campaign.js in the
+ * background) the panel shows "page 3 of 50", starts from the default extractor's answer as a suggestion (outlined;
+ * A accepts it), and offers Submit & next, Skip, Flag with a reason, and a review of other annotators' labels where
+ * a reviewer picks one or merges them. */
+"use strict";
+
+(() => {
+  const KEY = Symbol.for("centrum.mode.annotator");
+  if (globalThis[KEY]) return;
+  const { api, state, view, send, h, listen, layer, docRect, drawBox, nodeList, ensurePanel, enterMode,
+    addStyle } = globalThis[Symbol.for("centrum.ui")];
+
+  addStyle(`
+    .box.current { outline: 3px dashed #1971c2; background: rgba(25,113,194,.10); }
+    .box.picked { outline: 3px solid #2f9e44; background: rgba(47,158,68,.12); }
+    .box.suggested { outline: 3px dotted #e8590c; }
+    .box.review-0 { outline: 3px solid #7048e8; } .box.review-1 { outline: 3px dashed #d6336c; }
+    .box.review-2 { outline: 3px dotted #0c8599; }
+    .panel.annot { top: auto; left: 12px; right: auto; bottom: 12px; width: 380px; max-height: 60vh;
+      border: 1px solid #bbb; border-radius: 4px; }
+    .panel.annot ol { padding-left: 22px; margin: 6px 0; }
+    .panel.annot .campaign { border: 1px solid #ddd; border-radius: 3px; padding: 4px 6px; margin: 4px 0; }
+    .panel.annot .progress { font-weight: bold; }
+  `);
+
+  const textOf = (el) => (el && el.textContent ? el.textContent.replace(/\s+/g, " ").trim() : "");
+  const button = (cls, text, fn) => h("button", { class: cls, text, onclick: fn });
+
+  function nodeIds() {
+    if (state.annot.ids) return state.annot.ids;
+    const ids = new Map();
+    nodeList().forEach((el, i) => ids.set(el, i));
+    state.annot.ids = ids;
+    return ids;
+  }
+
+  function mapped(el) {
+    // The nearest element the collector listed (it lists every element, but not e.g. ones added since).
+    const ids = nodeIds();
+    while (el && !ids.has(el)) el = el.parentElement || (el.getRootNode && el.getRootNode().host) || null;
+    return el;
+  }
+
+  const elementsOf = (ids) => (ids || []).map((id) => nodeList()[id]).filter((el) => el && el.isConnected);
+
+  function describe(el) {
+    const id = nodeIds().get(el);
+    const words = (el.innerText || el.textContent || "").trim().split(/\s+/).filter(Boolean).length;
+    return `<${el.localName}${el.id ? `#${el.id}` : ""}> node ${id}, ${words} words`;
+  }
+
+  function buildPanel(a, panel) {
+    a.name = h("input", { class: "annotator", placeholder: "annotator name", value: a.annotator || "" });
+    a.status = h("div", { class: "status", role: "status" });
+    a.list = h("ol", { class: "picked" });
+    a.campaignBox = h("div", { class: "campaign" });
+    a.reviewBox = h("div", { class: "review" });
+    panel.append(
+      h("button", { class: "x", title: "close (restores the page)", text: "\u00d7", onclick: () => view().restore() }),
+      h("h2", { text: "Centrum annotator" }), a.campaignBox,
+      h("div", { class: "hint", text: "Click a word in the main content. \u2191 / + grows the selection to the parent, " +
+        "\u2193 / \u2212 shrinks it back, Enter adds it (several disjoint nodes allowed), S saves." +
+        (a.campaign && a.campaign.here ? " A accepts the suggestion (dotted outline)." : "") }),
+      a.name,
+      h("div", {}, button("grow", "Grow \u2191", () => annot.grow()), button("shrink", "Shrink \u2193", () => annot.shrink()),
+        button("add", "Add", () => annot.add()), button("undo", "Remove last", () => annot.undo()),
+        button("save", a.campaign && a.campaign.here ? "Submit & next" : "Save label", () => annot.save())),
+      a.list, a.status, a.reviewBox);
+    renderCampaign(a);
+  }
+
+  function joinForm(a) {
+    const name = h("input", { class: "campaign-name", placeholder: "campaign name (optional)" });
+    a.campaignInput = name;
+    return [name, button("join", "Join campaign", () => campaign.join())];
+  }
+
+  function renderCampaign(a) {
+    const c = a.campaign;
+    const box = a.campaignBox;
+    if (!c) return box.replaceChildren(...joinForm(a));
+    if (c.error) {
+      return box.replaceChildren(h("div", { class: "status error", text: `campaign: ${c.error.code}: ${c.error.message}` }),
+        button("leave", "Leave campaign", () => campaign.leave()));
+    }
+    const head = c.done ? `Campaign ${c.name}: all ${c.total} pages done` :
+      `Campaign ${c.name} \u00b7 page ${c.position} of ${c.total}`;
+    const parts = [h("div", { class: "progress", text: head })];
+    if (c.here) {
+      parts.push(h("div", { class: "hint", text: `page ${c.page_id}; the suggestion has ${c.suggestion.length} node(s)` }),
+        button("accept", "Accept suggestion (A)", () => campaign.accept()), button("skip", "Skip", () => campaign.skip()),
+        button("flag", "Flag\u2026", () => campaign.flag()));
+      a.reason = h("input", { class: "reason", placeholder: "why is this page flagged?", hidden: "" });
+      parts.push(a.reason);
+    } else if (!c.done) {
+      parts.push(button("mine", "Open my page", () => campaign.rejoin()));
+    }
+    if (c.review) parts.push(button("review", "Review labels", () => campaign.review()));
+    parts.push(button("leave", "Leave", () => campaign.leave()));
+    return box.replaceChildren(...parts);
+  }
+
+  function selectionRects(a) {
+    const els = [...a.picked, ...(a.current ? [a.current] : []), ...(a.picked.length ? [] : a.suggestion)];
+    return els.map((el) => el.getBoundingClientRect());
+  }
+
+  function placePanel(a, panel) {
+    // The panel goes to the viewport corner where it covers least of the selection it is labelling.
+    const p = panel.getBoundingClientRect();
+    const W = window.innerWidth;
+    const H = window.innerHeight;
+    const corners = [["left", "bottom"], ["right", "bottom"], ["right", "top"], ["left", "top"]];
+    const rects = selectionRects(a);
+    const cover = ([x, y]) => {
+      const left = x === "left" ? 12 : W - 12 - p.width;
+      const top = y === "top" ? 12 : H - 12 - p.height;
+      return rects.reduce((sum, r) => sum + Math.max(0, Math.min(left + p.width, r.right) - Math.max(left, r.left)) *
+        Math.max(0, Math.min(top + p.height, r.bottom) - Math.max(top, r.top)), 0);
+    };
+    const best = corners.reduce((x, y) => (cover(y) < cover(x) ? y : x));
+    for (const side of ["left", "right", "top", "bottom"]) panel.style[side] = "auto";
+    panel.style[best[0]] = "12px";
+    panel.style[best[1]] = "12px";
+    panel.dataset.corner = best.join("-");
+  }
+
+  function renderAnnot(statusText, kind = "") {
+    const a = state.annot;
+    const { panel, created } = ensurePanel("annot", "dialog");
+    if (created) buildPanel(a, panel);
+    a.list.replaceChildren(...a.picked.map((el) => h("li", { text: describe(el) })));
+    if (statusText !== undefined) {
+      a.status.textContent = statusText;
+      a.status.className = `status ${kind}`;
+    }
+    const lay = layer("annot");
+    lay.replaceChildren();
+    if (!a.picked.length) for (const el of a.suggestion) drawBox(lay, docRect(el), "suggested", "suggestion (A accepts)");
+    (a.reviewLabels || []).forEach((lab, k) => {
+      for (const el of elementsOf(lab.nodes)) drawBox(lay, docRect(el), `review-${k % 3}`, lab.annotator);
+    });
+    for (const el of a.picked) drawBox(lay, docRect(el), "picked", describe(el));
+    if (a.current) drawBox(lay, docRect(a.current), "current", `${describe(a.current)} (Enter adds)`);
+    placePanel(a, panel);
+  }
+
+  /* Up to the nearest ancestor whose text differs (a wrapper with the same text shows no visible change). */
+  function grown(el) {
+    const same = textOf(el);
+    let up = mapped(el.parentElement);
+    while (up && up !== document.documentElement && textOf(up) === same) {
+      const next = mapped(up.parentElement);
+      if (!next || next === document.documentElement) break;
+      up = next;
+    }
+    return up && up !== document.documentElement ? up : null;
+  }
+
+  /* Down into the child holding most of the text, past children whose text is the same as their parent's. */
+  function shrunk(el) {
+    const same = textOf(el);
+    let cur = el;
+    for (;;) {
+      const kids = [...cur.children].filter((c) => nodeIds().has(c));
+      if (!kids.length) break;
+      cur = kids.reduce((x, y) => ((y.textContent || "").length > (x.textContent || "").length ? y : x));
+      if (textOf(cur) !== same) return cur;
+    }
+    return null;
+  }
+
+  const annot = {
+    pick(el) {
+      const a = state.annot;
+      el = mapped(el);
+      if (!el) return;
+      a.current = el;
+      a.below = [];
+      renderAnnot(`selected ${describe(el)}`);
+    },
+    grow() {
+      const a = state.annot;
+      if (!a.current) return renderAnnot("click a word first", "error");
+      const up = grown(a.current);
+      if (!up) return renderAnnot("already at the top", "error");
+      a.below.push(a.current);
+      a.current = up;
+      return renderAnnot(`selected ${describe(up)}`);
+    },
+    shrink() {
+      const a = state.annot;
+      if (!a.current) return renderAnnot("click a word first", "error");
+      const down = a.below.length ? a.below.pop() : shrunk(a.current);
+      if (!down) return renderAnnot("no smaller element", "error");
+      a.current = down;
+      return renderAnnot(`selected ${describe(a.current)}`);
+    },
+    add() {
+      const a = state.annot;
+      if (!a.current) return renderAnnot("click a word first", "error");
+      const el = a.current;
+      if (a.picked.some((p) => p === el || p.contains(el))) return renderAnnot("already inside the selection", "error");
+      // Disjoint: a node that contains earlier picks replaces them.
+      a.picked = a.picked.filter((p) => !el.contains(p));
+      a.picked.push(el);
+      a.current = null;
+      a.below = [];
+      return renderAnnot(`${a.picked.length} node(s) selected`);
+    },
+    undo() {
+      state.annot.picked.pop();
+      renderAnnot(`${state.annot.picked.length} node(s) selected`);
+    },
+    async save() {
+      const a = state.annot;
+      if (a.current && !a.picked.length) annot.add();
+      if (!a.picked.length) return renderAnnot("select the main content first", "error");
+      if (a.campaign && a.campaign.here) return await campaign.submit(a.picked);
+      const annotator = a.name.value.trim();
+      if (!annotator) {
+        a.name.focus();
+        return renderAnnot("enter the annotator name", "error");
+      }
+      if (api) await api.storage.local.set({ annotatorName: annotator });
+      const nodes = selectedIds(a.picked);
+      renderAnnot("saving\u2026");
+      const answer = await send({ type: "centrum.label", annotator, nodes });
+      if (failed(answer, "not saved")) return undefined;
+      a.saved = answer.label_id;
+      return renderAnnot(`Saved label #${answer.label_id} (${nodes.length} node(s))`, "ok");
+    },
+  };
+
+  const selectedIds = (els) => els.map((el) => nodeIds().get(el)).sort((x, y) => x - y);
+
+  function failed(answer, what) {
+    if (answer && !answer.error) return false;
+    const err = (answer && answer.error) || { code: "E_INTERNAL", message: "no answer" };
+    renderAnnot(`${what}: ${err.code}: ${err.message}`, "error");
+    return true;
+  }
+
+  function nextText(answer) {
+    const n = answer && answer.next;
+    if (!n) return "";
+    if (n.done) return " All pages of the campaign are done.";
+    return n.opening ? ` Opening page ${n.position} of ${n.total}: press the button there.` : "";
+  }
+
+  const campaign = {
+    async join() {
+      const a = state.annot;
+      const name = a.campaignInput.value.trim();
+      const annotator = a.name.value.trim();
+      if (!name) return a.campaignInput.focus();
+      if (!annotator) {
+        a.name.focus();
+        return renderAnnot("enter the annotator name", "error");
+      }
+      renderAnnot("joining\u2026");
+      const answer = await send({ type: "centrum.campaign.join", campaign: name, annotator });
+      if (failed(answer, "cannot join")) return undefined;
+      // Already on the first page of the queue: the panel opens again in the campaign (progress, suggestion).
+      if (answer.here) return await send({ type: "centrum.open", mode: "annotate" });
+      return renderAnnot(answer.done ? `Campaign ${name}: nothing left for ${annotator}.` :
+        answer.opening ? `Opening page ${answer.position} of ${answer.total}: press the button there.` :
+          "This is your page: press the button again to annotate it.", "ok");
+    },
+    async rejoin() {
+      const c = state.annot.campaign;
+      const answer = await send({ type: "centrum.campaign.join", campaign: c.name, annotator: c.annotator });
+      if (failed(answer, "cannot open")) return undefined;
+      if (answer.here) return await send({ type: "centrum.open", mode: "annotate" });
+      return renderAnnot(nextText({ next: answer }).trim(), "ok");
+    },
+    accept() {
+      const a = state.annot;
+      if (!a.suggestion.length) return renderAnnot("there is no suggestion on this page: select the content", "error");
+      return campaign.submit(a.suggestion);
+    },
+    async submit(els) {
+      renderAnnot("saving\u2026");
+      const answer = await send({ type: "centrum.campaign.submit", nodes: selectedIds(els) });
+      if (failed(answer, "not saved")) return;
+      state.annot.campaign.here = false;
+      renderAnnot(`Saved label #${answer.label_id}${answer.changed ? " (suggestion changed)" : ""}.${nextText(answer)}`, "ok");
+    },
+    async skip() {
+      const answer = await send({ type: "centrum.campaign.skip" });
+      if (!failed(answer, "not skipped")) renderAnnot(`Skipped.${nextText(answer)}`, "ok");
+    },
+    async flag() {
+      const a = state.annot;
+      if (a.reason.hidden || !a.reason.value.trim()) {
+        a.reason.hidden = false;
+        a.reason.focus();
+        return renderAnnot("say why the page is flagged, then press Flag again", "error");
+      }
+      const answer = await send({ type: "centrum.campaign.flag", reason: a.reason.value.trim() });
+      if (!failed(answer, "not flagged")) renderAnnot(`Flagged.${nextText(answer)}`, "ok");
+      return undefined;
+    },
+    async leave() {
+      const answer = await send({ type: "centrum.campaign.leave" });
+      if (failed(answer, "cannot leave")) return;
+      state.annot.campaign = null;
+      renderCampaign(state.annot);
+      renderAnnot("left the campaign", "ok");
+    },
+    review: () => reviewPage(),
+  };
+
+  async function reviewPage() {
+    const a = state.annot;
+    const answer = await send({ type: "centrum.campaign.review" });
+    if (failed(answer, "no review")) return;
+    a.reviewLabels = answer.page ? answer.page.labels : [];
+    const rows = a.reviewLabels.map((lab, k) => h("li", { class: `label review-${k % 3}` },
+      `${lab.annotator}: ${(lab.nodes || []).length} node(s), ${lab.words} words `,
+      button("pick", "Pick", () => adjudicate({ pick: lab.label_id }))));
+    const todo = answer.adjudicate.map((pid) => button("goto", pid, async () => {
+      const out = await send({ type: "centrum.campaign.goto", page_id: pid });
+      if (!failed(out, "cannot open")) renderAnnot("opening it: press the button there", "ok");
+    }));
+    const adj = answer.page && answer.page.adjudicated;
+    a.reviewBox.replaceChildren(h("h2", { text: "Review" }),
+      h("div", { class: "hint", text: adj ? `adjudicated (${adj.how} by ${adj.reviewer})` :
+        "Pick one label, or select a merged answer (Union starts from all of them) and Save merged." }),
+      h("ol", { class: "labels" }, ...rows),
+      button("union", "Union", () => union()), button("merge", "Save merged", () => adjudicate({ merge: true })),
+      h("div", { class: "hint", text: `to adjudicate: ${answer.adjudicate.length ? "" : "none"}` }), ...todo);
+    renderAnnot(`${a.reviewLabels.length} label(s) on this page`);
+  }
+
+  function union() {
+    const a = state.annot;
+    const all = [...new Set((a.reviewLabels || []).flatMap((lab) => elementsOf(lab.nodes)))];
+    a.picked = all.filter((el) => !all.some((o) => o !== el && o.contains(el)));
+    renderAnnot(`${a.picked.length} node(s) selected (union)`);
+  }
+
+  async function adjudicate(choice) {
+    const a = state.annot;
+    if (choice.merge && !a.picked.length) return renderAnnot("select the merged answer first (or press Union)", "error");
+    const message = choice.merge ? { type: "centrum.campaign.adjudicate", nodes: selectedIds(a.picked) } :
+      { type: "centrum.campaign.adjudicate", pick: choice.pick };
+    const answer = await send(message);
+    if (failed(answer, "not adjudicated")) return undefined;
+    return renderAnnot(`Adjudicated: label #${answer.label_id} (${answer.how}) is the page's gold`, "ok");
+  }
+
+  function inUi(event) {
+    return state.ui && event.composedPath().includes(state.ui);
+  }
+
+  function onKey(e) {
+    // Typing in the panel's own fields. From window the closed tree is hidden in composedPath(): ask the root.
+    const focused = inUi(e) && state.shadow ? state.shadow.activeElement : null;
+    if (focused && ["input", "textarea", "select"].includes(focused.localName)) return;
+    const inCampaign = state.annot.campaign && state.annot.campaign.here;
+    const act = { ArrowUp: "grow", "+": "grow", "=": "grow", ArrowDown: "shrink", "-": "shrink", Enter: "add",
+      Backspace: "undo", s: "save", S: "save", ...(inCampaign ? { a: "accept", A: "accept" } : {}) }[e.key];
+    if (!act || e.ctrlKey || e.metaKey || e.altKey) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    if (act === "accept") campaign.accept();
+    else annot[act]();
+  }
+
+  function open(options) {
+    enterMode("annotate");
+    const c = (options && options.campaign) || null;
+    state.annot = { current: null, below: [], picked: [], ids: null, annotator: (options && options.annotator) || "",
+      campaign: c, suggestion: [], reviewLabels: null };
+    state.annot.suggestion = c && c.here ? elementsOf(c.suggestion) : [];
+    // Capture phase on window: the page's own handlers (links, menus) never see the annotator's clicks.
+    listen(window, "click", (e) => {
+      if (inUi(e)) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      const target = e.composedPath().find((n) => n.nodeType === 1);
+      if (target) annot.pick(target);
+    }, true);
+    listen(window, "keydown", onKey, true);
+    listen(window, "resize", () => renderAnnot());
+    renderAnnot(c && c.here ? "the suggestion is outlined: A accepts it, or select the main content and press S" :
+      "click a word inside the main content");
+    return { stage: state.stage, campaign: c ? { page_id: c.page_id, position: c.position, total: c.total } : null };
+  }
+
+  globalThis[KEY] = { open };
+})();

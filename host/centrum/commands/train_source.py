@@ -1,0 +1,96 @@
+"""``centrum train-source DATASET_DIR... [--out FILE] [--cv] [--folds 5] [--seed N]``: fit the source-only
+extractor (``--no-render``'s default, ``centrum.algorithms.source``) on data sets' HTML and gold.
+
+No rendering is needed: pages are parsed from their HTML. With ``--cv`` the site-grouped k-fold F1 per data set
+(and with ``--peers`` the HTML peers' on the same pages) is printed and written to ``--report``. Same pages and
+seed give byte-identical model files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tqdm import tqdm
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
+    parser.add_argument("--out", type=Path, default=Path("source.lgb.txt"),
+                        help="model file to write (default: %(default)s; the shipped one is "
+                             "host/centrum/weights/source-v1.lgb.txt)")
+    parser.add_argument("--cv", action="store_true", help="also run site-grouped k-fold cross-validation")
+    parser.add_argument("--folds", type=int, default=5, help="site-grouped folds with --cv (default: %(default)s)")
+    parser.add_argument("--thresholds", default="0.5",
+                        help="comma-separated block thresholds to report with --cv (default: %(default)s)")
+    parser.add_argument("--peers", default="none",
+                        help="HTML peers scored on the same pages with --cv, e.g. trafilatura (default: none)")
+    parser.add_argument("--seed", type=int, default=0, help="LightGBM seed (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=200, help="boosting rounds (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, help="first K pages (id order) of each data set")
+    parser.add_argument("--report", type=Path, default=None, help="write the CV table as markdown here")
+
+
+def _err(message: str) -> int:
+    print(f"centrum train-source: {message}", file=sys.stderr)
+    return 2
+
+
+def _peer_counts(rows: list, names: list[str]) -> dict[str, dict[str, list[tuple[float, ...]]]]:
+    from ..algorithms._ensemble_train import light_score
+    from ..evaluation import peers as peer_mod
+
+    out: dict[str, dict[str, list[tuple[float, ...]]]] = {}
+    for name in names:
+        reason = peer_mod.missing_reason(name)
+        if reason or peer_mod.PEERS[name].source == "render":
+            print(f"centrum train-source: peer {name}: {reason or 'needs a rendered page'}", file=sys.stderr)
+            continue
+        per: dict[str, list[tuple[float, ...]]] = {}
+        for r in tqdm(rows, desc=name, unit="page", file=sys.stderr):
+            try:
+                text = peer_mod.run_html_peer(name, r.item.html(), r.item.language)
+            except Exception:  # noqa: BLE001 - a peer failing on a page scores as an empty answer
+                text = ""
+            per.setdefault(r.item.dataset, []).append(light_score(r.item.gold, text)[1])
+        out[name] = per
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import training_source as T
+    from ..evaluation.datasets import DatasetError, load_dataset
+
+    try:
+        sets = [load_dataset(d, args.limit) for d in args.datasets if not d.is_file()]
+        thresholds = [float(x) for x in args.thresholds.split(",") if x.strip()]
+    except (DatasetError, ValueError) as e:
+        return _err(str(e))
+    items = [p for ds in sets for p in ds.pages]
+    if not items:
+        return _err("no pages (check the data set folders and --limit)")
+    t0 = time.perf_counter()
+    rows, skipped = T.collect(items, lambda it: tqdm(it, desc="pages", unit="page", file=sys.stderr))
+    for key, why in sorted(skipped.items()):
+        print(f"centrum train-source: skipped {key}: {why}", file=sys.stderr)
+    opts = T.TrainOptions(seed=args.seed, rounds=args.rounds)
+    print(f"{len(rows)} pages, {sum(r.X.shape[0] for r in rows)} blocks ({time.perf_counter() - t0:.0f} s)",
+          file=sys.stderr)
+    if args.cv:
+        cv = T.site_cv(rows, opts, args.folds, thresholds)
+        kinds = T.kinds_of(rows)
+        tables = {f"source (site CV, threshold {t:g})": T.f1_table(c, kinds) for t, c in cv.items()}
+        peers = [p.strip() for p in args.peers.split(",") if p.strip() and p.strip() != "none"]
+        for name, counts in _peer_counts(rows, peers).items():
+            tables[name] = T.f1_table(counts, kinds)
+        text = T.report_markdown(tables, Counter(r.item.dataset for r in rows))
+        print(text)
+        if args.report:
+            args.report.write_text(text, encoding="utf-8")
+    model = T.fit(rows, opts)
+    model.save(args.out)
+    print(f"wrote {args.out} ({args.out.stat().st_size} bytes; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    return 0

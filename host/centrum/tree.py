@@ -1,0 +1,119 @@
+"""The tree and text toolkit every algorithm shares: subtree cover masks, the page's main ``<body>``, the text joiner.
+
+A snapshot lists elements in DOM pre-order, so the subtree of ``v`` is the contiguous range
+``[v, subtree_end[v])``; "which elements lie inside these subtrees" is one difference array and one prefix sum,
+O(n + k) for k roots, whatever their nesting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .flags import IN_FRAME
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+Roots = Sequence[int] | np.ndarray
+
+
+def _ends(tree: Snapshot | np.ndarray) -> np.ndarray:
+    return tree if isinstance(tree, np.ndarray) else tree.subtree_end
+
+
+def cover_count(tree: Snapshot | np.ndarray, roots: Roots, weights: np.ndarray | None = None) -> np.ndarray:
+    """Per element: how many of ``roots`` (ids, or a bool mask over the elements) are it or its ancestors; with
+    ``weights`` (one per root), the sum of their weights instead. Ids outside the tree are ignored.
+
+    ``tree`` is a snapshot or its ``subtree_end`` array.
+    """
+    subtree_end = _ends(tree)
+    n = subtree_end.shape[0]
+    r = np.asarray(roots)
+    if r.dtype == bool:
+        r = np.flatnonzero(r)
+    r = r.astype(np.int64, copy=False).reshape(-1)
+    ok = (r >= 0) & (r < n)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)[ok]
+    r = r[ok]
+    diff = np.bincount(r, weights=w, minlength=n + 1) - np.bincount(subtree_end[r], weights=w, minlength=n + 1)
+    out = np.cumsum(diff[:n])
+    return out if weights is not None else out.astype(np.int64)
+
+
+def covered(tree: Snapshot | np.ndarray, roots: Roots) -> np.ndarray:
+    """Bool mask of the elements inside the subtree of any of ``roots`` (ids or a bool mask)."""
+    return cover_count(tree, roots) > 0
+
+
+def main_body(snapshot: Snapshot) -> int | None:
+    """The page's ``<body>``: among the top document's (not a same-origin iframe's; any when all are framed), the
+    one holding the largest subtree, since broken markup can leave a stray empty ``<body>`` beside the real one.
+    None without any (a frameset, a non-HTML document)."""
+    bodies = np.flatnonzero(snapshot.tags == "body")
+    if bodies.size == 0:
+        return None
+    top = bodies[(snapshot.flags[bodies] & IN_FRAME) == 0]
+    top = top if top.size else bodies
+    return int(top[np.argmax(snapshot.subtree_end[top] - top)])
+
+
+def is_block_display(display: str) -> bool:
+    """A CSS ``display`` value that starts a new line of text."""
+    return not display.startswith("inline") and display not in ("contents", "ruby", "none")
+
+
+def text_of_mask(snapshot: Snapshot, keep: np.ndarray, separator: str = "\n", hidden: bool = False) -> str:
+    """Rendered text of the text nodes with ``keep`` set, in document order: the one text joiner.
+
+    Blank text nodes are left out, and so are those without rectangles (not rendered) unless ``hidden``. Lines
+    break where the block container changes or a block element or ``<br>`` starts or ends between two text nodes;
+    within a line, neighbours are joined with a space unless they touch on the rendered line (``<b>Hel</b>lo``),
+    since the collector drops whitespace-only text nodes. Separators are computed vectorized; the join is C-level
+    split/join.
+    """
+    if snapshot.m == 0:
+        return ""
+    has_rect = np.diff(snapshot.text_rect_offsets) > 0
+    idx = np.nonzero(keep & (has_rect | hidden) & ~snapshot.text_blank)[0]
+    if idx.size == 0:
+        return ""
+    container = snapshot.block_container[snapshot.text_owner[idx]]
+    seq = snapshot.text_seq[idx]
+    brk = np.zeros(idx.size, dtype=bool)
+    breaks = snapshot.breaks_before
+    brk[1:] = (container[1:] != container[:-1]) | (breaks[seq[1:]] > breaks[seq[:-1]])
+    glue = np.zeros(idx.size, dtype=bool)
+    glue[1:] = _touching(snapshot, idx, has_rect)
+    parts = [snapshot.texts[t] for t in idx.tolist()]
+    for k in np.nonzero(brk)[0].tolist():
+        parts[k] = "\x02" + parts[k]  # \x02: a line break marker that no whitespace collapse touches
+    # Glued neighbours (touching on their line, no whitespace at the seam) join without a space.
+    sep = [" "] * idx.size
+    sep[0] = ""
+    for k in np.nonzero(glue & ~brk)[0].tolist():
+        if not parts[k][:1].isspace() and not parts[k - 1][-1:].isspace():
+            sep[k] = ""
+    joined = "".join(x for pair in zip(sep, parts, strict=True) for x in pair)
+    # Newlines inside the texts themselves also end lines.
+    joined = joined.replace("\x02", separator) if separator else joined.replace("\x02", " ")
+    lines = joined.split(separator) if separator else [joined]
+    return separator.join(" ".join(line.split()) for line in lines if line.strip())
+
+
+def _touching(snapshot: Snapshot, idx: np.ndarray, has_rect: np.ndarray) -> np.ndarray:
+    """For each consecutive pair of text nodes ``idx``: the last rectangle of the first touches the first rectangle
+    of the second on the same rendered line (never for a node without rectangles)."""
+    offs = snapshot.text_rect_offsets
+    rects = snapshot.text_rects
+    if rects.shape[0] == 0:
+        return np.zeros(idx.size - 1, dtype=bool)
+    both = has_rect[idx[1:]] & has_rect[idx[:-1]]
+    last = rects[np.clip(offs[idx[:-1] + 1] - 1, 0, rects.shape[0] - 1)]
+    first = rects[np.clip(offs[idx[1:]], 0, rects.shape[0] - 1)]
+    same_line = np.abs(first[:, 1] - last[:, 1]) < 0.5 * np.maximum(last[:, 3], 1)
+    gap = np.minimum(np.abs(first[:, 0] - (last[:, 0] + last[:, 2])), np.abs((first[:, 0] + first[:, 2]) - last[:, 0]))
+    return both & same_line & (gap <= 1.0)

@@ -1,0 +1,104 @@
+"""The reader with the page's metadata in Firefox ESR over WebDriver BiDi (harness of test_extension_firefox.py):
+an Arabic news page whose metadata sits in a JSON-LD comment gets its header (site, title without the site
+prefix, byline, date, reading time) right to left, Copy and Save are offered (the host sent Markdown), Esc returns
+to the page; and Firefox binds every declared command's suggested key (``commands.getAll()``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import test_extension_firefox
+from test_extension_firefox import (
+    EXTENSION,
+    PRESS,
+    STAGE,
+    Bidi,
+    _wait,
+    keys,
+    make_test_extension,
+    run_firefox,
+    set_algorithm,
+    ui_wait,
+)
+
+# BiDi reaches neither the background nor extension pages (navigating to moz-extension: is refused), so this test
+# copy also gets a test-only background script answering commands.getAll() over a port named "centrum-test" (the
+# shipped background has no onConnect listener), and the content-script shim relays the page's question to it.
+BACKGROUND_SHIM = """// Test-only (tests/e2e/test_firefox_reader.py).
+browser.runtime.onConnect.addListener((port) => {
+  if (port.name !== "centrum-test") return;
+  port.onMessage.addListener(async () => port.postMessage(await browser.commands.getAll()));
+});
+"""
+CONTENT_SHIM = """
+window.addEventListener("message", (event) => {
+  if (event.source !== window || event.data !== "centrum-test-commands") return;
+  const port = browser.runtime.connect({ name: "centrum-test" });
+  port.onMessage.addListener((commands) => {
+    document.documentElement.setAttribute("data-test-commands", JSON.stringify(commands));
+    port.disconnect();
+  });
+  port.postMessage("commands");
+});
+"""
+
+
+def make_with_commands_probe(base: Path) -> Path:
+    target = make_test_extension(base)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["background"]["scripts"].append("test-background.js")
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (target / "test-background.js").write_text(BACKGROUND_SHIM)
+    with (target / "test-shim.js").open("a") as shim:
+        shim.write(CONTENT_SHIM)
+    return target
+
+
+@pytest.fixture
+def firefox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Bidi, Path, str]]:
+    monkeypatch.setattr(test_extension_firefox, "make_test_extension", make_with_commands_probe)
+    yield from run_firefox(tmp_path, install=True)
+
+
+HEAD = """(root) => { const head = root?.querySelector('.reader .head'); if (!head) return null;
+    const q = (s) => head.querySelector(s)?.textContent ?? null;
+    return {site: q('.site'), title: q('h1.title'), byline: q('.byline'), reading: q('.reading'),
+            datetime: head.querySelector('time.date')?.getAttribute('datetime') ?? null,
+            dir: root.querySelector('.reader article').getAttribute('dir'),
+            copy: root.querySelector(".reader .bar [data-action='copy']").disabled}; }"""
+
+
+def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) -> None:
+    bidi, _, url = firefox
+    page = url.rsplit("/", 1)[0] + "/pages/meta-rtl.html"
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.navigate", {"context": context, "url": page, "wait": "complete"})
+    time.sleep(0.5)
+    set_algorithm(bidi, context, "semantic")
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    head = ui_wait(bidi, context, HEAD, "the reader header")
+    assert head["site"] == "جريدة الساحل"
+    assert head["title"] in (None, "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات")  # None: the content's <h1> says it
+    assert head["byline"] == "سلمى حداد" and head["datetime"] == "2026-11-19T18:00:00+00:00"
+    assert head["reading"] and head["dir"] == "rtl" and head["copy"] is False
+    keys(bidi, context, "\ue00c")  # Escape
+    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+
+
+def test_firefox_binds_every_declared_shortcut(firefox: tuple[Bidi, Path, str]) -> None:
+    bidi, _, url = firefox
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+    time.sleep(0.5)
+    bidi.evaluate(context, "window.postMessage('centrum-test-commands', '*')")
+    answer = _wait(bidi, context, "document.documentElement.getAttribute('data-test-commands')", "commands.getAll()")
+    bound = {c["name"]: c.get("shortcut") for c in json.loads(answer)}
+    manifest = json.loads((EXTENSION / "manifest.json").read_text())
+    assert bound == {name: c["suggested_key"]["default"] for name, c in manifest["commands"].items()}

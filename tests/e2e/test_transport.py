@@ -1,0 +1,62 @@
+"""The snapshot's two encodings carry the same page: one collection in real Chromium is emitted both as JSON number
+lists (``centrumCollect({encoding: "json"})``) and packed (``centrumPack`` of that very object), and the host parses
+both to equal arrays, on every fixture page and on 50 pages of the shared data sets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from centrum.render import Renderer
+from centrum.snapshot import parse_snapshot
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_PAGES = sorted((REPO / "tests" / "fixtures" / "pages").glob("*.html"))
+DATASETS = REPO.parent / "shared" / "datasets"
+COLUMNS = ("parent", "tag_code", "box", "display", "position", "visibility", "opacity", "font_size", "flags",
+           "text_owner", "text_seq", "text_rect_offsets", "text_rects")
+# Runs in the page after the renderer's own collection (main world: the renderer runs with isolated=False).
+BOTH = {"both": "() => { const s = centrumCollect({encoding: 'json'}); return JSON.stringify([s, centrumPack(s)]); }"}
+
+
+def shared_pages(count: int = 50) -> list[Path]:
+    """``count`` pages spread over the data sets: the first few of each, in name order."""
+    sets = sorted(d for d in DATASETS.glob("*") if (d / "pages").is_dir())
+    per = -(-count // max(len(sets), 1))
+    pages = [p for d in sets for p in sorted((d / "pages").glob("*.html"))[:per]]
+    return pages[:count]
+
+
+@pytest.fixture(scope="module")
+def main_world_renderer() -> object:
+    with Renderer(window=(1280, 800), timeout_s=20, isolated=False) as r:
+        yield r
+
+
+def assert_same_arrays(renderer: Renderer, page: Path) -> None:
+    out = renderer.render(page, source=False, extra=BOTH)
+    assert out.extra.get("both"), f"{page.name}: {out.errors}"
+    as_lists, packed = json.loads(out.extra["both"])
+    assert isinstance(as_lists["elements"]["parent"], list) and isinstance(packed["elements"]["parent"], dict)
+    a, b = parse_snapshot(as_lists), parse_snapshot(packed)
+    assert a.n == b.n and a.n > 0, page.name
+    for name in COLUMNS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), f"{page.name}: {name}"
+    assert a.attrs == b.attrs and a.texts == b.texts, page.name
+
+
+@pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])
+def test_fixture_pages_parse_equal_in_both_encodings(main_world_renderer: Renderer, page: Path) -> None:
+    assert_same_arrays(main_world_renderer, page)
+
+
+def test_shared_pages_parse_equal_in_both_encodings(main_world_renderer: Renderer) -> None:
+    pages = shared_pages()
+    if len(pages) < 50:
+        pytest.skip(f"the shared data sets are absent ({DATASETS} holds {len(pages)} pages, 50 needed)")
+    for page in pages:
+        assert_same_arrays(main_world_renderer, page)

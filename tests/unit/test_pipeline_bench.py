@@ -1,0 +1,52 @@
+"""The press -> highlight benchmark reads the host's own log and memory: checked against a real host process
+(the browser part is exercised by `centrum bench` itself, never timed in tests)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from test_nativehost import HostProcess
+
+from centrum.framing import encode_message
+from centrum.pipeline_bench import ExtensionBrowserError, last_extract_log, peak_rss_mb
+from centrum.snapshot import pack_snapshot
+from centrum.testing import E, T, build
+
+
+def test_last_extract_log_reads_the_hosts_own_line(tmp_path: Path) -> None:
+    raw = pack_snapshot(build(E("html", (0, 0, 800, 600), [E("body", (0, 0, 800, 600), [
+        E("main", (0, 0, 800, 400), [E("p", (0, 0, 800, 40), [T("A paragraph of the main content.")])])])])).raw)
+    request = {"v": 1, "id": "b1", "type": "extract", "algorithm": "semantic", "debug": False, "snapshot": raw}
+    host = HostProcess(tmp_path)
+    try:
+        before = time.time() * 1000
+        host.send(request)
+        answer = host.receive()
+        after = time.time() * 1000
+        assert answer["status"] == "ok", answer
+        deadline = time.monotonic() + 10
+        while b"'extract' ok in" not in (tmp_path / "host.log").read_bytes():
+            assert time.monotonic() < deadline, "no extract line in host.log"
+            time.sleep(0.05)
+        end, host_ms, request_bytes = last_extract_log(tmp_path)
+        # The log's clock is the wall clock at millisecond precision, written once the answer is out.
+        assert before - 1 <= end <= after + 1000
+        assert 0 < host_ms <= after - before + 1
+        assert request_bytes == len(encode_message(request)) - 4  # the body, without the length header
+        assert peak_rss_mb(host.proc.pid) > 10  # a Python with numpy imported
+    finally:
+        host.close()
+
+
+def test_no_extract_in_the_log_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "host.log").write_text("2026-01-01 00:00:00,000 1 INFO host 0.1.0 started (pid 1)\n" +
+                                       json.dumps({"not": "a log line"}) + "\n", encoding="utf-8")
+    with pytest.raises(ExtensionBrowserError):
+        last_extract_log(tmp_path)
+
+
+def test_peak_rss_of_a_missing_process_is_nan() -> None:
+    assert peak_rss_mb(2**22 + 12345) != peak_rss_mb(2**22 + 12345)  # NaN

@@ -1,0 +1,201 @@
+"""The source-only extractor (``centrum.algorithms.source``): the lxml walk into blocks, its features, the shipped
+model's answer on hand-built pages whose main content is unambiguous, clear errors for pages it cannot read, the
+``--no-render`` command line, and deterministic training (``centrum train-source``) on the bundled tiny set."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from centrum import algorithms
+from centrum.algorithms import _source_features as S
+from centrum.algorithms import source
+from centrum.cli import main
+from centrum.testing import E, T, build
+
+REPO = Path(__file__).resolve().parents[2]
+TINYSET = REPO / "tests" / "fixtures" / "tinyset"
+
+PARAGRAPHS = [
+    "The rivers of the north carry melt water from the mountains to the sea, and every spring their banks flood "
+    "the low meadows where the farmers graze their cattle.",
+    "Scientists who have measured the flow for forty years say that the floods now come three weeks earlier than "
+    "they did, because the snow melts sooner in a warmer climate.",
+    "Farmers have adapted by moving their herds earlier, but the fish that spawn in the shallow water have not, "
+    "and their numbers have fallen by half since the first survey.",
+    "The regional council will decide next month whether to build a series of small weirs that would slow the "
+    "water, a plan that the fishermen support and the farmers oppose.",
+]
+NAV = ["Home", "World", "Sport", "About us"]
+RELATED = ["Lakes in summer", "Ten best bridges", "Weather today"]
+
+
+def article_page(paragraphs: list[str] = PARAGRAPHS, title: str = "Rivers of the north") -> str:
+    nav = "".join(f'<li><a href="/{i}">{t}</a></li>' for i, t in enumerate(NAV))
+    rel = "".join(f'<li><a href="/r{i}">{t}</a></li>' for i, t in enumerate(RELATED))
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (f"<!doctype html><html><head><title>{title} | Example News</title><style>p{{color:red}}</style>"
+            f'</head><body><nav class="main-nav"><ul>{nav}</ul></nav><div id="content"><article><h1>{title}</h1>'
+            f'{body}</article><aside class="sidebar related"><h3>Related</h3><ul>{rel}</ul></aside></div>'
+            '<script>var x = "not text";</script><footer class="site-footer"><p>© 2024 Example News. '
+            '<a href="/privacy">Privacy</a> · <a href="/terms">Terms</a></p></footer></body></html>')
+
+
+# ---- the walk --------------------------------------------------------------------------------------------------------
+def test_blocks_are_runs_of_text_under_one_container_and_skip_scripts() -> None:
+    tree = S.parse('<html><body><div class="a">one <b>two</b><p>three <a href="/x">link</a></p> four'
+                   "<script>no</script> five</div></body></html>", 10_000)
+    # The div's text before the <p>, the <p>, and the div's text after it (tail text belongs to the div).
+    assert tree.block_text == ["one two", "three link", "four five"]
+    assert [tree.tags[e] for e in tree.block_el] == ["div", "p", "div"]
+    assert tree.block_link_chars.tolist() == [0.0, 4.0, 0.0]
+    # Pre-order subtrees: the div holds b and p (and p holds a); the skipped <script> is no element.
+    assert tree.tags == ["html", "body", "div", "b", "p", "a"]
+    div = tree.tags.index("div")
+    assert tree.end[div] == len(tree.tags) and tree.parent[tree.tags.index("a")] == tree.tags.index("p")
+
+
+def test_node_paths_count_every_element_child_as_the_collector_does() -> None:
+    tree = S.parse("<html><head><title>t</title></head><body><script>x</script><div>a</div><div><p>b</p></div>"
+                   "</body></html>", 10_000)
+    els = [int(e) for e in tree.block_el]
+    # head is html's first child, body its second; the script is the body's first child even though skipped.
+    assert source.node_paths(tree, els) == ["html:1>body:2>div:2", "html:1>body:2>div:3>p:1"]
+
+
+def test_features_follow_from_the_page() -> None:
+    tree = S.parse(article_page(), 1_000_000)
+    X, names = S.block_features(tree)
+    assert X.shape == (len(tree.block_text), len(names)) and names == S.feature_names()
+    col = {n: X[:, i] for i, n in enumerate(names)}
+    by_text = {t: i for i, t in enumerate(tree.block_text)}
+    p0, nav0 = by_text[PARAGRAPHS[0]], by_text["Home"]
+    assert col["paragraph"][p0] == 1 and col["paragraph"][nav0] == 0
+    assert col["link_density"][nav0] == 1 and col["link_density"][p0] == 0
+    assert col["in_nav"][nav0] == 1 and col["cue_in_nav"][nav0] == 1 and col["in_article"][p0] == 1
+    # The article holds all the paragraph text: the deepest element holding half of it is the article.
+    assert col["in_main50"][p0] == 1 and col["in_main50"][nav0] == 0
+    footer = next(i for i, t in enumerate(tree.block_text) if t.startswith("©"))
+    assert col["in_footer"][footer] == 1 and col["cue_in_footer"][footer] == 1
+    assert col["title_overlap"][by_text["Rivers of the north"]] == 1.0
+
+
+# ---- the shipped model --------------------------------------------------------------------------------------------
+def test_a_paragraph_rich_article_is_chosen_over_nav_sidebar_and_footer() -> None:
+    r = algorithms.run_raw_html("source", article_page().encode())
+    assert r.algorithm == "source" and r.nodes == []
+    lines = r.text.splitlines()
+    for p in PARAGRAPHS:
+        assert p in lines
+    for boiler in [*NAV, *RELATED, "Privacy", "not text"]:
+        assert not any(boiler in line for line in lines), boiler
+    assert r.debug["node_paths"] and all(p.startswith("html:1>body:2>div:2>article:1") for p in r.debug["node_paths"])
+
+
+def test_the_article_wins_in_other_scripts_and_encodings() -> None:
+    ru = ["Реки севера несут талую воду с гор к морю, и каждую весну их берега затопляют низкие луга, где фермеры "
+          "пасут свой скот.", "Учёные, измеряющие течение сорок лет, говорят, что паводки теперь приходят на три "
+          "недели раньше, потому что снег тает быстрее.", "Фермеры приспособились и перегоняют стада раньше, но "
+          "рыба, которая нерестится на мелководье, не смогла, и её стало вдвое меньше.",
+          "Областной совет в следующем месяце решит, строить ли ряд небольших плотин, которые замедлят воду."]
+    html = article_page(ru, "Реки севера").replace("<head>", '<head><meta charset="windows-1251">')
+    for data in (html.encode("cp1251"), b"\xff\xfe" + html.encode("utf-16-le")):
+        text = algorithms.run_raw_html("source", data).text or ""
+        assert all(p in text for p in ru) and "Home" not in text
+
+
+def test_unreadable_pages_get_a_clear_error() -> None:
+    with pytest.raises(S.SourceError, match="empty"):
+        algorithms.run_raw_html("source", b"  \n ")
+    with pytest.raises(S.SourceError, match="over the limit of 1000"):
+        algorithms.run_raw_html("source", article_page().encode(), source.Config(max_chars=1000))
+    # An image saved as .html: mostly bytes that decode to nothing.
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    with pytest.raises(S.SourceError, match="not text in a known encoding"):
+        algorithms.run_raw_html("source", png)
+    r = algorithms.run_raw_html("source", b"<html><body><img src=a.png></body></html>")
+    assert r.text == "" and r.message
+
+
+def test_on_a_snapshot_the_answer_is_the_containers_node_ids() -> None:
+    html = article_page()
+    tree = S.parse(html, 1_000_000)
+    # The collector's serialization carries data-cx node ids; a snapshot of plain elements stands for the page.
+    ids = iter(range(10_000))
+    marked = S._WS.sub(" ", html)
+    import re
+
+    marked = re.sub(r"<(?!/|!)([a-z0-9]+)", lambda m: f'<{m.group(1)} data-cx="{next(ids)}"', marked)
+    n = next(ids)
+    snap = build(E("html", children=[E("body", children=[T("x")])] + [E("span") for _ in range(n - 2)]),
+                 source=marked).snapshot
+    r = algorithms.run("source", snap)
+    article = re.search(r'<article data-cx="(\d+)"', marked)
+    assert article and r.nodes == [int(article.group(1))], (r.nodes, tree.block_text)
+    bare = build(E("html", children=[E("body", children=[T("x")])])).snapshot
+    assert algorithms.run("source", bare).message.startswith("the snapshot has no source")
+
+
+def test_bad_parameters_are_refused_by_name() -> None:
+    from centrum.config import ConfigError
+
+    with pytest.raises(ConfigError, match="block_threshold"):
+        algorithms.raw_html_config("source", {"block_threshold": "2"})
+    with pytest.raises(ValueError, match="needs a rendered page"):
+        algorithms.raw_html_config("gce", {})
+    with pytest.raises(ConfigError, match="not a model name"):
+        algorithms.raw_html_config("source", {"weights": "../../etc/passwd"})
+    # A model of other features (the ensemble's candidate scorer) is refused by name, not run.
+    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v5"})
+    with pytest.raises(ConfigError, match="not a usable source-only model"):
+        algorithms.run_raw_html("source", article_page(), cfg)
+
+
+# ---- command line -------------------------------------------------------------------------------------------------
+def test_extract_no_render_defaults_to_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "a.html"
+    page.write_text(article_page(), encoding="utf-8")
+    assert main(["extract", "--no-render", str(page), "-f", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["algorithm"] == "source" and PARAGRAPHS[2] in out["text"] and "Privacy" not in out["text"]
+    (tmp_path / "e.html").write_bytes(b"")
+    assert main(["extract", "--no-render", str(tmp_path / "e.html")]) == 2
+    assert "source: the page is empty" in capsys.readouterr().err
+
+
+# ---- training -----------------------------------------------------------------------------------------------------
+def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from centrum import training_source as TS
+    from centrum.algorithms._ensemble_model import Boosted
+
+    a, b = tmp_path / "a.lgb.txt", tmp_path / "b.lgb.txt"
+    for out in (a, b):
+        assert main(["train-source", str(TINYSET), "--out", str(out), "--rounds", "20", "--cv", "--folds", "2"]) == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert "mean, sets with independent gold" in capsys.readouterr().out
+    model = Boosted.load(a, S.feature_names())
+    rows, skipped = TS.collect(__import__("centrum.evaluation.datasets", fromlist=["x"]).load_dataset(TINYSET).pages)
+    assert not skipped and rows
+    p = model.predict(rows[0].X.astype(np.float64))
+    assert p.shape == (rows[0].X.shape[0],) and ((p >= 0) & (p <= 1)).all()
+
+
+def test_training_refuses_an_empty_selection(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train-source", str(TINYSET), "--limit", "0"]) == 2
+    assert "no pages" in capsys.readouterr().err
+    assert sys.modules["centrum.algorithms.source"] is source
+
+
+def test_eval_no_render_scores_the_raw_html_algorithms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval"
+    assert main(["eval", str(TINYSET), "--no-render", "--algorithms", "source,gce", "--peers", "none",
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "gce: not run: --no-render" in captured.err
+    pages = [json.loads(line) for line in (out / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [r for p in pages for r in p["rows"] if r["extractor"] == "source"]
+    assert len(rows) == len(pages) == 3 and all(r["error"] == "" and r["f1"] > 0.5 for r in rows)
