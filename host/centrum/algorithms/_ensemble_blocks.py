@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..snapshot import Snapshot
+from ..tree import cover_count
 from . import _ensemble_features as F
 
 _TAGS = ("p", "li", "div", "td", "h", "blockquote", "pre", "dd", "dt", "figcaption", "section", "article", "span")
@@ -73,19 +74,16 @@ _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(
 
 
 def path_signature(snap: Snapshot, arrays: F.PageArrays) -> np.ndarray:
-    """Per element, a 64-bit hash of its (tag, class) path from the root, ids ignored: the paragraphs of every post of
-    a thread, or of every item of a listing, share one signature. A sum over ancestors of a per-(tag, class, depth)
-    mix, so one difference array over pre-order computes it in O(n) (uint64 arithmetic wraps)."""
+    """Per element, a hash of its (tag, class) path from the root, ids ignored: the paragraphs of every post of a
+    thread, or of every item of a listing, share one signature. The sum over ancestors-or-self of a 40-bit mix of
+    (tag, class, depth), so one subtree cover computes it in O(n); float sums of 40-bit integers stay exact."""
     with np.errstate(over="ignore"):
         v = (snap.tag_code.astype(np.uint64) * np.uint64(1_000_003) + arrays.class_code.astype(np.uint64)
              + snap.depth.astype(np.uint64) * _MIX[0])
         v = (v ^ (v >> np.uint64(30))) * _MIX[1]
         v = (v ^ (v >> np.uint64(27))) * _MIX[2]
         v ^= v >> np.uint64(31)
-        mark = np.zeros(snap.n + 1, dtype=np.uint64)
-        np.add.at(mark, np.arange(snap.n), v)
-        np.subtract.at(mark, snap.subtree_end, v)
-        return np.cumsum(mark, dtype=np.uint64)[: snap.n]
+    return cover_count(snap, np.arange(snap.n), weights=(v >> np.uint64(24)).astype(np.float64))
 
 
 def _ancestors_or_self(snap: Snapshot, nodes: np.ndarray) -> np.ndarray:

@@ -272,11 +272,11 @@ def _peer_scores(item: PageItem, html: bytes, entry: dict[str, Any], opts: Extra
         return got
     out: dict[str, tuple[float, tuple[float, ...]]] = {}
     snap: Any = None
-    for name in opts.peers:
-        if name == "wholepage" and snap is None:
-            from ..snapshot import parse_snapshot
+    if any(peer_mod.PEERS[p].source != "html" for p in opts.peers):  # peers that read the rendered page
+        from ..snapshot import parse_snapshot
 
-            snap = parse_snapshot(entry["raw"])
+        snap = parse_snapshot(entry["raw"])
+    for name in opts.peers:
         ans = peer_mod.run_peer(name, html, item.language, snap, entry)
         if not ans.ran:
             continue  # not available here, or rendered without its in-page extra: not scored rather than scored 0
