@@ -95,6 +95,47 @@ def _ancestors_or_self(snap: Snapshot, nodes: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass
+class _Split:
+    """The text nodes of one :func:`page_blocks` call grouped into blocks, with the per-block sums every step reads."""
+
+    tn: np.ndarray  # text nodes in document order
+    owner: np.ndarray  # per text node: its element
+    starts: np.ndarray  # (b,) index into tn of each block's first text node
+    chars: np.ndarray  # (b,) rendered characters
+    words: np.ndarray  # (b,) words
+    in_chosen: np.ndarray  # (b,) share of the block's characters inside the candidate
+    ch: np.ndarray  # (b,) blocks of the candidate: every position and size is relative to them
+
+    def sum(self, v: np.ndarray) -> np.ndarray:
+        return _block_sum(v, self.starts)
+
+
+def _block_sum(v: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per block (``starts``: each block's first text node): the sum of the per-text-node values ``v``."""
+    return np.add.reduceat(v.astype(np.float64), starts)
+
+
+def _split(snap: Snapshot, arrays: F.PageArrays, tn: np.ndarray, chosen: np.ndarray
+           ) -> tuple[_Split, np.ndarray, np.ndarray]:
+    """(the blocks, per text node: its block index, per block: its container). A block is a run of text nodes with
+    the same block-level container."""
+    owner = snap.text_owner[tn]
+    cont = snap.block_container[owner]
+    new = np.ones(tn.size, dtype=bool)
+    new[1:] = cont[1:] != cont[:-1]
+    starts = np.nonzero(new)[0]
+    block_of = np.cumsum(new) - 1
+    container = cont[starts]
+    chars = _block_sum(arrays.text_chars[tn], starts)
+    words = _block_sum(snap.text_words[tn], starts)
+    in_chosen = _block_sum(arrays.text_chars[tn] * chosen[owner], starts) / np.maximum(chars, 1.0)
+    ch = in_chosen > 0.5
+    if not ch.any():
+        ch = in_chosen >= in_chosen.max()
+    return _Split(tn, owner, starts, chars, words, in_chosen, ch), block_of, container
+
+
 def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop: F.Proposals,
                 rule_drop: np.ndarray | None = None, with_texts: bool = False, scope: str = "candidate"
                 ) -> PageBlocks:
@@ -110,25 +151,35 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     if tn.size == 0 or not chosen[snap.text_owner[tn]].any():
         z = np.zeros(0, dtype=np.int64)
         return PageBlocks(z, z, z, z, [], np.zeros((0, len(names))))
-    owner = snap.text_owner[tn]
-    cont = snap.block_container[owner]
-    new = np.ones(tn.size, dtype=bool)
-    new[1:] = cont[1:] != cont[:-1]
-    starts = np.nonzero(new)[0]
-    block_of = np.cumsum(new) - 1
+    sp, block_of, container = _split(snap, arrays, tn, chosen)
+    X = np.zeros((sp.starts.size, len(names)), dtype=np.float64)
+    col = {n: i for i, n in enumerate(names)}
+    dens = _geometry(snap, arrays, sp, X, col)
+    _text_features(snap, sp, X, col)
+    _tag_features(snap, container, X, col)
+    _structure_features(snap, arrays, sp, container, X, col)
+    _cue_features(snap, arrays, sp, container, roots_idx, region, X, col)
+    if rule_drop is not None and rule_drop.any():
+        removed = F._inside(snap, np.nonzero(rule_drop)[0])
+        X[:, col["rule_trimmed"]] = sp.sum(arrays.text_chars[tn] * removed[sp.owner]) / np.maximum(sp.chars, 1.0)
+    _neighbour_features(sp, dens, X, col)
+    _answer_shares(snap, X, col, prop, arrays, tn, sp.owner, sp.chars, sp.sum)
+    X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
+    return PageBlocks(tn, block_of, sp.starts, container, _block_texts(snap, sp) if with_texts else [], X)
+
+
+def _block_texts(snap: Snapshot, sp: _Split) -> list[str]:
+    """Per block: its text nodes joined by a space (for training labels)."""
+    texts, tn = snap.texts, sp.tn
+    return [" ".join(texts[t] for t in tn[s:e].tolist()) for s, e in
+            zip(sp.starts.tolist(), [*sp.starts[1:].tolist(), tn.size], strict=True)]
+
+
+def _geometry(snap: Snapshot, arrays: F.PageArrays, sp: _Split, X: np.ndarray, col: dict[str, int]) -> np.ndarray:
+    """Sizes, link density, position and extent relative to the candidate's blocks; returns the link density."""
+    tn, starts, chars, words, ch = sp.tn, sp.starts, sp.chars, sp.words, sp.ch
     b = starts.size
-    container = cont[starts]
-
-    def bsum(v: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(v.astype(np.float64), starts)
-
-    chars = bsum(arrays.text_chars[tn])
-    words = bsum(snap.text_words[tn])
-    link = bsum(arrays.text_chars[tn] * arrays.in_link[owner])
-    in_chosen = bsum(arrays.text_chars[tn] * chosen[owner]) / np.maximum(chars, 1.0)
-    ch = in_chosen > 0.5  # blocks of the candidate: every position and size is relative to them
-    if not ch.any():
-        ch = in_chosen >= in_chosen.max()
+    link = sp.sum(arrays.text_chars[tn] * arrays.in_link[sp.owner])
     ci = np.nonzero(ch)[0]
     tb = snap.text_box[tn]
     x0 = np.minimum.reduceat(tb[:, 0], starts)
@@ -140,12 +191,6 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     total = max(float(chars[ch].sum()), 1.0)
     nb = int(ch.sum())
     first, last = int(ci[0]), int(ci[-1])
-    texts = snap.texts
-    block_texts = [" ".join(texts[t] for t in tn[s:e].tolist()) for s, e in
-                   zip(starts.tolist(), [*starts[1:].tolist(), tn.size], strict=True)] if with_texts else []
-    lasts = [texts[t].rstrip()[-1:] for t in tn[np.append(starts[1:], tn.size) - 1].tolist()]
-    X = np.zeros((b, len(names)), dtype=np.float64)
-    col = {n: i for i, n in enumerate(names)}
     idx = np.arange(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         dens = np.where(chars > 0, link / np.maximum(chars, 1.0), 1.0)
@@ -164,44 +209,62 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
         big = int(ci[np.argmax(chars[ch])])
         X[:, col["dist_to_largest"]] = (np.cumsum(ch) - np.cumsum(ch)[big]) / max(nb, 1)
         X[:, col["words_rel_max"]] = words / max(float(words[ch].max()), 1.0)
-        X[:, col["in_chosen"]] = in_chosen
+        X[:, col["in_chosen"]] = sp.in_chosen
         X[:, col["dist_chosen"]] = np.where(idx < first, idx - first, np.where(idx > last, idx - last, 0)) / max(b, 1)
         gap = np.maximum(np.maximum(cy0 - y1, y0 - cy1), 0.0)
         X[:, col["gap_chosen"]] = gap / max(float(snap.page.viewport[1]), 1.0)
-    X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=b)
+    return dens
+
+
+def _text_features(snap: Snapshot, sp: _Split, X: np.ndarray, col: dict[str, int]) -> None:
+    """Whether the block ends a sentence, its sentence marks per word and its share of digits."""
+    texts, tn = snap.texts, sp.tn
+    lasts = [texts[t].rstrip()[-1:] for t in tn[np.append(sp.starts[1:], tn.size) - 1].tolist()]
+    X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=len(lasts))
     # Punctuation and digits (Unicode Nd, as the regex \d, astral digits included), counted per text node.
     marks, digits = F.char_counts(snap, tn, [(_SENTENCE_PUNCT, None), (_digits(), str.isdecimal)])
-    X[:, col["sentence_marks_per_word"]] = bsum(marks) / np.maximum(words, 1)
-    X[:, col["digit_share"]] = bsum(digits) / np.maximum(chars, 1.0)
+    X[:, col["sentence_marks_per_word"]] = sp.sum(marks) / np.maximum(sp.words, 1)
+    X[:, col["digit_share"]] = sp.sum(digits) / np.maximum(sp.chars, 1.0)
+
+
+def _tag_features(snap: Snapshot, container: np.ndarray, X: np.ndarray, col: dict[str, int]) -> None:
+    """The container's tag, one-hot (h1-h6 as one "h")."""
     ctag = snap.tags[container]
     heading = np.isin(ctag, ("h1", "h2", "h3", "h4", "h5", "h6"))
     X[:, col["heading"]] = heading
     for t in _TAGS:
         X[:, col[f"tag_{t}"]] = heading if t == "h" else (ctag == t)
     X[:, col["tag_other"]] = ~np.isin(ctag, _TAGS) & ~heading
-    # Repeated structure: blocks whose container has the (tag, class) path of a block of the candidate.
+
+
+def _structure_features(snap: Snapshot, arrays: F.PageArrays, sp: _Split, container: np.ndarray, X: np.ndarray,
+                        col: dict[str, int]) -> None:
+    """Repeated structure: blocks whose container has the (tag, class) path of a block of the candidate."""
     sig = path_signature(snap, arrays)[container]
     _, inv, counts = np.unique(sig, return_inverse=True, return_counts=True)
     in_cand_sig = np.zeros(counts.size, dtype=bool)
-    in_cand_sig[inv[ch]] = True
+    in_cand_sig[inv[sp.ch]] = True
     X[:, col["same_path"]] = in_cand_sig[inv]
     X[:, col["log_path_blocks"]] = np.log1p(counts[inv])
-    # Cues on the container or an ancestor, except the candidate's roots and their ancestors (those are its scorer's).
+
+
+def _cue_features(snap: Snapshot, arrays: F.PageArrays, sp: _Split, container: np.ndarray, roots_idx: np.ndarray,
+                  region: np.ndarray, X: np.ndarray, col: dict[str, int]) -> None:
+    """Class/id cues on the container or an ancestor, except the candidate's roots and their ancestors (those are
+    its scorer's)."""
     above = _ancestors_or_self(snap, roots_idx)
     for name, flags in (("pos_cue", arrays.pos_cue), ("neg_cue", arrays.neg_cue), ("strong_cue", arrays.strong_cue)):
         under = F._inside(snap, np.nonzero(flags & region & ~above)[0])
-        X[:, col[name]] = under[container] | under[owner[starts]]
-    if rule_drop is not None and rule_drop.any():
-        removed = F._inside(snap, np.nonzero(rule_drop)[0])
-        X[:, col["rule_trimmed"]] = bsum(arrays.text_chars[tn] * removed[owner]) / np.maximum(chars, 1.0)
+        X[:, col[name]] = under[container] | under[sp.owner[sp.starts]]
+
+
+def _neighbour_features(sp: _Split, dens: np.ndarray, X: np.ndarray, col: dict[str, int]) -> None:
+    """Link density and size of the previous and next block (-1 link density at the page's ends)."""
     X[1:, col["prev_link_density"]] = dens[:-1]
     X[:-1, col["next_link_density"]] = dens[1:]
     X[0, col["prev_link_density"]] = X[-1, col["next_link_density"]] = -1.0
-    X[1:, col["prev_log_chars"]] = np.log1p(chars[:-1])
-    X[:-1, col["next_log_chars"]] = np.log1p(chars[1:])
-    _answer_shares(snap, X, col, prop, arrays, tn, owner, chars, bsum)
-    X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
-    return PageBlocks(tn, block_of, starts, container, block_texts, X)
+    X[1:, col["prev_log_chars"]] = np.log1p(sp.chars[:-1])
+    X[:-1, col["next_log_chars"]] = np.log1p(sp.chars[1:])
 
 
 def _answer_shares(snap: Snapshot, X: np.ndarray, col: dict[str, int], prop: F.Proposals, arrays: F.PageArrays,

@@ -401,6 +401,32 @@ def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, dic
     return out[0], out[1], out[2], dict(zip(CUE_GROUPS, out[3:], strict=True)), class_code
 
 
+@dataclass
+class _Flat:
+    """The candidates' nodes flattened in one array, so that a candidate's value is one ``reduceat`` segment."""
+
+    flat: np.ndarray  # every candidate's nodes, candidate after candidate
+    starts: np.ndarray  # (k,) index into flat of each candidate's first node
+    lens: np.ndarray  # (k,) nodes per candidate
+
+    @property
+    def first(self) -> np.ndarray:
+        return self.flat[self.starts]
+
+    def sum(self, v: np.ndarray) -> np.ndarray:
+        """Per candidate: the sum of the per-element values ``v`` over its nodes."""
+        return np.add.reduceat(v[self.flat], self.starts)
+
+
+def _flatten(cands: list[tuple[int, ...]]) -> _Flat:
+    k = len(cands)
+    lens = np.fromiter((len(c) for c in cands), dtype=np.int64, count=k)
+    flat = np.fromiter((x for c in cands for x in c), dtype=np.int64, count=int(lens.sum()))
+    starts = np.zeros(k, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    return _Flat(flat, starts, lens)
+
+
 def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arrays: PageArrays) -> np.ndarray:
     """(len(cands), len(feature_names())) float64 matrix."""
     k = len(cands)
@@ -408,19 +434,27 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
     X = np.zeros((k, len(names)), dtype=np.float64)
     if k == 0:
         return X
-    lens = np.fromiter((len(c) for c in cands), dtype=np.int64, count=k)
-    flat = np.fromiter((x for c in cands for x in c), dtype=np.int64, count=int(lens.sum()))
-    starts = np.zeros(k, dtype=np.int64)
-    np.cumsum(lens[:-1], out=starts[1:])
+    fl = _flatten(cands)
+    chars = fl.sum(arrays.chars)
+    cols, y0 = _size_and_geometry(snap, arrays, fl, chars)
+    for name, v in cols.items():
+        X[:, names.index(name)] = v
+    _tag_and_cue_features(snap, arrays, fl, X, names)
+    _agreement(snap, cands, prop, arrays, fl, chars, X, names)
+    for name, v in _context(snap, arrays, fl, chars, y0).items():
+        X[:, names.index(name)] = v
+    return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
 
-    def csum(v: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(v[flat], starts)
 
-    A = arrays
+def _size_and_geometry(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray
+                       ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """(the size, density, box and depth columns, each candidate's top): the box of a multi-node candidate is the
+    union of its nodes' boxes."""
+    csum, lens, starts, first = fl.sum, fl.lens, fl.starts, fl.first
     body = A.body
-    chars, words = csum(A.chars), csum(A.words)
+    words = csum(A.words)
     link_chars, tarea, larea = csum(A.link_chars), csum(A.text_area), csum(A.link_area)
-    box = snap.box[flat]
+    box = snap.box[fl.flat]
     x0 = np.minimum.reduceat(box[:, 0], starts)
     y0 = np.minimum.reduceat(box[:, 1], starts)
     x1 = np.maximum.reduceat(box[:, 0] + box[:, 2], starts)
@@ -430,7 +464,6 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
     dw, dh = (max(float(v), 1.0) for v in snap.page.document)
     page_chars = max(float(A.chars[body]), 1.0)
     page_words = max(float(A.words[body]), 1.0)
-    first = flat[starts]
     depth = snap.depth
     with np.errstate(divide="ignore", invalid="ignore"):
         cols = {
@@ -447,31 +480,40 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
             "chars_rel_max": chars / max(float(chars.max()), 1.0),
             "fixed": snap.is_fixed[first].astype(np.float64),
         }
-    for name, v in cols.items():
-        X[:, names.index(name)] = v
-    # Tag one-hot (a multi-node candidate is a "set").
+    return cols, y0
+
+
+def _tag_and_cue_features(snap: Snapshot, A: PageArrays, fl: _Flat, X: np.ndarray, names: list[str]) -> None:
+    """Tag one-hot (a multi-node candidate is a "set"); class/id cues on the candidate's nodes, and negative cues
+    on an ancestor between it and <body>."""
+    lens, flat, starts, first = fl.lens, fl.flat, fl.starts, fl.first
     tags = snap.tags[first]
     for t in _TAGS:
         X[:, names.index(f"tag_{t}")] = (tags == t) & (lens == 1)
     X[:, names.index("tag_set")] = lens > 1
     X[:, names.index("tag_other")] = ~np.isin(tags, _TAGS) & (lens == 1)
-    # Class/id cues: on the candidate's nodes, and negative cues on an ancestor between it and <body>.
     pos_el, neg_el = A.pos_cue, A.neg_cue
     X[:, names.index("pos_cue")] = np.logical_or.reduceat(pos_el[flat], starts)
     X[:, names.index("neg_cue")] = np.logical_or.reduceat(neg_el[flat], starts)
-    below = neg_el & (depth > depth[body])
+    depth = snap.depth
+    below = neg_el & (depth > depth[A.body])
     in_neg = _inside(snap, np.nonzero(below)[0])
     par = snap.parent[first]
     X[:, names.index("neg_ancestor")] = np.where(par >= 0, in_neg[np.maximum(par, 0)], False)
-    # Agreement with every algorithm: exact match, text precision/recall of the candidate against its answer.
+
+
+def _agreement(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, A: PageArrays, fl: _Flat,
+               chars: np.ndarray, X: np.ndarray, names: list[str]) -> None:
+    """Agreement with every algorithm: exact match, text precision/recall of the candidate against its answer,
+    rank among its candidates, and the votes and means over the algorithms that answered."""
     keyset = {c: j for j, c in enumerate(cands)}
-    precs, recs, answered = [], [], []
+    precs, recs = [], []
     tch = A.text_chars
     for a in PROPOSERS:
         ans = prop.answers[a]
         X[:, names.index(f"{a}_answered")] = 1.0 if ans else 0.0
         if ans:
-            ic = csum(_text_chars_under(snap, tch, np.asarray(ans, dtype=np.int64)))
+            ic = fl.sum(_text_chars_under(snap, tch, np.asarray(ans, dtype=np.int64)))
             ans_chars = max(float(A.chars[list(ans)].sum()), 1.0)
             p = np.where(chars > 0, ic / np.maximum(chars, 1.0), 0.0)
             r = ic / ans_chars
@@ -479,7 +521,6 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
             X[:, names.index(f"{a}_recall")] = r
             precs.append(p)
             recs.append(r)
-            answered.append(a)
             j = keyset.get(ans)
             if j is not None:
                 X[j, names.index(f"{a}_exact")] = 1.0
@@ -493,23 +534,28 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
         X[:, names.index("mean_precision")] = np.mean(precs, axis=0)
         X[:, names.index("mean_recall")] = np.mean(recs, axis=0)
         X[:, names.index("min_recall")] = np.min(recs, axis=0)
-    for name, v in _context(snap, A, flat, starts, lens, chars, y0).items():
-        X[:, names.index(name)] = v
-    return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def _context(snap: Snapshot, A: PageArrays, flat: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-             chars: np.ndarray, top: np.ndarray) -> dict[str, np.ndarray]:
+def _context(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray, top: np.ndarray) -> dict[str, np.ndarray]:
     """The CONTEXT_FEATURES and cue group columns (see :func:`features`); O(n + m + total candidate size)."""
-    k = starts.size
+    para = fl.sum(A.para_chars)
+    out = _paragraph_context(snap, A, fl, chars, para)
+    out.update(_order_and_title(snap, A, fl, para, top))
+    out.update(_arc90_context(snap, A, fl, chars))
+    out.update(_repetition(snap, A, fl))
+    out.update(_cue_groups(snap, A, fl, chars))
+    return out
 
-    def csum(v: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(v[flat], starts)
 
+def _paragraph_context(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray, para: np.ndarray
+                       ) -> dict[str, np.ndarray]:
+    """Paragraph-like text the candidate holds and leaves out (in its parent), and how its text splits among its
+    children."""
+    csum = fl.sum
     n, body = snap.n, A.body
-    first = flat[starts]
-    single = lens == 1
-    para, long_, links = csum(A.para_chars), csum(A.long_chars), csum(A.link_chars)
+    first = fl.first
+    single = fl.lens == 1
+    long_, links = csum(A.long_chars), csum(A.link_chars)
     page_para, page_long = max(float(A.para_chars[body]), 1.0), max(float(A.long_chars[body]), 1.0)
     par = np.maximum(snap.parent[first], 0)
     # Largest child's characters and paragraph characters per element (one scatter-max over the parent array).
@@ -533,49 +579,76 @@ def _context(snap: Snapshot, A: PageArrays, flat: np.ndarray, starts: np.ndarray
         out["child_para_share"] = np.where(single & (para > 0), max_child_para[first] / np.maximum(para, 1.0), 1.0)
         out["para_rel_max"] = para / max(float(para.max()), 1.0)
         out["log_para_blocks"] = np.log1p(csum(A.para_blocks))
-    # Paragraph characters before the candidate in document order (text_seq: elements before the text node).
+    return out
+
+
+def _order_and_title(snap: Snapshot, A: PageArrays, fl: _Flat, para: np.ndarray, top: np.ndarray
+                     ) -> dict[str, np.ndarray]:
+    """Paragraph characters before and after the candidate in document order, and where it starts relative to the
+    page title (none of them when the page shows no text)."""
+    k, flat, starts, first = fl.starts.size, fl.flat, fl.starts, fl.first
+    out: dict[str, np.ndarray] = {}
+    # text_seq: elements before the text node in document order.
     shown = A.rendered & ~snap.text_blank if snap.m else np.zeros(0, dtype=bool)
-    if shown.any():
-        order = np.argsort(snap.text_seq, kind="stable")
-        cum = np.concatenate([[0.0], np.cumsum(A.para_t[order])])
-        total = max(float(cum[-1]), 1.0)
-        before = cum[np.searchsorted(snap.text_seq[order], first, side="right")]
-        out["para_before"] = before / total
-        out["para_after"] = np.maximum(total - before - para, 0.0) / total if cum[-1] > 0 else np.zeros(k)
-        # Page title: the largest-font shown text (2+ words, not a link) in the first two screens.
-        vh = max(float(snap.page.viewport[1]), 1.0)
-        fs = snap.font_size[snap.text_owner]
-        title = shown & (snap.text_box[:, 1] < 2 * vh) & (snap.text_words >= 2) & ~A.in_link[snap.text_owner]
-        if title.any():
-            t = int(np.nonzero(title)[0][int(np.argmax(fs[title]))])
-            owner = int(snap.text_owner[t])
-            out["has_title"] = np.logical_or.reduceat((owner >= flat) & (owner < snap.subtree_end[flat]), starts)
-            out["title_dy"] = np.clip((top - float(snap.text_box[t, 1] + snap.text_box[t, 3])) / vh, -5.0, 10.0)
-            out["title_font_rel"] = np.full(k, float(fs[t]) / max(float(np.median(fs[shown])), 1.0))
-        else:
-            out["has_title"], out["title_dy"] = np.full(k, -1.0), np.full(k, 10.0)
-    # Arc90 Readability's top candidate: the candidate's best score relative to it, and text agreement with it.
-    top_score = float(A.arc90.max()) if n else 0.0
-    if top_score > 0:
-        top_el = int(np.argmax(A.arc90))
-        out["arc90_rel"] = np.maximum.reduceat(A.arc90[flat], starts) / top_score
-        ic = csum(_text_chars_under(snap, A.text_chars, np.array([top_el])))
-        out["arc90_top_recall"] = ic / max(float(A.chars[top_el]), 1.0)
-        out["arc90_top_precision"] = np.where(chars > 0, ic / np.maximum(chars, 1.0), 0.0)
-    # Repetition: the most children of one element sharing tag and class value.
+    if not shown.any():
+        return out
+    order = np.argsort(snap.text_seq, kind="stable")
+    cum = np.concatenate([[0.0], np.cumsum(A.para_t[order])])
+    total = max(float(cum[-1]), 1.0)
+    before = cum[np.searchsorted(snap.text_seq[order], first, side="right")]
+    out["para_before"] = before / total
+    out["para_after"] = np.maximum(total - before - para, 0.0) / total if cum[-1] > 0 else np.zeros(k)
+    # Page title: the largest-font shown text (2+ words, not a link) in the first two screens.
+    vh = max(float(snap.page.viewport[1]), 1.0)
+    fs = snap.font_size[snap.text_owner]
+    title = shown & (snap.text_box[:, 1] < 2 * vh) & (snap.text_words >= 2) & ~A.in_link[snap.text_owner]
+    if title.any():
+        t = int(np.nonzero(title)[0][int(np.argmax(fs[title]))])
+        owner = int(snap.text_owner[t])
+        out["has_title"] = np.logical_or.reduceat((owner >= flat) & (owner < snap.subtree_end[flat]), starts)
+        out["title_dy"] = np.clip((top - float(snap.text_box[t, 1] + snap.text_box[t, 3])) / vh, -5.0, 10.0)
+        out["title_font_rel"] = np.full(k, float(fs[t]) / max(float(np.median(fs[shown])), 1.0))
+    else:
+        out["has_title"], out["title_dy"] = np.full(k, -1.0), np.full(k, 10.0)
+    return out
+
+
+def _arc90_context(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray) -> dict[str, np.ndarray]:
+    """Arc90 Readability's top candidate: the candidate's best score relative to it, and text agreement with it
+    (none when Arc90 scores no element)."""
+    top_score = float(A.arc90.max()) if snap.n else 0.0
+    if not top_score > 0:
+        return {}
+    top_el = int(np.argmax(A.arc90))
+    ic = fl.sum(_text_chars_under(snap, A.text_chars, np.array([top_el])))
+    return {"arc90_rel": np.maximum.reduceat(A.arc90[fl.flat], fl.starts) / top_score,
+            "arc90_top_recall": ic / max(float(A.chars[top_el]), 1.0),
+            "arc90_top_precision": np.where(chars > 0, ic / np.maximum(chars, 1.0), 0.0)}
+
+
+def _repetition(snap: Snapshot, A: PageArrays, fl: _Flat) -> dict[str, np.ndarray]:
+    """Repetition: the most children of one element sharing tag and class value (comment lists, link lists)."""
+    n = snap.n
+    p = snap.parent
+    has = p >= 0
     key = snap.tag_code.astype(np.int64) * (int(A.class_code.max()) + 1) + A.class_code
     span = int(key.max()) + 1 if n else 1
     groups, counts = np.unique(p[has].astype(np.int64) * span + key[has], return_counts=True)
     max_rep = np.zeros(n)
     np.maximum.at(max_rep, groups // span, counts)
-    rep = np.maximum.reduceat(max_rep[flat], starts)
-    out["rep_log"] = np.log1p(rep)
-    out["rep_share"] = rep / np.maximum(csum(snap.n_children.astype(np.float64)), 1.0)
-    # Cue groups: on the candidate's own nodes, and the share of its text inside cued elements.
+    rep = np.maximum.reduceat(max_rep[fl.flat], fl.starts)
+    return {"rep_log": np.log1p(rep),
+            "rep_share": rep / np.maximum(fl.sum(snap.n_children.astype(np.float64)), 1.0)}
+
+
+def _cue_groups(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray) -> dict[str, np.ndarray]:
+    """Cue groups: on the candidate's own nodes, and the share of its text inside cued elements."""
+    k, body = fl.starts.size, A.body
+    out: dict[str, np.ndarray] = {}
     for name, flag in A.cues.items():
-        out[f"cue_{name}_self"] = np.logical_or.reduceat(flag[flat], starts)
+        out[f"cue_{name}_self"] = np.logical_or.reduceat(flag[fl.flat], fl.starts)
         cued = _text_chars_under(snap, A.text_chars, np.nonzero(flag)[0])
-        out[f"cue_{name}_share"] = np.where(chars > 0, csum(cued) / np.maximum(chars, 1.0), 0.0)
+        out[f"cue_{name}_share"] = np.where(chars > 0, fl.sum(cued) / np.maximum(chars, 1.0), 0.0)
         if name == "body":
-            out["cue_body_recall"] = csum(cued) / float(cued[body]) if cued[body] > 0 else np.full(k, -1.0)
+            out["cue_body_recall"] = fl.sum(cued) / float(cued[body]) if cued[body] > 0 else np.full(k, -1.0)
     return out
