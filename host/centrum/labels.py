@@ -515,8 +515,21 @@ class LabelRecord:
     snapshot: Snapshot | None = dataclass_field(default=None, compare=False, repr=False)
 
 
-def validate_label(label: Any) -> LabelRecord:
-    """Check a ``label.save`` label object; every problem raises :class:`LabelError` naming the field."""
+@dataclass(frozen=True)
+class _Header:
+    """A label's plain fields, checked: who labelled which address, and the client's save key."""
+
+    url: str
+    annotator: str
+    dataset: str | None
+    page_id: str | None
+    keep_query: bool
+    save_id: str | None
+
+
+def _check_header(label: Any) -> _Header:
+    """The label is an object of known fields whose strings fit; its address loses its query unless asked to keep
+    it (a query often carries session ids and tokens)."""
     if not isinstance(label, dict):
         raise _request_error("label", f"expected an object, got {type(label).__name__}")
     unknown = sorted(str(k) for k in label if k not in LABEL_FIELDS)
@@ -536,16 +549,24 @@ def validate_label(label: Any) -> LabelRecord:
                                               "the client makes once per label, e.g. crypto.randomUUID())")
     if not keep_query:
         url = strip_query(url)
+    return _Header(url, annotator, dataset, page_id, keep_query, save_id)
 
+
+def _check_snapshot(label: dict[str, Any]) -> tuple[dict[str, Any], Snapshot]:
+    """The raw snapshot object (stored, minus its source) and its parsed form (checked by the protocol's rules)."""
     raw = label.get("snapshot")
     if not isinstance(raw, dict):
         raise _request_error("label.snapshot", "missing" if raw is None else
                              f"expected a protocol-1 snapshot object, got {type(raw).__name__}")
     try:
-        snapshot = parse_snapshot(raw)
+        return raw, parse_snapshot(raw)
     except SnapshotError as e:
         raise LabelError("E_REQUEST", f"label.snapshot.{e.field}: {e}", f"label.snapshot.{e.field}") from e
 
+
+def _check_nodes(label: dict[str, Any], snapshot: Snapshot) -> list[int]:
+    """The selected node ids: integers of this snapshot, each once, none inside another (a nested pick would count
+    its text twice); returned in the order the annotator made them."""
     nodes_raw = label.get("nodes")
     if not isinstance(nodes_raw, list):
         raise _request_error("label.nodes", "missing" if nodes_raw is None else "expected a list of node ids")
@@ -570,12 +591,11 @@ def validate_label(label: Any) -> LabelRecord:
         inner = int(order[nested[0] + 1])
         raise _request_error("label.nodes", f"node {inner} lies inside another selected node: selected nodes "
                                             "must be disjoint")
-    node_list = [int(v) for v in nodes_raw]  # selection order kept as the annotator made it
-    paths = node_paths(snapshot, node_list)  # before the rest of the work: refuses a too deep selection
+    return [int(v) for v in nodes_raw]
 
-    text = _check_str(label, "text", MAX_TEXT_CHARS, required=False)
-    if text is None:
-        text = _scrub(snapshot.text_of(node_list))
+
+def _label_source(label: dict[str, Any], snapshot: Snapshot) -> str:
+    """The serialized page to store: the label's own, else the snapshot's; scrubbed of form values either way."""
     source = _check_str(label, "source", MAX_SOURCE_CHARS, required=False)
     if source is None:
         source = snapshot.source
@@ -586,8 +606,13 @@ def validate_label(label: Any) -> LabelRecord:
             raise _request_error("label.snapshot.source",
                                  f"{len(source)} characters exceed the limit of {MAX_SOURCE_CHARS}")
         source = _scrub(source)
-    source = scrub_source(source)
-    stored = {k: v for k, v in raw.items() if k != "source"}  # the source is stored once, in its own column
+    return scrub_source(source)
+
+
+def _stored_snapshot(raw: dict[str, Any], snapshot: Snapshot, keep_query: bool) -> bytes:
+    """The snapshot as stored: without its source (stored once, in its own column), its address stripped like the
+    label's, its textareas blanked; refused when too large."""
+    stored = {k: v for k, v in raw.items() if k != "source"}
     if not keep_query:
         stored["page"] = {**raw["page"], "url": strip_query(snapshot.page.url or "")}
     # A textarea's text is a form value too (pre-filled drafts, tokens): it is blanked in the stored snapshot.
@@ -601,11 +626,25 @@ def validate_label(label: Any) -> LabelRecord:
     if len(snapshot_json) > MAX_SNAPSHOT_JSON_BYTES:
         raise _request_error("label.snapshot", f"{len(snapshot_json)} bytes exceed the limit of "
                                                f"{MAX_SNAPSHOT_JSON_BYTES}")
+    return snapshot_json
+
+
+def validate_label(label: Any) -> LabelRecord:
+    """Check a ``label.save`` label object; every problem raises :class:`LabelError` naming the field."""
+    head = _check_header(label)
+    raw, snapshot = _check_snapshot(label)
+    node_list = _check_nodes(label, snapshot)
+    paths = node_paths(snapshot, node_list)  # before the rest of the work: refuses a too deep selection
+    text = _check_str(label, "text", MAX_TEXT_CHARS, required=False)
+    if text is None:
+        text = _scrub(snapshot.text_of(node_list))
+    source = _label_source(label, snapshot)
+    snapshot_json = _stored_snapshot(raw, snapshot, head.keep_query)
     return LabelRecord(
-        url=url, annotator=annotator, dataset=dataset, page_id=page_id, nodes=node_list,
+        url=head.url, annotator=head.annotator, dataset=head.dataset, page_id=head.page_id, nodes=node_list,
         node_paths=paths, text=text,
         title=_scrub(snapshot.page.title or ""), lang=_scrub(snapshot.page.lang or ""), n_elements=snapshot.n,
-        snapshot_json=snapshot_json, source=source, save_id=save_id, snapshot=snapshot)
+        snapshot_json=snapshot_json, source=source, save_id=head.save_id, snapshot=snapshot)
 
 
 # ---------------------------------------------------------------------------------------------- store / read

@@ -17,7 +17,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from .outputs import CODE_LANG, FN_BODY, FN_REF, Content, allowlist, shows_title
+from .clean_tree import CODE_LANG, FN_BODY, FN_REF, Content, allowlist, shows_title
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -374,12 +374,3 @@ def document(content: Content, meta: Metadata) -> str:
         parts.append(body)
     return front_matter(meta) + ("\n" if front_matter(meta) else "") + "\n\n".join(parts) + "\n"
 
-
-def markdown_of_html(html: str, url: str = "about:blank") -> str:
-    """Markdown of a piece of HTML without rendering it (every element counts as shown): the same cleaner and
-    converter as a rendered page's answer."""
-    from .outputs import clean_content, from_html
-
-    page = from_html(html, url)
-    body = next(page.root.iter("body"), page.root)
-    return convert(clean_content(page, [page.node_id(body) or 0]))

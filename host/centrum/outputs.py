@@ -16,7 +16,6 @@ fixture pages again and rewrites them (review the diff before committing).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import time
@@ -24,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
+
+from .clean_tree import ALLOWLIST_PATH, CODE_LANG, FN_BODY, FN_REF, PRIVATE, Content, allowlist, shows_title
+from .markdown import convert, document
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -33,12 +35,6 @@ if TYPE_CHECKING:
     from .snapshot import Snapshot
 
 FORMATS = ("text", "markdown", "html", "json")
-ALLOWLIST_PATH = Path(__file__).resolve().parent / "assets" / "allowlist.json"
-# Private marks on the clean tree, read by the Markdown converter and removed before HTML is written.
-FN_REF = "data-centrum-fn"  # on <a>: footnote number n of a reference
-FN_BODY = "data-centrum-fnbody"  # on the element that is footnote n's text (shown at the end in Markdown)
-CODE_LANG = "data-centrum-lang"  # on <pre>: the language its class names (language-x / lang-x)
-PRIVATE = (FN_REF, FN_BODY, CODE_LANG)
 MAX_DEPTH = 200  # deeper kept elements are unwrapped (their text stays): bounds every later recursion
 MAX_FOOTNOTES = 1000
 # Lazy-loading libraries keep the real address in these attributes until the image scrolls into view, and a data:
@@ -53,32 +49,6 @@ _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]{1,30})", re.I)
 
 class OutputError(ValueError):
     """An output cannot be made from this input (e.g. html/markdown from a snapshot without a source)."""
-
-
-@dataclass(frozen=True)
-class AllowList:
-    keep: frozenset[str]
-    drop: frozenset[str]
-    attributes: dict[str, tuple[str, ...]]  # tag -> attribute names; "*" applies to every kept tag
-    safe_link: re.Pattern[str]
-    safe_image: re.Pattern[str]
-    max_nodes: int
-
-    def attrs_of(self, tag: str) -> tuple[str, ...]:
-        return self.attributes.get(tag, ()) + self.attributes.get("*", ())
-
-
-@functools.cache
-def allowlist() -> AllowList:
-    """The allow-list shared with ``extension/src/clean.js`` (one data file, read once)."""
-    data = json.loads(ALLOWLIST_PATH.read_text(encoding="utf-8"))
-    return AllowList(
-        keep=frozenset(data["keep"]), drop=frozenset(data["drop"]),
-        attributes={k: tuple(v) for k, v in data["attributes"].items()},
-        # The patterns are JavaScript regexes used with the i flag; these ones mean the same in Python.
-        safe_link=re.compile(data["safe_link"], re.I), safe_image=re.compile(data["safe_image"], re.I),
-        max_nodes=int(data["max_nodes"]),
-    )
 
 
 # ---- the page's source ----------------------------------------------------------------------------------------------
@@ -308,14 +278,6 @@ def image_url(page: SourcePage, img: HtmlElement) -> str | None:
 
 
 # ---- the clean tree -------------------------------------------------------------------------------------------------
-@dataclass
-class Content:
-    """The clean tree of the answer: one block per outermost chosen node, plus footnote texts (number, element)."""
-
-    blocks: list[HtmlElement] = field(default_factory=list)
-    footnotes: list[tuple[int, HtmlElement]] = field(default_factory=list)
-
-
 class _Cleaner:
     def __init__(self, page: SourcePage) -> None:
         self.page = page
@@ -611,22 +573,6 @@ def content_html(content: Content) -> str:
     return "\n".join(html.tostring(_strip_private(b), encoding="unicode", method="html") for b in content.blocks)
 
 
-def _first_heading(content: Content) -> tuple[str, str] | None:
-    for block in content.blocks:
-        for el in block.iter("h1", "h2", "h3", "h4", "h5", "h6"):
-            return el.tag, " ".join(el.text_content().split())
-    return None
-
-
-def shows_title(content: Content, title: str | None) -> bool:
-    """Whether an output should add the title: not when the content opens with its own title already (an <h1>, or
-    any heading saying the same), so a reader never sees two titles."""
-    if not title:
-        return False
-    first = _first_heading(content)
-    return not (first and (first[0] == "h1" or first[1].casefold() == " ".join(title.split()).casefold()))
-
-
 def html_document(content: Content, meta: Metadata) -> str:
     """A standalone HTML document: metadata in <head>, a header (title, byline, date, site) and the clean tree."""
     from lxml import html
@@ -747,8 +693,6 @@ class Outputs:
         return html_document(content, self.metadata())
 
     def markdown(self) -> str:
-        from .markdown import document
-
         content = self.content()
         t0 = time.perf_counter()
         out = document(content, self.metadata())
@@ -779,6 +723,14 @@ class Outputs:
         if fmt == "json":
             return self.json(with_debug)
         raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def markdown_of_html(html: str, url: str = "about:blank") -> str:
+    """Markdown of a piece of HTML without rendering it (every element counts as shown): the same cleaner and
+    converter as a rendered page's answer."""
+    page = from_html(html, url)
+    body = next(page.root.iter("body"), page.root)
+    return convert(clean_content(page, [page.node_id(body) or 0]))
 
 
 # ---- golden files ---------------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from centrum.markdown import escape, markdown_of_html
-from centrum.outputs import Outputs, clean_content, content_html, from_html, image_url, parse_srcset
+from centrum.markdown import escape
+from centrum.outputs import Outputs, clean_content, content_html, from_html, image_url, markdown_of_html, parse_srcset
 from centrum.result import Result
 from centrum.testing import E, T, build
 
