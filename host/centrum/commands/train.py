@@ -16,9 +16,19 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
+
+# Type names only: every centrum command imports this module to build its parser, so the training code (LightGBM,
+# every algorithm) loads when train runs.
+if TYPE_CHECKING:
+    from ..algorithms._ensemble_model import Model
+    from ..algorithms._ensemble_train import ExtractOptions, FitOptions, PageRecord
+    from ..evaluation.datasets import Dataset, PageItem
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,8 +117,6 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
 
 def run(args: argparse.Namespace) -> int:
     from ..algorithms import _ensemble_train as T
-    from ..algorithms import ensemble as E
-    from ..evaluation import peers as peer_mod
     from ..evaluation.datasets import DatasetError, load_dataset
 
     try:
@@ -119,22 +127,51 @@ def run(args: argparse.Namespace) -> int:
     if not datasets:
         print("centrum train: no data set folders given", file=sys.stderr)
         return 2
-    if args.peers == "none":
-        peers: tuple[str, ...] = ()
-    elif args.peers == "all":
-        peers = T.PEERS
-    else:
-        peers = tuple(p for p in args.peers.split(",") if p)
-        unknown = [p for p in peers if p not in peer_mod.PEERS]
-        if unknown:
-            print(f"centrum train: unknown peers {unknown}", file=sys.stderr)
-            return 2
+    peers = _peers(args.peers)
+    if peers is None:
+        return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
                             use_record_cache=not args.no_record_cache, block_scope=args.block_scope)
     items = [it for ds in datasets for it in ds.pages]
+    records = _load_records(items, opts, args.jobs)
+    if not records:
+        print("centrum train: no page has a rendered snapshot; run `centrum eval` on the data sets first",
+              file=sys.stderr)
+        return 1
+    fo, model, block_model = _fit_and_save(args, records, datasets)
+    if args.models_only:
+        return 0
+    out = "\n".join(_tables(args, _Run(records, items, opts, fo, peers), model, block_model)) + "\n"
+    print(out)
+    if args.report:
+        args.report.write_text(out, encoding="utf-8")
+    return 0
+
+
+def _peers(arg: str) -> tuple[str, ...] | None:
+    """The peers named by ``--peers`` (None, after saying so, when one is unknown)."""
+    from ..algorithms import _ensemble_train as T
+    from ..evaluation import peers as peer_mod
+
+    if arg == "none":
+        return ()
+    if arg == "all":
+        return T.PEERS
+    peers = tuple(p for p in arg.split(",") if p)
+    unknown = [p for p in peers if p not in peer_mod.PEERS]
+    if unknown:
+        print(f"centrum train: unknown peers {unknown}", file=sys.stderr)
+        return None
+    return peers
+
+
+def _load_records(items: list[PageItem], opts: ExtractOptions, jobs: int) -> list[PageRecord]:
+    """Every page's record (features and labels), saying how many pages were skipped and why."""
+    from ..algorithms import _ensemble_train as T
+
     t0 = time.perf_counter()
     records, skipped = [], {}  # type: ignore[var-annotated]
-    for item, rec in zip(items, tqdm(T.extract_all(items, opts, args.jobs), total=len(items), desc="pages",
+    for item, rec in zip(items, tqdm(T.extract_all(items, opts, jobs), total=len(items), desc="pages",
                                      file=sys.stderr), strict=True):
         if isinstance(rec, str):
             skipped.setdefault(item.dataset, []).append(f"{item.id}: {rec}")
@@ -144,10 +181,14 @@ def run(args: argparse.Namespace) -> int:
           f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     for ds, why in skipped.items():
         print(f"  {ds}: {len(why)} skipped, e.g. {why[0]}", file=sys.stderr)
-    if not records:
-        print("centrum train: no page has a rendered snapshot; run `centrum eval` on the data sets first",
-              file=sys.stderr)
-        return 1
+    return records
+
+
+def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets: list[Dataset]
+                  ) -> tuple[FitOptions, Model, Model]:
+    """Fit the candidate scorer and the block filter on every record and write both models."""
+    from ..algorithms import _ensemble_train as T
+
     fo = T.FitOptions(seed=args.seed, learner=args.learner)
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
@@ -163,53 +204,90 @@ def run(args: argparse.Namespace) -> int:
     block_model.save(blocks_out)
     print(f"models: {args.out} ({model.meta.get('candidates', 0)} candidates), "
           f"{blocks_out} ({block_model.meta.get('blocks', 0)} blocks)")
-    if args.models_only:
-        return 0
+    return fo, model, block_model
+
+
+@dataclass
+class _Run:
+    """What the tables of one training run read."""
+
+    records: list[PageRecord]
+    items: list[PageItem]
+    opts: ExtractOptions
+    fo: FitOptions
+    peers: tuple[str, ...]
+
+
+def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], block_of: dict[str, object],
+                   desc: str) -> dict[str, tuple[float, ...]]:
+    """Per page: the scores of the ensemble's final output (the picked candidate through the given block filter),
+    re-running every algorithm on the page."""
+    from ..algorithms import _ensemble_train as T
+    from ..algorithms import ensemble as E
+
+    requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)])] for r in run.records}
+    t1 = time.perf_counter()
+    got = T.score_outputs(run.items, requests, run.opts, args.jobs,  # type: ignore[arg-type]
+                          E.Config(scope=args.block_scope))
+    print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
+    return {k: v[0] for k, v in got.items()}
+
+
+def _oracle() -> dict[str, Callable[[PageRecord], int]]:
+    return {"oracle (rule trim)": lambda r: int(r.y.argmax()) if r.y.size else -1}
+
+
+def _tables(args: argparse.Namespace, run: _Run, model: Model, block_model: Model) -> list[str]:
+    """The in-sample table, and with ``--cv`` the validation tables (markdown lines)."""
+    from ..algorithms import _ensemble_train as T
+
+    records, peers = run.records, run.peers
     extractors = [*T.F.BASE_ALGORITHMS, *peers]
-    oracle = {"oracle (rule trim)": lambda r: int(r.y.argmax()) if r.y.size else -1}
-
-    def final_outputs(picks: dict[str, int], block_of: dict[str, object], desc: str
-                      ) -> dict[str, tuple[float, ...]]:
-        requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)])] for r in records}
-        t1 = time.perf_counter()
-        got = T.score_outputs(items, requests, opts, args.jobs,  # type: ignore[arg-type]
-                              E.Config(scope=args.block_scope))
-        print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
-        return {k: v[0] for k, v in got.items()}
-
     in_picks = {T.page_key(r): T.choose(model, r) for r in records}
-    in_out = final_outputs(in_picks, {T.page_key(r): block_model for r in records}, "in-sample")
-    choosers = {"ensemble, rule trim": lambda r: in_picks[T.page_key(r)], **oracle}
+    in_out = _final_outputs(args, run, in_picks, {T.page_key(r): block_model for r in records}, "in-sample")
+    choosers = {"ensemble, rule trim": lambda r: in_picks[T.page_key(r)], **_oracle()}
     text = ["## Ensemble training (in-sample: the training pages themselves)", "",
             markdown(T.table(records, choosers, extractors, {"ensemble (in-sample)": in_out}),
                      ["ensemble (in-sample)", *choosers, *extractors], peers)]
     if args.cv:
-        picks, _, block_models, fold_of = T.site_cv(records, fo, args.folds)
-        cv_out = final_outputs(picks, {k: block_models[f] for k, f in fold_of.items()}, "site CV")
-        cv_choosers = {"ensemble CV, rule trim": lambda r: picks[T.page_key(r)], **oracle}
-        columns = ["ensemble (site CV)", *cv_choosers, *extractors]
-        finals = {"ensemble (site CV)": cv_out}
-        text += ["", f"## Site-grouped {args.folds}-fold cross-validation (no registered domain in two folds)", "",
-                 markdown(T.table(records, cv_choosers, extractors, finals), columns, peers), "",
-                 "### Per language: mean per-page F1 (site CV)", "",
-                 markdown(T.group_table(records, lambda r: r.language, cv_choosers, extractors, finals,
-                                        compare=("ensemble (site CV)", peers)), columns, peers, "language"), ""]
-        by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals,
-                                compare=("ensemble (site CV)", peers))
-        if by_type:
-            text += ["### Per page type: mean per-page F1 (site CV)", "",
-                     markdown(by_type, columns, peers, "page type"), ""]
-        picks, _, block_models = T.lodo(records, fo)
-        lodo_out = final_outputs(picks, {T.page_key(r): block_models[r.dataset] for r in records}, "LODO")
-        lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **oracle}
-        text += ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
-                 markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
-                          ["ensemble (LODO)", *lodo_choosers, *extractors], peers)]
-    out = "\n".join(text) + "\n"
-    print(out)
-    if args.report:
-        args.report.write_text(out, encoding="utf-8")
-    return 0
+        text += _site_cv_tables(args, run, extractors) + _lodo_tables(args, run, extractors)
+    return text
+
+
+def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
+    """Site-grouped k-fold validation: per data set, per language and per page type."""
+    from ..algorithms import _ensemble_train as T
+
+    records, peers = run.records, run.peers
+    picks, _, block_models, fold_of = T.site_cv(records, run.fo, args.folds)
+    cv_out = _final_outputs(args, run, picks, {k: block_models[f] for k, f in fold_of.items()}, "site CV")
+    cv_choosers = {"ensemble CV, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
+    columns = ["ensemble (site CV)", *cv_choosers, *extractors]
+    finals = {"ensemble (site CV)": cv_out}
+    text = ["", f"## Site-grouped {args.folds}-fold cross-validation (no registered domain in two folds)", "",
+            markdown(T.table(records, cv_choosers, extractors, finals), columns, peers), "",
+            "### Per language: mean per-page F1 (site CV)", "",
+            markdown(T.group_table(records, lambda r: r.language, cv_choosers, extractors, finals,
+                                   compare=("ensemble (site CV)", peers)), columns, peers, "language"), ""]
+    by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals,
+                            compare=("ensemble (site CV)", peers))
+    if by_type:
+        text += ["### Per page type: mean per-page F1 (site CV)", "",
+                 markdown(by_type, columns, peers, "page type"), ""]
+    return text
+
+
+def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
+    """Leave-one-data-set-out validation."""
+    from ..algorithms import _ensemble_train as T
+
+    records = run.records
+    picks, _, block_models = T.lodo(records, run.fo)
+    lodo_out = _final_outputs(args, run, picks, {T.page_key(r): block_models[r.dataset] for r in records}, "LODO")
+    lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
+    return ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
+            markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
+                     ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
 
 
 def blocks_path(out: Path) -> Path:
