@@ -123,86 +123,127 @@ class _Slot:
         self.alive = True
 
 
-def run_batch(opts: BatchOptions) -> BatchSummary:
-    existing = shard_files(opts.out) if opts.out.is_dir() else []
-    if existing and not opts.resume:
-        raise BatchError(f"{opts.out} already holds {len(existing)} shard(s): pass --resume to add only the missing "
-                         "records, or choose another --out")
-    done = done_ids(opts.out) if opts.resume and existing else set()
-    writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard)
-    ray = init_ray(opts.address, opts.object_store_mb)
-    from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
+class _Run:
+    """One batch run's state: the actor pool, the calls in flight, the records waiting to be re-run, the progress
+    bar and the summary. Its methods are the steps of :func:`run_batch`."""
 
-    lost = (RayActorError, WorkerCrashedError)
-    summary = BatchSummary()
-    cpus = int(ray.cluster_resources().get("CPU", 1))
-    n = max(1, opts.actors or cpus)
-    # One CPU per actor (a browser and the algorithms keep a core busy); SPREAD places them over every node.
-    cls = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(BatchWorker)
-    slots = [_Slot(cls, opts.worker) for _ in range(n)]
-    summary.actors = n
-    index_refs: dict[str, Any] = {}  # WARC path -> its index in the object store (put once, shared by actors)
+    def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter) -> None:
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
 
-    from tqdm import tqdm
+        self.opts, self.ray, self.done, self.writer = opts, ray, done, writer
+        self.lost = (RayActorError, WorkerCrashedError)
+        self.errors = (RayTaskError, GetTimeoutError)
+        self.summary = BatchSummary()
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        n = max(1, opts.actors or cpus)
+        # One CPU per actor (a browser and the algorithms keep a core busy); SPREAD places them over every node.
+        self.cls = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(BatchWorker)
+        self.slots = [_Slot(self.cls, opts.worker) for _ in range(n)]
+        self.summary.actors = n
+        self.index_refs: dict[str, Any] = {}  # WARC path -> its index in the object store (put once, shared)
 
-    bar = tqdm(total=0, unit="page", disable=not opts.progress, dynamic_ncols=True, desc="centrum batch")
+        from tqdm import tqdm
 
-    def on_index(path: str, index: WarcIndex) -> None:
-        index_refs[path] = ray.put(index)
+        self.bar = tqdm(total=0, unit="page", disable=not opts.progress, dynamic_ncols=True, desc="centrum batch")
+        self.source = _tasks(opts, done, self.summary, self._on_index, self._on_total)
+        self.retry: deque[tuple[Task, int]] = deque()
+        self.inflight: dict[Any, tuple[_Slot, list[tuple[Task, int]], float]] = {}
+        # Source-only records take milliseconds: several per call keep Ray's per-call cost off the figure.
+        self.chunk = max(1, opts.chunk or (1 if opts.worker.render else 16))
+        self.exhausted = False
+        # A worker whose call runs far past the page budget (both attempts plus parsing and the algorithm) is stuck
+        # outside the browser: it is killed and its record re-run elsewhere.
+        # (A queued call waits for the one before it, hence the window factor.)
+        self.stuck_s = opts.window_per_actor * self.chunk * (2 * opts.worker.page_timeout_s + 60.0) + 60.0
+        self.t_start = time.monotonic()
 
-    def on_total(count: int) -> None:
-        bar.total = (bar.total or 0) + count
-        bar.refresh()
+    def _on_index(self, path: str, index: WarcIndex) -> None:
+        self.index_refs[path] = self.ray.put(index)
 
-    source = _tasks(opts, done, summary, on_index, on_total)
-    retry: deque[tuple[Task, int]] = deque()
-    inflight: dict[Any, tuple[_Slot, list[tuple[Task, int]], float]] = {}
-    # Source-only records take milliseconds: several per call keep Ray's per-call cost off the figure.
-    chunk = max(1, opts.chunk or (1 if opts.worker.render else 16))
-    exhausted = False
-    # A worker whose call runs far past the page budget (both attempts plus parsing and the algorithm) is stuck
-    # outside the browser: it is killed and its record re-run elsewhere.
-    # (A queued call waits for the one before it, hence the window factor.)
-    stuck_s = opts.window_per_actor * chunk * (2 * opts.worker.page_timeout_s + 60.0) + 60.0
-    t_start = time.monotonic()
+    def _on_total(self, count: int) -> None:
+        self.bar.total = (self.bar.total or 0) + count
+        self.bar.refresh()
 
-    def submit(slot: _Slot, items: list[tuple[Task, int]]) -> None:
-        for path in {t.path for t, _ in items if t.kind == "warc"} - slot.indexes:
-            slot.actor.set_index.remote(path, index_refs[path])  # ordered before the call below
-            slot.indexes.add(path)
-        ref = slot.actor.process_many.remote(items)
-        slot.inflight += 1
-        inflight[ref] = (slot, items, time.monotonic())
-
-    def take() -> tuple[Task, int] | None:
-        nonlocal exhausted
+    def loop(self) -> None:
+        """Keep every actor's window full, collect finished calls, kill stuck workers; until nothing is left."""
         while True:
-            if retry:
-                item = retry.popleft()
-            elif not exhausted:
+            self._fill()
+            if not self.inflight:
+                break
+            ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
+            if ready:  # and whatever else has finished meanwhile
+                ready, _ = self.ray.wait(list(self.inflight), num_returns=len(self.inflight), timeout=0)
+            for ref in ready:
+                self._collect(ref)
+            self._kill_stuck()
+
+    def _fill(self) -> None:
+        for slot in list(self.slots):
+            while slot.alive and slot.inflight < self.opts.window_per_actor:
+                items = []
+                while len(items) < self.chunk and (item := self._take()) is not None:
+                    items.append(item)
+                if not items:
+                    break
+                self._submit(slot, items)
+
+    def _take(self) -> tuple[Task, int] | None:
+        """The next record to run with its attempt number: a lost worker's records first, then new ones."""
+        while True:
+            if self.retry:
+                item = self.retry.popleft()
+            elif not self.exhausted:
                 try:
-                    item = next(source), 1
+                    item = next(self.source), 1
                 except StopIteration:
-                    exhausted = True
+                    self.exhausted = True
                     return None
             else:
                 return None
-            if item[0].record_id not in done:
+            if item[0].record_id not in self.done:
                 return item
 
-    def replace(slot: _Slot) -> None:
+    def _submit(self, slot: _Slot, items: list[tuple[Task, int]]) -> None:
+        for path in {t.path for t, _ in items if t.kind == "warc"} - slot.indexes:
+            slot.actor.set_index.remote(path, self.index_refs[path])  # ordered before the call below
+            slot.indexes.add(path)
+        ref = slot.actor.process_many.remote(items)
+        slot.inflight += 1
+        self.inflight[ref] = (slot, items, time.monotonic())
+
+    def _collect(self, ref: Any) -> None:
+        """Write a finished call's rows; a lost worker's records are re-run until they have killed too many."""
+        slot, items, _t = self.inflight.pop(ref)
+        slot.inflight -= 1
+        try:
+            for row in self.ray.get(ref):
+                self._write(row)
+        except self.lost as e:
+            self._replace(slot)
+            for task, attempts in items:
+                if attempts > self.opts.max_worker_deaths:
+                    self._write(empty_row(task, self.opts.worker.algorithm, E_WORKER,
+                                          f"the worker died {attempts} times on this record: {str(e)[:300]}"))
+                else:
+                    self.retry.append((task, attempts + 1))
+        except self.errors as e:
+            for task, _attempts in items:
+                self._write(empty_row(task, self.opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
+
+    def _replace(self, slot: _Slot) -> None:
         if slot.alive:
             slot.alive = False
-            summary.worker_deaths += 1
-            slots[slots.index(slot)] = _Slot(cls, opts.worker)
+            self.summary.worker_deaths += 1
+            self.slots[self.slots.index(slot)] = _Slot(self.cls, self.opts.worker)
 
-    def write(row: dict[str, Any]) -> None:
-        if row["record_id"] in done:
+    def _write(self, row: dict[str, Any]) -> None:
+        summary = self.summary
+        if row["record_id"] in self.done:
             return  # exactly once, whatever happened to the worker that made it
-        done.add(row["record_id"])
-        writer.add(row)
+        self.done.add(row["record_id"])
+        self.writer.add(row)
         summary.records += 1
-        summary.last_row_s = time.monotonic() - t_start
+        summary.last_row_s = time.monotonic() - self.t_start
         if summary.first_row_s is None:
             summary.first_row_s = summary.last_row_s
         if row["status"] == "ok":
@@ -211,60 +252,51 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
             summary.failed += 1
         if row.get("worker_node"):
             summary.nodes.add(str(row["worker_node"]))
-        bar.update(1)
-        bar.set_postfix(failed=summary.failed, refresh=False)
+        self.bar.update(1)
+        self.bar.set_postfix(failed=summary.failed, refresh=False)
 
-    try:
-        while True:
-            for slot in list(slots):
-                while slot.alive and slot.inflight < opts.window_per_actor:
-                    items = []
-                    while len(items) < chunk and (item := take()) is not None:
-                        items.append(item)
-                    if not items:
-                        break
-                    submit(slot, items)
-            if not inflight:
-                break
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
-            if ready:  # and whatever else has finished meanwhile
-                ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0)
-            for ref in ready:
-                slot, items, _t = inflight.pop(ref)
-                slot.inflight -= 1
-                try:
-                    for row in ray.get(ref):
-                        write(row)
-                except lost as e:
-                    replace(slot)
-                    for task, attempts in items:
-                        if attempts > opts.max_worker_deaths:
-                            write(empty_row(task, opts.worker.algorithm, E_WORKER,
-                                            f"the worker died {attempts} times on this record: {str(e)[:300]}"))
-                        else:
-                            retry.append((task, attempts + 1))
-                except (RayTaskError, GetTimeoutError) as e:
-                    for task, _attempts in items:
-                        write(empty_row(task, opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
-            now = time.monotonic()
-            for slot, _items, started in list(inflight.values()):
-                if slot.alive and now - started > stuck_s:
-                    ray.kill(slot.actor, no_restart=True)  # its calls now fail as lost and are re-run
-    finally:
-        writer.flush()  # rows finished before an interrupt are whole: keep them for --resume
-        summary.seconds = time.monotonic() - t_start
-        bar.close()
+    def _kill_stuck(self) -> None:
+        now = time.monotonic()
+        for slot, _items, started in list(self.inflight.values()):
+            if slot.alive and now - started > self.stuck_s:
+                self.ray.kill(slot.actor, no_restart=True)  # its calls now fail as lost and are re-run
+
+    def close(self) -> None:
+        """Keep the rows written so far (whole, for --resume), close the browsers, stop the actors and Ray."""
+        self.writer.flush()
+        self.summary.seconds = time.monotonic() - self.t_start
+        self.bar.close()
         # Close the browsers; then the actors go with the job.
-        closing = [s.actor.close.remote() for s in slots if s.alive]
+        closing = [s.actor.close.remote() for s in self.slots if s.alive]
         try:
-            ray.get(closing, timeout=30)
+            self.ray.get(closing, timeout=30)
         except Exception:  # noqa: BLE001 - a dead actor has no browser left to close
             pass
-        for s in slots:
+        for s in self.slots:
             try:
-                ray.kill(s.actor, no_restart=True)
+                self.ray.kill(s.actor, no_restart=True)
             except Exception:  # noqa: BLE001 - already gone
                 pass
-        ray.shutdown()
-    summary.shards = [str(p) for p in writer.written]
-    return summary
+        self.ray.shutdown()
+
+
+def _done_before(opts: BatchOptions) -> set[str]:
+    """The record ids already in ``opts.out`` (with --resume); a filled folder without it is refused."""
+    existing = shard_files(opts.out) if opts.out.is_dir() else []
+    if existing and not opts.resume:
+        raise BatchError(f"{opts.out} already holds {len(existing)} shard(s): pass --resume to add only the missing "
+                         "records, or choose another --out")
+    return done_ids(opts.out) if opts.resume and existing else set()
+
+
+def run_batch(opts: BatchOptions) -> BatchSummary:
+    """Run every input record not yet in ``opts.out`` on the Ray cluster, streaming its rows into shards there."""
+    done = _done_before(opts)
+    writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard)
+    run = _Run(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
+    try:
+        run.loop()
+    finally:
+        run.close()  # also on an interrupt: the rows finished before it are kept
+    run.summary.shards = [str(p) for p in writer.written]
+    return run.summary
