@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 
-from centrum.extension_browser import Session, install_host, launch
+from centrum.extension_browser import Session, extension_world_eval, install_host, launch
 from centrum.hostinstall import EXTENSION_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,27 +123,10 @@ def stage(page: Page) -> str | None:
 
 def ui_eval(page: Page, function: str, arg: Any = None) -> Any:
     """Call ``function`` (JS source ``(root, arg) => ...``) in the extension's isolated world on ``page``'s top frame
-    with the view's closed shadow root (null when the view has none). Returns its JSON value (promises awaited)."""
-    cdp = page.context.new_cdp_session(page)
-    try:
-        contexts: list[dict[str, Any]] = []
-        cdp.on("Runtime.executionContextCreated", lambda e: contexts.append(e["context"]))
-        cdp.send("Runtime.enable")  # reports every existing context before it returns
-        frame = cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
-        worlds = [c["id"] for c in contexts if c.get("auxData", {}).get("frameId") == frame
-                  and not c.get("auxData", {}).get("isDefault") and EXTENSION_ID in c.get("origin", "")]
-        if not worlds:
-            return None  # nothing injected in this document yet
-        out = cdp.send("Runtime.callFunctionOn", {
-            "functionDeclaration": f"""(arg) => {{ const view = globalThis[Symbol.for('centrum.view')];
-                return ({function})(view ? view.uiRoot() : null, arg); }}""",
-            "executionContextId": worlds[-1], "arguments": [{"value": arg}], "returnByValue": True,
-            "awaitPromise": True})
-        if "exceptionDetails" in out:
-            raise AssertionError(f"in the extension's world: {out['exceptionDetails']}")
-        return out["result"].get("value")
-    finally:
-        cdp.detach()
+    with the view's closed shadow root (null when the view has none). Returns its JSON value (promises awaited), None
+    when nothing was injected in this document yet."""
+    return extension_world_eval(page, f"""(arg) => {{ const view = globalThis[Symbol.for('centrum.view')];
+        return ({function})(view ? view.uiRoot() : null, arg); }}""", arg)
 
 
 def ui_box(page: Page, selector: str, position: tuple[float, float] | None = None) -> tuple[float, float]:
