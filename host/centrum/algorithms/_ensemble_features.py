@@ -22,8 +22,7 @@ from . import BASE_ALGORITHMS
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
 # Proposers of candidates: the base algorithms and Arc90 Readability's content scoring (computed here from the page
-# arrays, see :func:`arc90_proposal`), each with the same answered/exact/precision/recall/rank features (v4; LODO
-# mean over the 8 dev sets, candidate scorer with the rule trim: 0.912 -> 0.914).
+# arrays, see :func:`arc90_proposal`), each with the same answered/exact/precision/recall/rank features.
 PROPOSERS: tuple[str, ...] = (*BASE_ALGORITHMS, "arc90")
 
 # Class/id cues in the spirit of Readability's (Arc90) regular expressions: language-independent markup words.
@@ -364,8 +363,8 @@ def feature_names() -> list[str]:
 
 # Context of a candidate on its page (v3): paragraph-like text it holds and leaves out (before/after it, in its
 # parent), how its text splits among its children, where it starts relative to the page title (largest font in the
-# first two screens) and how repetitive its children are (comment lists, link lists); (v4) how it compares with
-# the element Arc90's Readability scores highest (LODO mean, rule trim: 0.9095 -> 0.912).
+# first two screens) and how repetitive its children are (comment lists, link lists); how it compares with
+# the element Arc90's Readability scores highest.
 CONTEXT_FEATURES = ["para_recall", "para_precision", "log_para_chars", "long_recall", "long_precision",
                     "parent_share", "parent_para_gain", "parent_link_extra", "top_child_share", "child_para_share",
                     "para_rel_max", "log_para_blocks", "para_before", "para_after", "has_title", "title_dy",
