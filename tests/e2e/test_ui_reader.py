@@ -169,6 +169,17 @@ def reader(page: Page) -> dict[str, Any]:
     return out
 
 
+def open_reader_tab(ui: Session, page: Page) -> Page:
+    """Press twice (highlight, then reader) with the reader set to open in its own tab; the tab once it is ready."""
+    ui.press(page)
+    wait_stage(ui, page, "highlight")
+    with ui.browser.contexts[0].expect_page(timeout=30_000) as opened:
+        ui.press(page)
+    tab = opened.value
+    tab.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=30_000)
+    return tab
+
+
 def click_bar(page: Page, action: str) -> None:
     ui_click(page, f".reader .bar [data-action='{action}']")
 
@@ -262,14 +273,8 @@ def test_reader_in_its_own_tab(ui: Session, server: str) -> None:
     ui.press(page)
     wait_stage(ui, page, None)
 
-    context = ui.browser.contexts[0]
     try:
-        ui.press(page)
-        wait_stage(ui, page, "highlight")
-        with context.expect_page(timeout=30_000) as opened:
-            ui.press(page)
-        tab = opened.value
-        tab.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=30_000)
+        tab = open_reader_tab(ui, page)
         assert tab.url.startswith("chrome-extension://") and "/src/reader.html#" in tab.url
         text = tab.evaluate("() => document.querySelector('.reader').innerText")
         assert "Measuring the glacier" in text and "eleven and fourteen metres" in text and "Most read" not in text

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, stage, ui_click, ui_eval
-from test_ui_reader import GLACIER_SVG, shot, ui_session, ui_wait, wait_stage
+from test_ui_reader import GLACIER_SVG, open_reader_tab, shot, ui_session, ui_wait, wait_stage
 
 TEST_HOST = "reader.test"  # resolved to 127.0.0.1 by the browser only (--host-resolver-rules)
 
@@ -276,15 +276,9 @@ def test_every_lazy_image_in_the_reader(ui: Session, server: str) -> None:
 
 def test_reader_tab_has_the_header_and_esc_closes_it(ui: Session, server: str) -> None:
     ui.set_storage({"readerIn": "tab"})
-    context = ui.browser.contexts[0]
     try:
         page = ui.open(f"{server}/news.html")
-        ui.press(page)
-        wait_stage(ui, page, "highlight")
-        with context.expect_page(timeout=30_000) as opened:
-            ui.press(page)
-        tab = opened.value
-        tab.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=30_000)
+        tab = open_reader_tab(ui, page)
         assert tab.title() == "Harbour reopens after two years"
         assert tab.evaluate("() => [document.querySelector('.head .byline').textContent, "
                             "document.querySelector('.head .site').textContent]") == ["Ana Lima", "Coast News"]
