@@ -38,8 +38,9 @@ T = TypeVar("T")
 # or which scripts run): `centrum eval`'s cache key includes it from version 2 on, so stale renders are never
 # served. Version 1 is this renderer as of 2026-11-22 (charset sniffing, self-redirects cancelled and re-rendered
 # with scripts off); its keys are those of the caches made before the version existed, which stay valid. Version 2
-# renders a page again with its <noscript> markup in place when it showed almost no text without it.
-RENDERER_VERSION = 2
+# renders a page again with its <noscript> markup in place when it showed almost no text without it. Version 3 waits,
+# after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
+RENDERER_VERSION = 3
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -72,6 +73,22 @@ class Archived:
 # url -> the archived response, or None when the archive does not hold it (the request is then refused).
 ArchiveLookup = Callable[[str], "Archived | None"]
 
+
+# Resolves once the DOM has not changed for QUIET ms, or after MAX ms whatever happens: what a person sees once a page
+# whose scripts draw its content (a shop's description, a thread's posts) has settled. It runs in our isolated world,
+# whose MutationObserver and setTimeout a page script cannot replace.
+_SETTLE = """new Promise(done => {
+  const t0 = performance.now(); let mutations = 0, timer = 0;
+  const finish = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(cap);
+                         done({mutations, ms: Math.round(performance.now() - t0)}); };
+  const observer = new MutationObserver(records => { mutations += records.length; clearTimeout(timer);
+                                                     timer = setTimeout(finish, QUIET); });
+  observer.observe(document, {subtree: true, childList: true, characterData: true});
+  timer = setTimeout(finish, QUIET);
+  const cap = setTimeout(finish, MAX);
+})"""
+SETTLE_QUIET_MS = 200  # a pause in DOM changes this long ends the wait (script-drawn content arrives in bursts)
+SETTLE_MAX_MS = 2000  # bound: a page that never stops changing (tickers, carousels) is collected after this long
 
 # Resolves after the next animation frame (bounded: a page in the background may never get one).
 _NEXT_FRAME = "() => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 0)); setTimeout(r, 500); })"
@@ -367,6 +384,8 @@ class Renderer:
             _watch_requests(page, state.sheets, state.failed)
             t_nav = time.perf_counter()
             self._load(context, page, url, state.warnings)
+            if javascript:
+                self._settle(context, page, state.warnings)
             t_loaded = time.perf_counter()
             raw = self._collect_once_more_on_navigation(context, page, url, source, local, state.warnings,
                                                         _SHOW_NOSCRIPT if noscript else "")
@@ -498,6 +517,20 @@ class Renderer:
         except PlaywrightError:
             pass
 
+    def _settle(self, context: Any, page: Any, warnings: list[str]) -> None:
+        """Wait (bounded) until the page's scripts stop changing its DOM; a page that navigated away meanwhile is left
+        to the collector's own retry."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        expression = _SETTLE.replace("QUIET", str(SETTLE_QUIET_MS)).replace("MAX", str(SETTLE_MAX_MS))
+        try:
+            out = _evaluate_isolated(context, page, [expression], await_promise=True)
+        except (RenderError, PlaywrightError):
+            return
+        value = out.get("result", {}).get("value") or {}
+        if isinstance(value, dict) and value.get("ms", 0) >= SETTLE_MAX_MS:
+            warnings.append(f"the page was still changing after {SETTLE_MAX_MS} ms; collected it as it was then")
+
     def _collect_once_more_on_navigation(self, context: Any, page: Any, url: str, source: bool, local: bool,
                                          warnings: list[str], prelude: str = "") -> dict[str, Any]:
         from playwright.sync_api import Error as PlaywrightError
@@ -529,25 +562,33 @@ class Renderer:
                 page.evaluate(prelude)
             page.evaluate(self._collector)
             return str(page.evaluate(call))
-        cdp = context.new_cdp_session(page)
+        out = _evaluate_isolated(context, page, [*([prelude] if prelude else []), self._collector, call])
+        return str(out["result"].get("value"))
+
+
+def _evaluate_isolated(context: Any, page: Any, expressions: list[str], await_promise: bool = False) -> dict[str, Any]:
+    """Evaluate ``expressions`` in order in a fresh isolated world of the page's main frame (page scripts cannot see
+    or replace its globals); returns the last CDP answer. An exception in the page's world is a RenderError."""
+    cdp = context.new_cdp_session(page)
+    try:
+        tree = cdp.send("Page.getFrameTree")
+        world = cdp.send("Page.createIsolatedWorld", {
+            "frameId": tree["frameTree"]["frame"]["id"], "worldName": "centrum", "grantUniveralAccess": True})
+        ctx = world["executionContextId"]
+        out: dict[str, Any] = {}
+        for expression in expressions:
+            out = cdp.send("Runtime.evaluate", {"expression": expression, "contextId": ctx,
+                                                 "returnByValue": True, "awaitPromise": await_promise})
+            if "exceptionDetails" in out:
+                details = out["exceptionDetails"]
+                message = details.get("exception", {}).get("description") or details.get("text", "")
+                raise RenderError(f"collector failed: {message}")
+        return out
+    finally:
         try:
-            tree = cdp.send("Page.getFrameTree")
-            world = cdp.send("Page.createIsolatedWorld", {
-                "frameId": tree["frameTree"]["frame"]["id"], "worldName": "centrum", "grantUniveralAccess": True})
-            ctx = world["executionContextId"]
-            for expression in (*([prelude] if prelude else []), self._collector, call):
-                out = cdp.send("Runtime.evaluate", {"expression": expression, "contextId": ctx,
-                                                     "returnByValue": True, "awaitPromise": False})
-                if "exceptionDetails" in out:
-                    details = out["exceptionDetails"]
-                    message = details.get("exception", {}).get("description") or details.get("text", "")
-                    raise RenderError(f"collector failed: {message}")
-            return str(out["result"].get("value"))
-        finally:
-            try:
-                cdp.detach()
-            except Exception:  # noqa: BLE001 - the page may already be gone; nothing to clean up then
-                pass
+            cdp.detach()
+        except Exception:  # noqa: BLE001 - the page may already be gone; nothing to clean up then
+            pass
 
 
 def render(target: str | os.PathLike[str], source: bool = True, window: tuple[int, int] = (1920, 1080),

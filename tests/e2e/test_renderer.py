@@ -173,3 +173,29 @@ def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
         os.kill(pid, signal.SIGKILL)  # the Chromium this test started, by its id
         time.sleep(0.5)
         assert parse_snapshot(r.render(fixture_server + "pages/cjk.html").raw).page.lang == "ja"
+
+
+def test_content_a_script_draws_after_load_is_collected_and_a_page_that_never_settles_is_bounded(tmp_path):
+    from centrum.render import SETTLE_MAX_MS, Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # A shop page whose script draws the description in three bursts after "load" (as a framework hydrating from its
+    # JSON-LD would); a ticker page that changes its DOM every 50 ms forever.
+    late = ("<html><body><h1>Mug</h1><div id='d'></div><script>addEventListener('load', () => {"
+            "let k = 0; const step = () => { const p = document.createElement('p');"
+            "p.textContent = 'Description part ' + (++k) + ': wheel thrown, matte glaze, dishwasher safe.';"
+            "document.getElementById('d').append(p); if (k < 3) setTimeout(step, 120); };"
+            "setTimeout(step, 150); });</script></body></html>")
+    ticker = ("<html><body><p id='t'>0</p><script>let k = 0;"
+              "setInterval(() => { document.getElementById('t').textContent = String(++k); }, 50);</script>"
+              "</body></html>")
+    (tmp_path / "late.html").write_text(late)
+    (tmp_path / "ticker.html").write_text(ticker)
+    with Renderer(timeout_s=10) as r:
+        drawn = r.render(tmp_path / "late.html")
+        busy = r.render(tmp_path / "ticker.html")
+    texts = parse_snapshot(drawn.raw).texts
+    assert sum(t.startswith("Description part") for t in texts) == 3
+    assert not any("still changing" in w for w in drawn.warnings)
+    assert any(f"still changing after {SETTLE_MAX_MS} ms" in w for w in busy.warnings)
+    assert busy.timing["load"] < SETTLE_MAX_MS + 5000
