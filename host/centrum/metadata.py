@@ -13,6 +13,7 @@ The caller parses the source once (``centrum.outputs.SourcePage``) and shares it
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -276,6 +277,42 @@ def _first(meta: dict[str, str], *keys: str) -> str | None:
         if meta.get(k):
             return meta[k]
     return None
+
+
+# Text fields a page declares as its content: an article's body, a product's or page's description, a post's text.
+_DECLARED_KEYS = ("articleBody", "description", "text", "reviewBody")
+_LD_SCRIPT = re.compile(r"<script\b[^>]*?\btype\s*=\s*[\"']?\s*application/ld\+json[^>]*>(.*?)</script\s*>",
+                        re.I | re.S)
+_TAG = re.compile(r"<[^>]{0,2000}>")
+DECLARED_MAX_CHARS = 200_000  # a page declaring more is cut there: the feature needs the content, not all of it
+
+
+def declared_text(source: str | None) -> str:
+    """The content a page declares in its JSON-LD (``articleBody``, ``description``, ``text``, ``reviewBody`` of any
+    object: an Article's body, a Product's description, a forum post), markup stripped, whitespace collapsed,
+    casefolded, one field per line; "" when it declares none. Reads the serialized page source, so that the
+    extension's snapshot and a rendered one give the same text; bounded like :func:`json_ld`."""
+    if not source or "ld+json" not in source:
+        return ""
+    objects: list[dict[str, Any]] = []
+    budget = [20000]
+    for m in _LD_SCRIPT.finditer(source):
+        data = _load_json_ld(m.group(1))
+        if data is not None:
+            _ld_objects(data, objects, budget)
+    out: dict[str, None] = {}
+    size = 0
+    for obj in objects:
+        for key in _DECLARED_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str) and len(value) >= 20:
+                text = " ".join(html.unescape(_TAG.sub(" ", value)).split()).casefold()
+                if text and text not in out:
+                    out[text] = None
+                    size += len(text)
+        if size >= DECLARED_MAX_CHARS:
+            break
+    return "\n".join(out)[:DECLARED_MAX_CHARS]
 
 
 def _language(tag: str | None) -> str | None:

@@ -341,24 +341,32 @@ def test_shipped_models_match_the_feature_code():
     """The default models are LightGBM files trained on this version's features; the former stumps pair still
     loads by name."""
     m = Ens.load_model()
-    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names() and len(m.used_features()) > 10
+    assert isinstance(m, M.Boosted) and Ens.reads_features(m.feature_names, False) and len(m.used_features()) > 10
     assert m.meta["objective"] == "lambdarank"
     blocks = Ens.load_block_model()
-    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names()
+    assert isinstance(blocks, M.Boosted) and Ens.reads_features(blocks.feature_names, True)
     assert blocks.meta["objective"] == "cross_entropy"
     old = Ens.load_model("ensemble-v4")
     assert isinstance(old, M.Stumps) and json.loads(json.dumps(old.to_json()))["format"] == M.FORMAT
     assert isinstance(Ens.load_block_model("ensemble-v4-blocks"), M.Stumps)
     # Block filters from before the page scope read the leading columns of today's block features.
     v5 = Ens.load_block_model("ensemble-v5-blocks")
-    assert v5.feature_names == B.legacy_names() == B.feature_names()[: -len(B.PAGE_FEATURES)]
+    before_page = B.feature_names()[: B.feature_names().index(B.PAGE_FEATURES[0])]
+    assert v5.feature_names == before_page and Ens.reads_features(before_page, blocks=True)
+    # Models from before the declared-text features (v6) read the leading columns too; a model of other features
+    # (a column renamed, or in another order) is refused.
+    v6 = Ens.load_model("ensemble-v6")
+    assert v6.feature_names == F.feature_names()[: -len(F.DECLARED_FEATURES)]
+    assert Ens.load_block_model("ensemble-v6-blocks").feature_names == B.feature_names()[: -len(B.DECLARED_FEATURES)]
+    assert not Ens.reads_features(["log_chars", "log_words"], blocks=True)
+    assert not Ens.reads_features(F.feature_names()[1:], blocks=False)
 
 
 def test_a_block_filter_from_before_the_page_scope_still_filters_the_candidate():
     b = page()
     s = b.snapshot
     pm = _model_for(b)
-    names = B.legacy_names()
+    names = B.feature_names()[: B.feature_names().index(B.PAGE_FEATURES[0])]
     model = M.Stumps(names, 0.0, [names.index("link_density")], [0.5], [1.0], [0.0])
     out = Ens.output(s, (b.ids["article"],), pm, Ens.Config(scope="candidate"), block_model=model)
     assert "Related story" not in out.text and "Findings" in out.text
@@ -612,3 +620,68 @@ def test_page_scope_filter_adds_the_other_posts_and_drops_the_sidebar():
     # The same filter in candidate scope can only keep what the chosen post holds.
     out2 = Ens.output(s, (ids["body1"],), pm, Ens.Config(scope="candidate"), block_model=model)
     assert out2.text.count("committee") == 3 and out2.nodes == [ids["body1"]]
+
+
+DESCRIPTION = "Wheel thrown, matte textured vessel in our white speckle finish with a clear glazed interior."
+
+
+def product_page(declared: str | None):
+    """A shop page: the largest text is the shipping and returns section, the description sits in its own box; the
+    page's JSON-LD Product object declares the description (with markup and an entity, as shops write it)."""
+    ld = ('{"@context": "https://schema.org", "@graph": [{"@type": "Organization", "name": "Ghost Wares"},'
+          f' {{"@type": "Product", "name": "Mug", "description": "<p>{declared}</p>"}}]}}') if declared else ""
+    source = ("<html><head><script>var description = 'not this';</script>"
+              f"<script type=\"application/ld+json\">{ld}</script></head><body>...</body></html>")
+    return build(E("html", (0, 0, 1600, 2000), [
+        E("body", (0, 0, 1600, 2000), [
+            E("div", (300, 100, 900, 300), [
+                E("h1", (300, 100, 900, 60), [Tx("White speckle mug")], name="h1", font_size=32),
+                E("p", (300, 170, 900, 60), [Tx(DESCRIPTION)], name="desc"),
+                E("p", (300, 240, 900, 30), [Tx("$42.00")], name="price"),
+            ], name="product"),
+            E("div", (300, 500, 900, 600), [Tx("Shipping and returns: orders leave our studio within a week. " * 6)],
+              name="shipping"),
+        ], name="body"),
+    ]), viewport=(1600, 1000), source=source)
+
+
+def test_declared_text_is_the_content_fields_of_every_json_ld_object():
+    from centrum.metadata import declared_text
+
+    src = ('<script type="application/ld+json">{"@type": "NewsArticle", "headline": "A headline that is long",'
+           ' "articleBody": "Body of the   article, \\n as published &amp; more."}</script>'
+           "<script type='application/ld+json'><!-- [{\"@type\": \"Product\", \"description\": \"Short\"},"
+           ' {"@type": "Comment", "text": "<b>A reader</b> wrote this comment.",}] --></script>'
+           '<script>{"articleBody": "a plain script is not declared content"}</script>'
+           '<script type="application/ld+json">{broken</script>')
+    assert declared_text(src) == "body of the article, as published & more.\na reader wrote this comment."
+    assert declared_text(None) == declared_text("<p>no json-ld</p>") == ""
+
+
+def test_declared_text_features_point_at_the_declared_description():
+    # A declared text that says something else (here: one space more) marks nothing; the shown text itself does,
+    # whatever its markup, entities, case and whitespace in the JSON-LD.
+    arrays = F.page_arrays(product_page(DESCRIPTION.replace("thrown,", "thrown ,")).snapshot)
+    assert arrays.decl_t.sum() == 0 and arrays.decl_len > 0
+    b = product_page(DESCRIPTION.upper().replace("MATTE", "<em>MATTE</em>").replace("&", "&amp;"))
+    s, ids = b.snapshot, b.ids
+    arrays = F.page_arrays(s)
+    desc_t = [t for t in range(s.m) if s.texts[t] == DESCRIPTION]
+    assert arrays.decl_t[desc_t[0]] == len(DESCRIPTION) and arrays.decl_t.sum() == len(DESCRIPTION)
+    prop = F.proposals(s, results_for(b, semantic=["shipping"]), per_algorithm=5, arrays=arrays)
+    cands = [(ids["shipping"],), (ids["product"],), (ids["desc"],)]
+    X = F.features(s, cands, prop, arrays)
+    col = {n: i for i, n in enumerate(F.feature_names())}
+    assert X[:, col["decl_recall"]].tolist() == [0.0, 1.0, 1.0]
+    assert X[2, col["decl_precision"]] == pytest.approx(1.0)
+    assert 0 < X[1, col["decl_precision"]] < 1
+    assert X[0, col["log_decl_shown"]] == pytest.approx(np.log1p(len(DESCRIPTION)))
+    # Blocks of the whole page relative to the shipping section: only the description's block is declared text.
+    pb = B.page_blocks(s, (ids["shipping"],), arrays, prop, scope="page", with_texts=True)
+    bcol = {n: i for i, n in enumerate(B.feature_names())}
+    shares = dict(zip(pb.texts, pb.X[:, bcol["decl_share"]].tolist(), strict=True))
+    assert shares[DESCRIPTION] == pytest.approx(1.0)
+    assert sum(v > 0 for v in shares.values()) == 1
+    # A page that declares nothing gets zeros, not an error.
+    plain = product_page(None)
+    assert F.page_arrays(plain.snapshot).decl_len == 0

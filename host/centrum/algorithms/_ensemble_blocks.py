@@ -42,16 +42,15 @@ def feature_names() -> list[str]:
              "dist_to_largest", "words_rel_max"]
     names += [f"tag_{t}" for t in _TAGS] + ["tag_other"]
     names += [f"in_{a}" for a in F.BASE_ALGORITHMS] + ["in_mean"]
-    return names + PAGE_FEATURES
+    return names + PAGE_FEATURES + DECLARED_FEATURES
 
 
-# Features of the page scope, last so that a model trained before them reads the leading columns (legacy_names).
+# Features of the page scope, after those of the candidate scope so that a model trained before them reads the
+# leading columns (a model's features are a prefix of feature_names()).
 PAGE_FEATURES = ["in_chosen", "same_path", "log_path_blocks", "dist_chosen", "gap_chosen"]
-
-
-def legacy_names() -> list[str]:
-    """The features of block filters trained before the page scope: a prefix of :func:`feature_names`."""
-    return feature_names()[: -len(PAGE_FEATURES)]
+# The block's share of characters found in the text the page declares as its content (JSON-LD; v7), and whether the
+# page declares any that it shows.
+DECLARED_FEATURES = ["decl_share", "log_decl_shown"]
 
 
 @dataclass
@@ -164,6 +163,8 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
         X[:, col["rule_trimmed"]] = sp.sum(arrays.text_chars[tn] * removed[sp.owner]) / np.maximum(sp.chars, 1.0)
     _neighbour_features(sp, dens, X, col)
     _answer_shares(snap, X, col, prop, arrays, tn, sp.owner, sp.chars, sp.sum)
+    X[:, col["decl_share"]] = sp.sum(arrays.decl_t[tn]) / np.maximum(sp.chars, 1.0)
+    X[:, col["log_decl_shown"]] = np.log1p(float(arrays.decl_chars[arrays.body]) if snap.n else 0.0)
     X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
     return PageBlocks(tn, block_of, sp.starts, container, _block_texts(snap, sp) if with_texts else [], X)
 

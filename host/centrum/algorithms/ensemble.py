@@ -166,15 +166,18 @@ def _shipped(name: str, blocks: bool) -> Model:
     return _checked(Stumps.from_json(json.loads(text)), blocks)
 
 
-def feature_sets(blocks: bool) -> list[list[str]]:
-    """The feature lists a model of this kind may have been trained on: the current one, and for block filters the
-    one before the page scope (such a model reads the leading columns)."""
-    return [B.feature_names(), B.legacy_names()] if blocks else [F.feature_names()]
+def reads_features(names: list[str], blocks: bool) -> bool:
+    """Whether a model trained on ``names`` runs on this version's features: new features are always appended, so a
+    model trained before them (the v5 block filter before the page scope, v6 before the declared-text features)
+    reads the leading columns."""
+    current = B.feature_names() if blocks else F.feature_names()
+    return 0 < len(names) <= len(current) and names == current[: len(names)]
 
 
 def _checked(model: Model, blocks: bool) -> Model:
-    if model.feature_names not in feature_sets(blocks):
-        differ = sorted(set(model.feature_names) ^ set(feature_sets(blocks)[0]))
+    if not reads_features(model.feature_names, blocks):
+        current = B.feature_names() if blocks else F.feature_names()
+        differ = sorted(set(model.feature_names) ^ set(current))
         raise ValueError(f"model was trained on other features (differ: {', '.join(differ[:8]) or 'order'})")
     return model
 
@@ -352,13 +355,14 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     t_feat = time.perf_counter()
     if not pm.candidates:
         return Result("ensemble", [], message="no candidate with rendered text")
-    score = model.predict(pm.X)
+    X = pm.X[:, : len(model.feature_names)]
+    score = model.predict(X)
     order = np.argsort(-score, kind="stable")
     best = pm.candidates[int(order[0])]
     out = output(snap, best, pm, cfg, block_model)
     nodes, text = out.nodes, out.text
     top = order[: cfg.report_candidates]
-    contrib = model.contributions(pm.X[top[: cfg.explain]])
+    contrib = model.contributions(X[top[: cfg.explain]])
     used = model.used_features()
     names = model.feature_names
     cands = []

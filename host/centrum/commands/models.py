@@ -38,7 +38,7 @@ def _err(message: str) -> int:
 def kind_of(path: Path) -> str:
     """"scorer" or "blocks" for a model file of this version's features; ValueError (with the reason) otherwise."""
     from ..algorithms._ensemble_model import LGB_SUFFIX, Boosted, Stumps
-    from ..algorithms.ensemble import feature_sets
+    from ..algorithms.ensemble import reads_features
 
     if path.name.endswith(LGB_SUFFIX):
         try:
@@ -46,7 +46,7 @@ def kind_of(path: Path) -> str:
         except Exception as e:  # noqa: BLE001 - LightGBM raises its own error type for a bad file
             raise ValueError(f"{path} is not a LightGBM model file: {e}") from None
         for kind, blocks in (("scorer", False), ("blocks", True)):
-            if names in feature_sets(blocks):
+            if reads_features(names, blocks):
                 return kind
         raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")
     try:
@@ -56,7 +56,8 @@ def kind_of(path: Path) -> str:
     if not isinstance(obj, dict):
         raise ValueError(f"{path} is not an ensemble weights file")
     for kind, blocks in (("scorer", False), ("blocks", True)):
-        if obj.get("feature_names") in feature_sets(blocks):
+        names = obj.get("feature_names")
+        if isinstance(names, list) and reads_features(names, blocks):
             Stumps.from_json(obj)  # every stump names a known feature
             return kind
     Stumps.from_json(obj)  # the format error, if it is one
