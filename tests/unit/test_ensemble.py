@@ -358,7 +358,7 @@ def test_shipped_models_match_the_feature_code():
     v6 = Ens.load_model("ensemble-v6")
     assert v6.feature_names == F.feature_names()[: -len(F.DECLARED_FEATURES)]
     assert Ens.load_block_model("ensemble-v6-blocks").feature_names == B.feature_names()[: -len(B.DECLARED_FEATURES)]
-    assert not Ens.reads_features(["log_chars", "log_words"], blocks=True)
+    assert not Ens.reads_features(["log_words", "log_chars"], blocks=True)
     assert not Ens.reads_features(F.feature_names()[1:], blocks=False)
 
 
