@@ -156,7 +156,8 @@ def test_resume_keeps_finished_pages(first_run: tuple[Path, Path, subprocess.Com
 def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
         first_run: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
     """`centrum train` from the eval's snapshot cache: LightGBM runs deterministic, so a retrain (records
-    recomputed) writes byte-identical candidate and block models; --cv prints the site-grouped table."""
+    recomputed) and one from the cached Parquet records write byte-identical candidate and block models; --cv prints
+    the site-grouped table."""
     _, cache, _ = first_run
     env = {**os.environ, "CENTRUM_CACHE": str(tmp_path / "records")}
 
@@ -169,8 +170,12 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert first.returncode == 0, first.stderr[-3000:]
     second = train(tmp_path / "b.lgb.txt", "--no-record-cache")
     assert second.returncode == 0, second.stderr[-3000:]
+    third = train(tmp_path / "c.lgb.txt", "--models-only")  # every record read back from its Parquet tables
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 3
     a, b = (tmp_path / "a.lgb.txt").read_bytes(), (tmp_path / "b.lgb.txt").read_bytes()
-    assert a.startswith(b"tree\n") and a == b
-    assert (tmp_path / "a-blocks.lgb.txt").read_bytes() == (tmp_path / "b-blocks.lgb.txt").read_bytes()
+    assert a.startswith(b"tree\n") and a == b == (tmp_path / "c.lgb.txt").read_bytes()
+    assert (tmp_path / "a-blocks.lgb.txt").read_bytes() == (tmp_path / "b-blocks.lgb.txt").read_bytes() \
+        == (tmp_path / "c-blocks.lgb.txt").read_bytes()
     assert "## Site-grouped 2-fold cross-validation" in first.stdout and "| tinyset |" in first.stdout
     assert "### Per language" in first.stdout and "| ja |" in first.stdout

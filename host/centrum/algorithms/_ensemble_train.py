@@ -8,22 +8,20 @@ per-candidate metric counts are kept too, so a data set's published aggregate (A
 any choice of candidates is computed without re-reading pages; the final (block-filtered) output of a chosen
 candidate is re-computed from the snapshot by :func:`score_outputs`. The base algorithms and the peers are scored on the
 same pages in the same pass, so the LODO table compares like with like. Page records are cached on disk under
-``$CENTRUM_CACHE/ensemble/`` keyed by the snapshot and the sources of the feature code.
+``$CENTRUM_CACHE/ensemble/`` as Parquet tables (:mod:`._ensemble_records`) keyed by the snapshot and the sources of
+the feature code.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import gzip
 import hashlib
 import json
 import multiprocessing as mp
-import os
-import pickle
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,7 @@ from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from . import _ensemble_model as M
 from . import ensemble as E
+from ._ensemble_records import PageRecord, load_record, load_scores, store_record, store_scores
 
 WINDOW = (1920, 1080)
 PEERS = tuple(peer_mod.PEERS)
@@ -77,27 +76,6 @@ def aggregate_f1(kind: str, counts: Sequence[tuple[float, ...]]) -> float:
         s = np.asarray(counts, dtype=np.float64).sum(axis=0)
         return snippet_scores(*s)["f1"]
     return aeb_aggregate([tuple(c) for c in counts])["f1"]  # type: ignore[misc]
-
-
-@dataclass
-class PageRecord:
-    dataset: str
-    id: str
-    kind: str
-    X: np.ndarray
-    y: np.ndarray  # per candidate: page F1 of its (trimmed) output
-    counts: list[tuple[float, ...]]  # per candidate metric counts
-    n_elements: int
-    empty: tuple[float, ...] = ()  # metric counts of an empty answer
-    extractors: dict[str, tuple[float, tuple[float, ...]]] = field(default_factory=dict)  # algorithms and peers
-    # Block filter training data: for the best candidate and every base algorithm's answer (a set that does not
-    # depend on any learned model), (candidate index, block features, gold share per block; NaN = unknown).
-    blocks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
-    # Set from the data set on every load (not part of the cached features): rows of the per-language and
-    # per-page-type tables, and the site that cross-validation keeps in one fold.
-    language: str = "und"
-    page_type: str | None = None
-    site: str = ""
 
 
 def block_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
@@ -176,8 +154,8 @@ class ExtractOptions:
     block_scope: str = "page"
 
 
-def _record_path(key: str) -> Path:
-    return peer_mod.cache_root() / "ensemble" / f"{key}.pkl.gz"
+def _records_root() -> Path:
+    return peer_mod.cache_root() / "ensemble"
 
 
 def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
@@ -195,8 +173,8 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
                                      entry["raw"].get("page", {}).get("collector"), len(entry["raw"].get("source")
                                                                                          or ""),
                                      opts.block_scope]).encode()).hexdigest()
-    rpath = _record_path(key)
-    rec = _load_pickle(rpath) if opts.use_record_cache else None
+    names, block_names = F.feature_names(), B.feature_names()
+    rec = load_record(_records_root(), key, names, block_names) if opts.use_record_cache else None
     if rec is None:
         try:
             snap = parse_snapshot(entry["raw"])
@@ -204,28 +182,9 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
             return f"snapshot rejected: {e}"
         rec = _page_record(item, snap, opts.block_scope)
         if opts.use_record_cache:
-            _store_pickle(rpath, rec)
+            store_record(_records_root(), key, rec, names, block_names)
     rec.extractors.update(_peer_scores(item, html, entry, opts))
     return rec
-
-
-def _load_pickle(path: Path) -> Any:
-    try:
-        with gzip.open(path, "rb") as f:
-            return pickle.load(f)  # noqa: S301 - our own cache file
-    except Exception:  # noqa: BLE001 - missing or unreadable: recompute
-        return None
-
-
-def _store_pickle(path: Path, obj: Any) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with gzip.open(tmp, "wb") as f:
-            pickle.dump(obj, f)
-        tmp.replace(path)
-    except OSError:
-        pass
 
 
 def _page_record(item: PageItem, snap: Any, block_scope: str) -> PageRecord:
@@ -266,8 +225,8 @@ def _peer_scores(item: PageItem, html: bytes, entry: dict[str, Any], opts: Extra
     gold_id = hashlib.sha256((item.gold.text or json.dumps([item.gold.with_, item.gold.without])).encode()).hexdigest()
     key = hashlib.sha256(json.dumps(["peers v1", hashlib.sha256(html).hexdigest(), gold_id, item.language,
                                      bool(entry.get("extra")), sorted(opts.peers)]).encode()).hexdigest()
-    path = peer_mod.cache_root() / "ensemble" / f"peers-{key}.pkl.gz"
-    got = _load_pickle(path) if opts.use_record_cache else None
+    path = _records_root() / "peers" / f"{key}.parquet"
+    got = load_scores(path) if opts.use_record_cache else None
     if got is not None:
         return got
     out: dict[str, tuple[float, tuple[float, ...]]] = {}
@@ -282,7 +241,7 @@ def _peer_scores(item: PageItem, html: bytes, entry: dict[str, Any], opts: Extra
             continue  # not available here, or rendered without its in-page extra: not scored rather than scored 0
         out[name] = light_score(item.gold, ans.text)
     if opts.use_record_cache:
-        _store_pickle(path, out)
+        store_scores(path, out)
     return out
 
 
