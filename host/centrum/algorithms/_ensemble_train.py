@@ -107,13 +107,16 @@ def block_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
 
 @functools.cache
 def _code_version() -> str:
+    """A hash of every module whose code can change a page record (features, labels, the base algorithms and what they
+    share), so that a cached record is never served after such a change."""
+    import importlib
+
     h = hashlib.sha256()
-    for mod in (F, E, B, M, __import__("centrum.algorithms.gce", fromlist=["x"]),
-                __import__("centrum.algorithms.zoning", fromlist=["x"]), __import__("centrum.algorithms.r4",
-                                                                                       fromlist=["x"]),
-                __import__("centrum.algorithms.dana", fromlist=["x"]), __import__("centrum.algorithms.semantic",
-                                                                                  fromlist=["x"])):
-        h.update(Path(mod.__file__).read_bytes())
+    for name in ("algorithms._ensemble_features", "algorithms.ensemble", "algorithms._ensemble_blocks",
+                 "algorithms._ensemble_model", "algorithms.gce", "algorithms._gce_stages", "algorithms.zoning",
+                 "algorithms._zoning_sentences", "algorithms.r4", "algorithms.dana", "algorithms.semantic",
+                 "metadata", "snapshot", "tree", "textmetrics", "evaluation.metrics"):
+        h.update(Path(importlib.import_module(f"centrum.{name}").__file__ or "").read_bytes())
     h.update(b"light_score v2 blocks")  # bump when labels change without a code change
     return h.hexdigest()[:16]
 
