@@ -4,8 +4,10 @@ WARC files written here (pages, their stylesheet and images as separate records;
 from __future__ import annotations
 
 import codecs
+import ipaddress
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -22,12 +24,27 @@ import pytest
 pytest.importorskip("ray", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
 from centrum.batch.crawl import page_url, write_crawl  # noqa: E402
+from centrum.batch.engine import LOCAL_IP, LOOPBACK_ENV  # noqa: E402
 from centrum.batch.shards import read_rows, shard_files  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).parent / "ray"
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"}
 PAGES = 204
+IPV4 = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
+# The second node of the two-node cluster: `ray start --address` refuses to add a node in Ray's local-only mode
+# (LOOPBACK_ENV), and without that mode turns 127.0.0.1 into this machine's outward address. So this starts it as
+# `ray start --address GCS --node-ip-address IP --num-cpus N --object-store-memory B` does (ray/scripts/scripts.py),
+# leaving both addresses as given; its processes outlive this script, and `ray stop` ends them.
+JOIN_NODE = """
+import sys
+from ray._private.node import Node
+from ray._private.parameter import RayParams
+gcs, ip, cpus, store = sys.argv[1:]
+params = RayParams(gcs_address=gcs, node_ip_address=ip, node_name=ip, num_cpus=int(cpus),
+                   object_store_memory=int(store))
+Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
+"""
 
 
 def batch(*args: str, env: dict[str, str] | None = None, timeout: float = 400) -> dict[str, Any]:
@@ -57,6 +74,49 @@ def wait_for_rows(out: Path, count: int, proc: subprocess.Popen[str], limit_s: f
     raise AssertionError(f"fewer than {count} rows in {out} after {limit_s:g} s")
 
 
+def _listening() -> dict[str, str]:
+    """Socket inode -> local address of every listening TCP socket of this network namespace."""
+    found: dict[str, str] = {}
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        for line in table.read_text(encoding="ascii").splitlines()[1:] if table.exists() else []:
+            fields = line.split()
+            if fields[3] != "0A":  # TCP_LISTEN
+                continue
+            raw = bytes.fromhex(fields[1].rpartition(":")[0])
+            # The kernel prints the address as 32-bit words in host order (little-endian here).
+            found[fields[9]] = str(ipaddress.ip_address(b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))))
+    return found
+
+
+def _loopback(ip: str) -> bool:
+    address = ipaddress.ip_address(ip)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped  # a dual-stack socket bound to ::ffff:127.0.0.1
+    return address.is_loopback
+
+
+def beyond_loopback(key: str, value: str) -> tuple[set[str], list[str]]:
+    """(names of the processes whose environment sets key=value, what they name on their command lines or listen
+    on that is not loopback). Those processes are a Ray cluster of ours and its drivers: every one inherits the
+    environment of the command that started it, even after Ray renamed it (``ray::IDLE``)."""
+    listening, mark = _listening(), f"{key}={value}".encode()
+    names: set[str] = set()
+    outside: list[str] = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or mark not in (proc / "environ").read_bytes().split(b"\0"):
+                continue
+            name = (proc / "comm").read_text(encoding="utf-8").strip()
+            args = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            sockets = [os.readlink(fd)[8:-1] for fd in (proc / "fd").iterdir()]  # "socket:[inode]"
+        except OSError:
+            continue  # ended meanwhile
+        names.add(name)
+        ips = IPV4.findall(args) + [listening[s] for s in sockets if s in listening]
+        outside += [f"{name} (pid {proc.name}): {ip}" for ip in ips if not _loopback(ip)]
+    return names, outside
+
+
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(WARC of PAGES pages, folder with the same pages as files)."""
@@ -70,22 +130,23 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     """(address, environment) of two Ray nodes on 127.0.0.1 (one CPU each), started once for the module and stopped
     after it. The cluster authenticates with a token of its own (Ray's token mode), given to drivers by the
-    environment: every node and driver must hold it."""
+    environment: every node and driver must hold it. Ray's local-only mode (the engine's LOOPBACK_ENV) keeps every
+    node's servers on 127.0.0.1 and the addresses they give out too."""
     token = tmp_path_factory.mktemp("ray") / "auth_token"
     token.write_text(secrets.token_hex(32), encoding="ascii")
     token.chmod(0o600)
-    env = {**ENV, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    env = {**ENV, **LOOPBACK_ENV, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((LOCAL_IP, 0))
         port = s.getsockname()[1]
-    address = f"127.0.0.1:{port}"
-    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--object-store-memory", str(200 * 1024 ** 2),
-              "--disable-usage-stats"]
+    address = f"{LOCAL_IP}:{port}"
+    store = str(200 * 1024 ** 2)
     try:
-        subprocess.run([str(RAY), "start", "--head", "--port", str(port), "--include-dashboard", "false", *common],
-                       check=True, capture_output=True, timeout=120, env=env)
-        subprocess.run([str(RAY), "start", "--address", address, *common], check=True, capture_output=True,
-                       timeout=120, env=env)
+        subprocess.run([str(RAY), "start", "--head", "--port", str(port), "--include-dashboard", "false",
+                        "--node-ip-address", LOCAL_IP, "--num-cpus", "1", "--object-store-memory", store,
+                        "--disable-usage-stats"], check=True, capture_output=True, timeout=120, env=env)
+        subprocess.run([sys.executable, "-c", JOIN_NODE, address, LOCAL_IP, "1", store], check=True,
+                       capture_output=True, timeout=120, env=env)
         yield address, env
     finally:
         subprocess.run([str(RAY), "stop", "--force"], capture_output=True, timeout=120, env=env)
@@ -132,6 +193,26 @@ def test_local_ray_over_a_warc_every_record_once_as_extract_styled(crawl: tuple[
             assert text == by_url[page_url(i)]["text"], i
 
 
+def test_the_local_cluster_listens_on_and_advertises_loopback_only() -> None:
+    """The engine's own cluster (as `centrum batch` without --address starts it), checked while a worker runs."""
+    mark = secrets.token_hex(8)
+    code = ("import os, sys\nfrom centrum.batch.engine import init_ray\nray = init_ray(None, 100)\n"
+            "def pid() -> int:\n    return os.getpid()\n"
+            "assert ray.get(ray.remote(pid).remote()) != os.getpid()\n"
+            "print(ray.get_runtime_context().gcs_address, flush=True)\nsys.stdin.read()\nray.shutdown()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**ENV, "CENTRUM_TEST_RAY": mark}, cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        gcs_address = proc.stdout.readline().strip()
+        names, outside = beyond_loopback("CENTRUM_TEST_RAY", mark)
+    finally:
+        _stdout, stderr = proc.communicate("", timeout=120)  # the cluster stops with the driver
+    assert proc.returncode == 0, stderr[-3000:]
+    assert gcs_address.rpartition(":")[0] == LOCAL_IP, (gcs_address, stderr[-3000:])
+    assert {"gcs_server", "raylet"} <= names and outside == [], (names, outside)
+
+
 def test_two_node_cluster_both_nodes_work_and_a_killed_worker_loses_nothing(
         crawl: tuple[Path, Path], cluster: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     warc, _ = crawl
@@ -142,6 +223,9 @@ def test_two_node_cluster_both_nodes_work_and_a_killed_worker_loses_nothing(
                        "--format", "jsonl", env=env)
     try:
         first = wait_for_rows(out, 2, proc)
+        # Mid-run, both nodes, their workers and the driver listen on and name loopback addresses only.
+        names, outside = beyond_loopback("RAY_AUTH_TOKEN_PATH", env["RAY_AUTH_TOKEN_PATH"])
+        assert {"gcs_server", "raylet"} <= names and outside == [], (names, outside)
         victim = int(first[0]["worker_pid"])
         os.kill(victim, signal.SIGKILL)  # a worker (its actor process) dies mid-run, records in flight
         stdout, stderr = proc.communicate(timeout=400)

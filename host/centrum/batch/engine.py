@@ -6,6 +6,7 @@ Ray is imported here only (the ``batch`` extra); ``import centrum`` and the extr
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 from collections import deque
@@ -19,6 +20,16 @@ from .shards import ShardWriter, done_ids, shard_files
 from .worker import E_WORKER, BatchWorker, WorkerOptions, empty_row
 
 LOCAL_IP = "127.0.0.1"
+# Ray's local-only mode (its default on Windows and macOS). Without it, Ray replaces a loopback node address
+# (``ray.init(_node_ip_address="127.0.0.1")``, ``ray start --node-ip-address 127.0.0.1``, or the host of a
+# ``127.0.0.1:PORT`` address to join) by the address this machine would reach the internet from (eth0's:
+# ``services.resolve_ip_for_localhost`` -> ``get_node_ip_address`` -> ``node_ip_address_from_perspective``), and a
+# node whose address is not 127.0.0.1 listens on every interface. With it, a node on 127.0.0.1 advertises
+# 127.0.0.1 and binds every server (GCS, raylet, object manager, workers, dashboard and runtime-env agents,
+# metrics, client server) to 127.0.0.1 only. Ray reads it when imported, and the processes of a cluster inherit it
+# from the process that starts them. On Linux it changes nothing else, except that ``ray start --address`` refuses
+# to add a node (a second node on 127.0.0.1 must be started without the CLI, as tests/e2e/test_batch.py does).
+LOOPBACK_ENV: dict[str, str] = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
 class BatchError(RuntimeError):
@@ -71,6 +82,9 @@ class BatchSummary:
 
 def _import_ray() -> Any:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home (before the first import)
+    # Also when joining: it keeps a 127.0.0.1:PORT (or `auto`) address as given; a driver's own address is its
+    # node's whatever the mode, so a cluster on other hosts is joined as before.
+    os.environ.update(LOOPBACK_ENV)
     try:
         import ray
     except ImportError:
@@ -93,7 +107,20 @@ def init_ray(address: str | None, object_store_mb: int) -> Any:
                      object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise BatchError(f"cannot {'join the Ray cluster at ' + address if address else 'start Ray'}: {e}") from None
+    if not address:
+        _check_loopback(ray)
     return ray
+
+
+def _check_loopback(ray: Any) -> None:
+    """Refuse a local cluster that advertises another address than loopback: Ray was imported (by the host
+    program) before :data:`LOOPBACK_ENV` was set, and its servers listen on every interface."""
+    host = ray.get_runtime_context().gcs_address.rpartition(":")[0].strip("[]")
+    if not ipaddress.ip_address(host).is_loopback:
+        ray.shutdown()
+        setting = " ".join(f"{k}={v}" for k, v in LOOPBACK_ENV.items())
+        raise BatchError(f"the local Ray cluster advertises {host}, not {LOCAL_IP}, and listens beyond it: set "
+                         f"{setting} in the environment (Ray was imported before centrum could set it)")
 
 
 def _tasks(opts: BatchOptions, done: set[str], summary: BatchSummary,
