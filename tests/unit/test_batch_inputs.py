@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pyarrow", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
 from centrum.batch.crawl import HOST, page_url, response_record, write_crawl  # noqa: E402
 from centrum.batch.inputs import InputError, archived, follow, index_warc, iter_inputs  # noqa: E402

@@ -5,6 +5,6 @@
 - :mod:`.engine`: the Ray actor pool with a bounded window, worker-death re-runs, exactly-once rows.
 - :mod:`.shards`: Parquet/JSONL shards written whole; what ``--resume`` reads back.
 
-Ray and pyarrow are the optional ``batch`` extra (``pip install 'centrum[batch]'``); nothing here is imported by
-``import centrum``.
+Ray is the optional ``batch`` extra (``pip install 'centrum[batch]'``; pyarrow, for the shards, is a core
+dependency); nothing here is imported by ``import centrum``.
 """
