@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-
-from centrum.batch.crawl import HOST, page_url, response_record, write_crawl  # noqa: E402
-from centrum.batch.inputs import InputError, archived, follow, index_warc, iter_inputs  # noqa: E402
-from centrum.batch.shards import ShardWriter, done_ids, read_rows, shard_files  # noqa: E402
-from centrum.cli import main  # noqa: E402
+from centrum.batch.crawl import HOST, page_url, response_record, write_crawl
+from centrum.batch.inputs import InputError, archived, follow, index_warc, iter_inputs
+from centrum.batch.shards import ShardWriter, done_ids, read_rows, shard_files
+from centrum.cli import main
 
 
 def test_warc_index_has_every_response_and_tasks_only_for_html(tmp_path: Path) -> None:
