@@ -67,6 +67,19 @@ def test_danag_counts_content_characters_against_markup_on_mixed_script_lines():
     assert s == [3 + 4, len('<a href="/x">') + 4]
 
 
+@pytest.mark.parametrize("piece", [1, 3, 64])
+def test_count_before_is_the_prefix_count_across_pieces(piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The prefix count is taken piece by piece (bounded memory on a large source); it must equal the whole-array
+    # prefix sum at every offset, piece edges included.
+    monkeypatch.setattr(dana, "_PREFIX_PIECE", piece)
+    rng = np.random.default_rng(piece)
+    for size in (0, 1, 2, 63, 64, 65, 200):
+        mask = rng.random(size) < 0.4
+        pos = np.sort(rng.integers(0, size + 1, 30))
+        whole = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
+        assert dana.count_before(mask, pos).tolist() == whole[pos].tolist()
+
+
 def test_tag_mask_follows_the_html_tokenizer():
     src = b'a < b <i title="<x>">y</i> c > d'
     start, end = dana.tag_intervals(np.frombuffer(src, dtype=np.uint8))

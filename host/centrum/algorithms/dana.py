@@ -121,7 +121,9 @@ def remove_code(data: bytes, noscript: bool = True) -> bytes:
     """
     low = data.lower()
     n = len(data)
-    parts: list[bytes] = []
+    # Views, not copies, of the kept spans: only the joined result is a second copy of the page.
+    view = memoryview(data)
+    parts: list[memoryview] = []
     cur = 0
     search, find = _OPENER.search, low.find
     m = search(low)
@@ -137,12 +139,13 @@ def remove_code(data: bytes, noscript: bool = True) -> bytes:
             e = find(_CLOSER[name], q)
             gt = find(b">", e) if e >= 0 else -1
             end = n if gt < 0 else gt + 1
-        parts.append(data[cur:p])
+        parts.append(view[cur:p])
         cur = end
         m = search(low, end)
     if not parts:
         return data
-    parts.append(data[cur:])
+    del low
+    parts.append(view[cur:])
     return b"".join(parts)
 
 
@@ -233,11 +236,15 @@ def normalize_links_array(c: np.ndarray, offset: int = 5,
     if o_s.size == 0:
         return c, lambda p: p
     close = c_s[k]
-    cont = np.flatnonzero((c & 0xC0) == 0x80) if c.max() >= 0x80 else np.zeros(0, dtype=np.int64)
     m = close.size
     edges = np.concatenate((close, o_e))
     tag_b = _bytes_before(st, en, edges)
-    cont_b = np.searchsorted(cont, edges)
+    if c.max() >= 0x80:
+        cont = (c & 0xC0) == 0x80  # UTF-8 continuation bytes; close and o_e are each sorted
+        cont_b = np.concatenate((count_before(cont, close), count_before(cont, o_e)))
+        del cont
+    else:
+        cont_b = np.zeros(edges.size, dtype=np.int64)
     lt = (close - o_e) - (tag_b[:m] - tag_b[m:]) - (cont_b[:m] - cont_b[m:])
     kk = np.maximum(lt - offset, 0)
     a_s = o_s + 2  # attributes: after "<a" up to the closing '>'
@@ -452,6 +459,38 @@ class _Analysis:
         return p + int(np.searchsorted(self.dropped - np.arange(self.dropped.size), p, side="right"))
 
 
+def _cut_ids(data: bytes) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """``data`` without the collector's ``data-cx`` attributes (they are not in the page the papers saw), the ids
+    and where each one was in the returned bytes. The split pieces live only in this call: on a large page they
+    are several times the source in Python objects."""
+    parts = _CX_B.split(data)
+    if len(parts) == 1:
+        return data, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    texts = parts[0::2]
+    lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return b"".join(texts), np.array(parts[1::2]).astype(np.int64), np.cumsum(lens)[:-1]
+
+
+# Bytes per piece of :func:`count_before`: its prefix sum is int64, 8 bytes per byte of source in one piece.
+_PREFIX_PIECE = 1 << 18
+
+
+def count_before(mask: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """``mask[:p].sum()`` for each offset ``p`` of the sorted ``pos`` (offsets in ``[0, mask.size]``).
+
+    The prefix sum is taken piece by piece: one over the whole mask (or the positions of its set bytes) would be an
+    int64 array up to eight times the source size, alive beside every later pass."""
+    out = np.zeros(pos.size, dtype=np.int64)
+    done = 0
+    for a in range(0, mask.size, _PREFIX_PIECE):
+        csum = np.cumsum(mask[a:a + _PREFIX_PIECE], dtype=np.int64)
+        # Offsets p in (a, a + len] read the piece's prefix sum at p - a - 1; p = 0 stays 0.
+        lo, hi = int(np.searchsorted(pos, a + 1, side="left")), int(np.searchsorted(pos, a + csum.size, side="right"))
+        out[lo:hi] = done + csum[pos[lo:hi] - a - 1]
+        done += int(csum[-1])
+    return out
+
+
 def _analyse(source: str | bytes, cfg: Config, variant: str, with_ids: bool) -> _Analysis:
     if variant not in VARIANTS:
         raise ValueError(f"unknown DANA variant {variant!r} (known: {', '.join(VARIANTS)})")
@@ -461,14 +500,7 @@ def _analyse(source: str | bytes, cfg: Config, variant: str, with_ids: bool) -> 
     cx_ids = np.zeros(0, dtype=np.int64)
     cx_pos = np.zeros(0, dtype=np.int64)
     if with_ids:
-        # The collector's ids are not in the page the papers saw: cut them out, remember where they were.
-        parts = _CX_B.split(data)
-        texts = parts[0::2]
-        if len(parts) > 1:
-            lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-            cx_pos = np.cumsum(lens)[:-1]
-            cx_ids = np.array(parts[1::2]).astype(np.int64)
-            data = b"".join(texts)
+        data, cx_ids, cx_pos = _cut_ids(data)
     timing["preprocess"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
@@ -476,8 +508,9 @@ def _analyse(source: str | bytes, cfg: Config, variant: str, with_ids: bool) -> 
     keep = _collapse_whitespace(raw, keep_newlines=cfg.line_length <= 0)
     clean = raw[keep]
     if cx_pos.size:
-        kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
-        cx_pos = kept_before[cx_pos]
+        cx_pos = count_before(keep, cx_pos)
+    # The uncleaned source and its mask are not read again: they go before the later passes allocate theirs.
+    del raw, keep, data
     # Tag spans are found once and carried through the two later edits (DANA does not need them).
     iv = tag_intervals(clean) if variant != "dana" else None
     if variant == "addanag" and iv is not None:
