@@ -102,17 +102,36 @@ def char_classes(codes: np.ndarray) -> np.ndarray:
 
 
 def count_words_many(texts: Sequence[str]) -> np.ndarray:
-    """Token counts of many texts as an int64 array, in one vectorized pass over all their characters.
+    """Token counts of many texts as an int64 array, in vectorized passes over all their characters.
 
     Equals ``[len(tokens(t)) for t in texts]``: a token starts at an unspaced character, or at a word character whose
-    predecessor is neither a word character nor a joiner that follows a word character.
+    predecessor is neither a word character nor a joiner that follows a word character. The texts are taken in runs
+    of about ``_COUNT_PIECE`` characters: one pass holds some 30 bytes per character (code points, classes, masks,
+    a prefix sum), which over a whole large page would outweigh the page itself.
     """
     m = len(texts)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=m)
+    ends = np.cumsum(lengths + 1)
+    # Run k: texts [cut[k], cut[k+1]); a text longer than a piece is a run of its own.
+    cut = np.unique(np.r_[0, np.searchsorted(ends, np.arange(_COUNT_PIECE, int(ends[-1]), _COUNT_PIECE)), m])
+    out = np.empty(m, dtype=np.int64)
+    for a, b in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=True):
+        out[a:b] = _count_run(texts[a:b], lengths[a:b])
+    return out
+
+
+_COUNT_PIECE = 1 << 18
+
+
+def _count_run(texts: Sequence[str], lengths: np.ndarray) -> np.ndarray:
+    """:func:`count_words_many` of one run of texts, joined into one array of code points."""
     joined = "\x00".join(texts)  # the separator is class OTHER: no token spans two texts
     codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    del joined
     cls = char_classes(codes)
+    del codes
     word = cls == WORD
     prev_word = np.zeros_like(word)
     prev_word[1:] = word[:-1]
@@ -120,10 +139,9 @@ def count_words_many(texts: Sequence[str]) -> np.ndarray:
     bridged[2:] = (cls[1:-1] == JOINER) & word[:-2]
     starts = (word & ~prev_word & ~bridged) | (cls == UNSPACED)
     # Per-text sums: text k occupies [off[k], off[k] + len(texts[k])) in the joined string.
-    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=m)
-    off = np.zeros(m + 1, dtype=np.int64)
+    off = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths + 1, out=off[1:])
-    c = np.zeros(codes.shape[0] + 1, dtype=np.int64)
+    c = np.zeros(starts.size + 1, dtype=np.int64)
     np.cumsum(starts, out=c[1:])
     return c[off[:-1] + lengths] - c[off[:-1]]
 

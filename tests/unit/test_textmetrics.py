@@ -30,3 +30,16 @@ def test_joiners_and_vectorized_count_agree_with_tokens():
     texts = ["It's e.g. well-known", "a..b", "x-", "-y", "'q'", "😀 ok", "x_y", "Ölçü", "a\x00b"]
     assert tokens(texts[0]) == ["It's", "e.g", "well-known"]
     assert count_words_many(texts).tolist() == [len(tokens(t)) for t in texts]
+
+
+def test_count_words_many_gives_the_same_counts_in_runs_of_any_length(monkeypatch):
+    # The texts are counted in runs of about _COUNT_PIECE characters (bounded memory on a large page): a run boundary
+    # falls between two texts, so no count may depend on where it falls.
+    import centrum.textmetrics as tm
+
+    texts = ["It's e.g. well-known", "", "日本語 text", "x-", "-y", "समिति ने पूरे", "😀 ok", "a" * 40, "  ", "b c"] * 5
+    expected = [len(tokens(t)) for t in texts]
+    for piece in (1, 7, 41, 1 << 18):
+        monkeypatch.setattr(tm, "_COUNT_PIECE", piece)
+        counts = count_words_many(texts)
+        assert counts.dtype.name == "int64" and counts.tolist() == expected

@@ -79,20 +79,25 @@ def segment_stats(parts: list[str], ends: np.ndarray, min_words: int) -> tuple[n
     hold no token, so the mark replaces them), the marked string is split at the marks, and the sentences are
     counted in one :func:`count_words_many` call.
     """
+    # Each whole-page string below is dropped once the next is built: a large page's text is several of them.
     raw = "".join(parts)
     if "\x00" in raw or _SENT in raw or _SEG in raw:  # rare: page text holding our marker characters
         parts = [p.translate(_CTRL) for p in parts]
+    del raw
     seq: list[str] = [""] * (2 * len(parts))
     seq[0::2] = parts
     seq[1::2] = np.where(ends, _SEG, " ").tolist()
     big = "".join(seq)
+    del seq
     marked = _mark(big, keep=False)
     pieces = _MARKS.split(marked)  # piece k is closed by mark k; the piece after the last mark is empty
     marks = np.frombuffer("".join(_MARKS.findall(marked)).encode("utf-32-le"), dtype=np.uint32)
+    del marked
     is_seg = marks == ord(_SEG)
     seg_of = np.cumsum(is_seg) - is_seg
     nseg = int(is_seg.sum())
     tok = count_words_many(pieces[:-1])
+    del pieces
     words = np.bincount(seg_of, weights=tok, minlength=nseg).astype(np.int64)
     long_sent = np.bincount(seg_of[tok >= min_words], minlength=nseg)
     any_sent = np.bincount(seg_of[tok >= 1], minlength=nseg)
