@@ -288,6 +288,10 @@ def handle_extract(request: dict[str, Any]) -> Any:
         raise HostError("E_REQUEST", "debug must be true or false", "debug")
     params = request.get("params")
     outputs = _requested_outputs(request)
+    # Every field is read. When the host handed the request over (Host._answer), this was its last reference: the
+    # decoded snapshot (on a large page more memory than the parsed arrays) then dies with the parse below instead
+    # of living beside every algorithm.
+    del request
     _after_warm_up()
     # Parameters before the snapshot: a bad one is answered before any work. For "all" (params keyed by algorithm
     # name) an algorithm whose parameters fail gets the error in its own slot, as when it fails on the page.
@@ -308,6 +312,7 @@ def handle_extract(request: dict[str, Any]) -> Any:
         snapshot = parse_snapshot(raw)
     except SnapshotError as e:
         raise HostError("E_SNAPSHOT", str(e), e.field) from e
+    del raw
     parse_ms = (time.perf_counter() - t0) * 1000
     if name != "all":
         result = _run(name, snapshot, params, parse_ms, debug)
@@ -434,7 +439,11 @@ def decode_request(body: bytes) -> dict[str, Any]:
     if json_depth_over(body, limits.JSON_DEPTH):
         raise HostError("E_JSON", f"request nests deeper than the limit json_depth = {limits.JSON_DEPTH}")
     try:
-        request = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        text = body.decode("utf-8")
+        # The bytes are not read again: when the caller handed them over (Host.serve), they go before the decoded
+        # objects are built beside the text.
+        del body
+        request = json.loads(text, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise HostError("E_JSON", f"request is not UTF-8 JSON: {e}") from None
     if not isinstance(request, dict):
@@ -499,15 +508,24 @@ class Host:
             if body is None:
                 log.info("stdin closed: exiting")
                 return 0
-            self.handle_frame(body)
+            # Handed over, not shared: the request's bytes are freed once decoded, before the handler runs.
+            owned = [body]
+            del body
+            self._answer(owned)
 
     def handle_frame(self, body: bytes) -> None:
         """Answer one request. Whatever it holds and whatever a handler raises, exactly one answer is written."""
+        self._answer([body])
+
+    def _answer(self, owned: list[bytes]) -> None:
+        """:meth:`handle_frame` of the one body in ``owned``, which it takes out of the list to decode it: when the
+        caller keeps no other reference, the bytes are freed before the handler runs."""
         t0 = time.perf_counter()
         msg_id: Any = None
         rtype: Any = None
+        size = len(owned[0])
         try:
-            request = decode_request(body)
+            request = decode_request(owned.pop())
             raw_type = request.get("type")
             raw_id = request.get("id")
             type_ok = isinstance(raw_type, str) and len(raw_type) <= limits.ID_CHARS
@@ -528,7 +546,10 @@ class Host:
             if handler is None:
                 raise HostError("E_UNKNOWN_TYPE", f"unknown request type {_clip(repr(rtype))} "
                                                   f"(known: {', '.join(self.handlers)})", "type")
-            result = handler(request)
+            # Handed over like the body: a handler that drops its reference frees the request (handle_extract).
+            handed = [request]
+            del request
+            result = handler(handed.pop())
         except HostError as e:
             log.info("%.80r %.80r -> %s: %.500r", msg_id, rtype, e.code, e.message)
             self.send_error(msg_id, rtype, e)
@@ -546,8 +567,7 @@ class Host:
             self.send_error(msg_id, rtype, HostError("E_INTERNAL", f"answer not encodable: {type(e).__name__}: "
                                                                      f"{_clip(str(e), 500)}"))
             return
-        log.info("%.80r %.80r ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000,
-                 len(body))
+        log.info("%.80r %.80r ok in %.1f ms (%d bytes in)", msg_id, rtype, (time.perf_counter() - t0) * 1000, size)
         if rtype == "ping" and self.warm:
             warm_up()  # after the answer is written: the ping is never slowed by it
 
