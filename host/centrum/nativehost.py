@@ -232,10 +232,17 @@ def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[
     return extra
 
 
+# A request larger than this carries a snapshot (an extract, a label.save): the kept page is dropped before the
+# request is decoded, so that the host never holds two pages at once (an extract drops it anyway; the reader asking
+# for a dropped page's outputs sends its snapshot again, as after a restart). Reader requests are far below it.
+DROP_PAGE_ABOVE_BYTES = 1 << 20
+
+
 class _LastPage:
     """The last single-algorithm extract's snapshot and Result, under a random handle the answer carries (`page`),
     so that the reader's outputs are built from exactly what was highlighted without sending the snapshot again.
-    One page only, dropped when the next extract starts: the host never holds two snapshots because of it."""
+    One page only, dropped when the next extract starts, or before a request that may carry another snapshot is
+    decoded (``DROP_PAGE_ABOVE_BYTES``): the host never holds two snapshots because of it."""
 
     handle: str | None = None
     snapshot: Any = None
@@ -264,7 +271,8 @@ def handle_outputs(request: dict[str, Any]) -> dict[str, Any]:
         raise HostError("E_REQUEST", f"outputs must name at least one of {', '.join(EXTRA_OUTPUTS)}", "outputs")
     if _LastPage.handle is None or page != _LastPage.handle:
         raise HostError("E_REQUEST", "page is not the host's last extracted page (another page was extracted since, "
-                                     "or the host restarted): extract it again", "page")
+                                     "a request carrying a snapshot came in between, or the host restarted): extract "
+                                     "it again", "page")
     return _page_outputs(_LastPage.snapshot, _LastPage.result, outputs)
 
 
@@ -524,6 +532,8 @@ class Host:
         msg_id: Any = None
         rtype: Any = None
         size = len(owned[0])
+        if size > DROP_PAGE_ABOVE_BYTES:
+            _LastPage.drop()
         try:
             request = decode_request(owned.pop())
             raw_type = request.get("type")

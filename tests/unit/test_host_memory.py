@@ -74,3 +74,18 @@ def test_an_extract_handler_called_directly_leaves_the_callers_request_whole() -
     first = nativehost.handle_extract(request)
     assert isinstance(request["snapshot"], dict)
     assert nativehost.handle_extract(request)["nodes"] == first["nodes"]
+
+
+def test_a_request_large_enough_to_carry_a_snapshot_drops_the_kept_page_before_it_is_decoded() -> None:
+    # The reader's outputs come from the kept page; a small request keeps it, a large one (an extract, a label.save)
+    # drops it before decoding, so that two pages are never held at once.
+    host = nativehost.Host(io.BytesIO(), io.BytesIO())
+    extract = {"v": 1, "id": 1, "type": "extract", "algorithm": "semantic", "snapshot": page()}
+    host.handle_frame(encode_message(extract)[4:])
+    kept = nativehost._LastPage.handle
+    assert kept is not None
+    host.handle_frame(encode_message({"v": 1, "id": 2, "type": "ping"})[4:])
+    assert nativehost._LastPage.handle == kept
+    padding = "x" * nativehost.DROP_PAGE_ABOVE_BYTES
+    host.handle_frame(encode_message({"v": 1, "id": 3, "type": "no.such.type", "padding": padding})[4:])
+    assert nativehost._LastPage.handle is None
