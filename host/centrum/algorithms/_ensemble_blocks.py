@@ -165,7 +165,7 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     _answer_shares(snap, X, col, prop, arrays, tn, sp.owner, sp.chars, sp.sum)
     X[:, col["decl_share"]] = sp.sum(arrays.decl_t[tn]) / np.maximum(sp.chars, 1.0)
     X[:, col["log_decl_shown"]] = np.log1p(float(arrays.decl_chars[arrays.body]) if snap.n else 0.0)
-    X = np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
+    X = np.nan_to_num(X, copy=False, nan=0.0, posinf=0.0, neginf=0.0)  # in place: the matrix is ours
     return PageBlocks(tn, block_of, sp.starts, container, _block_texts(snap, sp) if with_texts else [], X)
 
 
