@@ -685,3 +685,15 @@ def test_declared_text_features_point_at_the_declared_description():
     # A page that declares nothing gets zeros, not an error.
     plain = product_page(None)
     assert F.page_arrays(plain.snapshot).decl_len == 0
+
+
+def test_declared_text_matching_stops_at_its_budget(monkeypatch):
+    # A page may declare a huge text and show many nodes: the substring tests stop once their scans would pass the
+    # budget, in document order, instead of growing with nodes x declared characters.
+    b = product_page(DESCRIPTION)
+    s = b.snapshot
+    declared_len = F.page_arrays(s).decl_len
+    monkeypatch.setattr(F, "DECLARED_SCAN_BUDGET", declared_len * 2)  # two tests: the h1, then the description
+    assert F.page_arrays(s).decl_t.sum() == len(DESCRIPTION)
+    monkeypatch.setattr(F, "DECLARED_SCAN_BUDGET", declared_len)  # one test: only the heading is compared
+    assert F.page_arrays(s).decl_t.sum() == 0
