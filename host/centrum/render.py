@@ -74,18 +74,18 @@ class Archived:
 ArchiveLookup = Callable[[str], "Archived | None"]
 
 
-# Resolves once the DOM has not changed for QUIET ms, or after MAX ms whatever happens: what a person sees once a page
+# Resolves once the DOM has not changed for `quiet` ms, or after `max` ms: what a person sees once a page
 # whose scripts draw its content (a shop's description, a thread's posts) has settled. It runs in our isolated world,
 # whose MutationObserver and setTimeout a page script cannot replace.
-_SETTLE = """new Promise(done => {
+_SETTLE = """(quiet, max) => new Promise(done => {
   const t0 = performance.now(); let mutations = 0, timer = 0;
   const finish = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(cap);
                          done({mutations, ms: Math.round(performance.now() - t0)}); };
   const observer = new MutationObserver(records => { mutations += records.length; clearTimeout(timer);
-                                                     timer = setTimeout(finish, QUIET); });
+                                                     timer = setTimeout(finish, quiet); });
   observer.observe(document, {subtree: true, childList: true, characterData: true});
-  timer = setTimeout(finish, QUIET);
-  const cap = setTimeout(finish, MAX);
+  timer = setTimeout(finish, quiet);
+  const cap = setTimeout(finish, max);
 })"""
 SETTLE_QUIET_MS = 200  # a pause in DOM changes this long ends the wait (script-drawn content arrives in bursts)
 SETTLE_MAX_MS = 2000  # bound: a page that never stops changing (tickers, carousels) is collected after this long
@@ -522,7 +522,7 @@ class Renderer:
         to the collector's own retry."""
         from playwright.sync_api import Error as PlaywrightError
 
-        expression = _SETTLE.replace("QUIET", str(SETTLE_QUIET_MS)).replace("MAX", str(SETTLE_MAX_MS))
+        expression = f"({_SETTLE})({SETTLE_QUIET_MS}, {SETTLE_MAX_MS})"
         try:
             out = _evaluate_isolated(context, page, [expression], await_promise=True)
         except (RenderError, PlaywrightError):

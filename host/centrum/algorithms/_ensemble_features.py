@@ -157,7 +157,7 @@ def declared_chars(snap: Snapshot, rendered: np.ndarray) -> tuple[np.ndarray, in
         tests_left -= 1
         if piece in declared:
             out[t] = len(texts[t])
-    return np.where(rendered, np.minimum(out, snap.text_len), 0.0), len(declared)
+    return out, len(declared)
 
 
 def page_arrays(snap: Snapshot) -> PageArrays:
