@@ -54,6 +54,9 @@ class Result:
     text: str | None = None  # set by algorithms that work on text (DANA without a browser)
     timing_ms: dict[str, float] = field(default_factory=dict)  # "algorithm", "parse", "stage.<name>", ...
     overlays: list[Overlay] = field(default_factory=list)  # what the debugger draws, in drawing order
+    # Collapsed disclosure panels under ``nodes`` whose text the answer includes (``Snapshot.disclosed_in``): the
+    # reader view shows them open. Set by ``algorithms.run`` for the caller's answer.
+    disclosed: list[int] = field(default_factory=list)
 
     def text_for(self, snapshot: Snapshot) -> str:
         """The answer's text: the algorithm's own when it states one (zoning's zones, DANA without a browser, R4's

@@ -277,6 +277,31 @@ class Snapshot:
         """Per text node: empty or whitespace only (never part of an extracted text)."""
         return np.fromiter((not t or t.isspace() for t in self.texts), dtype=bool, count=self.m)
 
+    @cached_property
+    def disclosure_panels(self) -> np.ndarray:
+        """Per element: the root of a disclosure widget's panel (:func:`centrum.tree.disclosure_panels`)."""
+        return tree.disclosure_panels(self)
+
+    @cached_property
+    def text_disclosed(self) -> np.ndarray:
+        """Per text node: not rendered, inside a collapsed disclosure panel (:func:`centrum.tree.disclosure_panels`,
+        or directly in a ``<details>``). The text joiner keeps it: a reader opens the panel with one click, and
+        product pages keep their description and specifications there."""
+        if self.m == 0:
+            return np.zeros(0, dtype=bool)
+        inside = tree.covered(self, self.disclosure_panels) | (self.tags == "details")
+        has_rect = np.diff(self.text_rect_offsets) > 0
+        return inside[self.text_owner] & ~has_rect & ~self.text_blank
+
+    def disclosed_in(self, nodes: list[int] | np.ndarray) -> list[int]:
+        """The disclosure panels (and ``<details>``) under ``nodes`` that hold disclosed text, in document order:
+        the answer's text includes them, so the reader view shows them open."""
+        if self.m == 0 or len(nodes) == 0 or not self.text_disclosed.any():
+            return []
+        holders = self.disclosure_panels | (self.tags == "details")
+        has = self.subtree_sum(self.text_per_element(self.text_disclosed.astype(np.float64))) > 0
+        return [int(i) for i in np.flatnonzero(holders & has & tree.covered(self, nodes))]
+
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
         """Rendered text under the given elements in document order (:func:`centrum.tree.text_of_mask`)."""
         if self.m == 0 or len(nodes) == 0:

@@ -61,6 +61,54 @@ def main_body(snapshot: Snapshot) -> int | None:
     return int(top[np.argmax(snapshot.subtree_end[top] - top)])
 
 
+# What opens a disclosure widget: a button, a <summary>, an element with role=button or with aria-expanded (WAI-ARIA
+# Authoring Practices, "Disclosure", "Accordion"). A trigger's holder (a heading around the button) stays small.
+TRIGGER_HOLDER_MAX = 8  # elements in the subtree of the panel's preceding sibling
+
+
+def disclosure_panels(snapshot: Snapshot) -> np.ndarray:
+    """Per element: the root of a disclosure widget's panel, the part a reader opens with one click: a child of a
+    ``<details>`` other than its ``<summary>``, the element an ``aria-controls`` names, a ``role=tabpanel``, and the
+    element right after a small sibling that holds a trigger (``<button>`` / ``<summary>`` / ``role=button`` /
+    ``aria-expanded``: the WAI-ARIA disclosure and accordion patterns). Markup only, no class or word lists, so it
+    reads pages in every language the same way. O(n) plus a sort of the parent column."""
+    n = snapshot.n
+    panel = np.zeros(n, dtype=bool)
+    if n == 0:
+        return panel
+    tags = snapshot.tags
+    par = snapshot.parent
+    has_par = par >= 0
+    up = np.maximum(par, 0)
+    details = tags == "details"
+    panel |= has_par & details[up] & (tags != "summary")
+    controls = snapshot.attrs.get("aria-controls") or {}
+    if controls:
+        named = {token for value in controls.values() for token in value.split()}
+        ids = [i for i, v in (snapshot.attrs.get("id") or {}).items() if v in named]
+        panel[np.asarray(ids, dtype=np.int64)] = True
+    roles = snapshot.attrs.get("role") or {}
+    trigger = (tags == "button") | (tags == "summary")
+    for i, role in roles.items():
+        words = role.lower().split()
+        if "tabpanel" in words:
+            panel[i] = True
+        if "button" in words:
+            trigger[i] = True
+    expanded = snapshot.attrs.get("aria-expanded") or {}
+    if expanded:
+        trigger[np.fromiter(expanded.keys(), dtype=np.int64, count=len(expanded))] = True
+    size = snapshot.subtree_end - np.arange(n)
+    holds = (snapshot.subtree_sum(trigger.astype(np.float64)) > 0) & (size <= TRIGGER_HOLDER_MAX)
+    # Previous element sibling: siblings are consecutive once elements are sorted by parent (stable: document order).
+    order = np.argsort(par, kind="stable")
+    same = par[order[1:]] == par[order[:-1]]
+    after = order[1:][same & holds[order[:-1]]]
+    panel[after] = True
+    panel[~has_par] = False
+    return panel
+
+
 def is_block_display(display: str) -> bool:
     """A CSS ``display`` value that starts a new line of text."""
     return not display.startswith("inline") and display not in ("contents", "ruby", "none")
@@ -69,7 +117,8 @@ def is_block_display(display: str) -> bool:
 def text_of_mask(snapshot: Snapshot, keep: np.ndarray, separator: str = "\n", hidden: bool = False) -> str:
     """Rendered text of the text nodes with ``keep`` set, in document order: the one text joiner.
 
-    Blank text nodes are left out, and so are those without rectangles (not rendered) unless ``hidden``. Lines
+    Blank text nodes are left out, and so are those without rectangles (not rendered) unless ``hidden`` or inside
+    a collapsed disclosure panel (``Snapshot.text_disclosed``: a reader gets that text with one click). Lines
     break where the block container changes or a block element or ``<br>`` starts or ends between two text nodes;
     within a line, neighbours are joined with a space unless they touch on the rendered line (``<b>Hel</b>lo``),
     since the collector drops whitespace-only text nodes. Separators are computed vectorized; the join is C-level
@@ -78,7 +127,7 @@ def text_of_mask(snapshot: Snapshot, keep: np.ndarray, separator: str = "\n", hi
     if snapshot.m == 0:
         return ""
     has_rect = np.diff(snapshot.text_rect_offsets) > 0
-    idx = np.nonzero(keep & (has_rect | hidden) & ~snapshot.text_blank)[0]
+    idx = np.nonzero(keep & (has_rect | hidden | snapshot.text_disclosed) & ~snapshot.text_blank)[0]
     if idx.size == 0:
         return ""
     container = snapshot.block_container[snapshot.text_owner[idx]]

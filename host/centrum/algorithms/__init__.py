@@ -119,6 +119,8 @@ def run(name: str, snapshot: Snapshot, params: dict[str, Any] | None = None) -> 
     finally:
         _DEPTH.reset(token)
     result.timing_ms.setdefault("algorithm", (time.perf_counter() - t0) * 1000)
+    if not depth and result.nodes:
+        result.disclosed = snapshot.disclosed_in(result.nodes)
     return result
 
 
