@@ -89,6 +89,7 @@ async function start(tabId) {
     return await view(tabId, "highlight", {
       algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
       timing_ms: result.timing_ms, page: typeof result.page === "string" ? result.page : null,
+      disclosed: Array.isArray(result.disclosed) ? result.disclosed : [],
     });
   } catch (e) {
     const error = errorOf(e);

@@ -181,7 +181,7 @@
 
   const zeroFont = (el) => parseFloat(getComputedStyle(el).fontSize) === 0;
 
-  function attributes(src, tag) {
+  function attributes(src, tag, shown) {
     const a = {};
     if (tag === "a") {
       if (SAFE_LINK.test(src.href || "")) a.href = src.href; // resolved absolute URL
@@ -200,8 +200,8 @@
       }
     } else if (tag === "time" && src.getAttribute("datetime")) {
       a.datetime = src.getAttribute("datetime");
-    } else if (tag === "details" && src.open) {
-      a.open = ""; // shown as the page showed it
+    } else if (tag === "details" && (src.open || shown.has(src))) {
+      a.open = ""; // as the page showed it, or open because the answer holds its text (the host's `disclosed`)
     } else if (tag === "ol" && src.getAttribute("start")) {
       const start = parseInt(src.getAttribute("start"), 10);
       if (Number.isFinite(start)) a.start = String(start);
@@ -235,9 +235,10 @@
         const tag = outTag(child);
         if (tag === "noscript" && budget.images === imagesBefore) noscriptImages(child, out, budget);
         // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
-        if (DROP.has(tag) || (isHidden(child) && !lazyImage(child))) continue;
+        // A collapsed disclosure panel whose text the answer holds (the host's `disclosed`) is shown open.
+        if (DROP.has(tag) || (isHidden(child) && !lazyImage(child) && !budget.shown.has(child))) continue;
         if (KEEP.has(tag)) {
-          const a = attributes(child, tag);
+          const a = attributes(child, tag, budget.shown);
           if (!a) continue;
           if (tag === "img") budget.images++;
           const item = { t: tag, a, c: [] };
@@ -250,14 +251,16 @@
     }
   }
 
-  /* The clean description of the chosen elements plus the page facts the reader shows. */
-  function tree(nodes, text) {
-    const budget = { left: MAX_NODES, images: 0 };
+  /* The clean description of the chosen elements plus the page facts the reader shows; `disclosed`: elements of
+     collapsed disclosure panels the answer's text includes, shown open. */
+  function tree(nodes, text, disclosed = []) {
+    const budget = { left: MAX_NODES, images: 0, shown: new Set(disclosed) };
     const blocks = [];
     for (const node of nodes) {
       if (isHidden(node) || hiddenAbove(node)) continue;
       const tag = outTag(node);
-      const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag) || {}) : {}, c: [] };
+      const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag, budget.shown) || {}) : {},
+        c: [] };
       blocks.push(item);
       walk(node, item.c, budget);
     }

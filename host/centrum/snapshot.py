@@ -294,13 +294,19 @@ class Snapshot:
         return inside[self.text_owner] & ~has_rect & ~self.text_blank
 
     def disclosed_in(self, nodes: list[int] | np.ndarray) -> list[int]:
-        """The disclosure panels (and ``<details>``) under ``nodes`` that hold disclosed text, in document order:
-        the answer's text includes them, so the reader view shows them open."""
-        if self.m == 0 or len(nodes) == 0 or not self.text_disclosed.any():
+        """The disclosure panels under ``nodes`` that hold disclosed text, and the ``<details>`` there that hold any
+        text, in document order: the answer's text includes theirs, so the reader view shows them open. (Chromium
+        lays out a closed ``<details>``'s content, so its text has rectangles and counts as rendered; Firefox does
+        not.)"""
+        if self.m == 0 or len(nodes) == 0:
             return []
-        holders = self.disclosure_panels | (self.tags == "details")
+        details = self.tags == "details"
+        if not details.any() and not self.text_disclosed.any():
+            return []
         has = self.subtree_sum(self.text_per_element(self.text_disclosed.astype(np.float64))) > 0
-        return [int(i) for i in np.flatnonzero(holders & has & tree.covered(self, nodes))]
+        has_any = self.subtree_sum(self.text_per_element((~self.text_blank).astype(np.float64))) > 0
+        shown = (self.disclosure_panels & has) | (details & has_any)
+        return [int(i) for i in np.flatnonzero(shown & tree.covered(self, nodes))]
 
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:
         """Rendered text under the given elements in document order (:func:`centrum.tree.text_of_mask`)."""

@@ -59,7 +59,22 @@ CJK = """<!doctype html><html lang="ja"><head><meta charset="utf-8"><title>港�
 <p>二年間の工事を終えて、古い港が土曜日に再開した。漁師たちが最初に船を新しい岸壁につないだ。</p></article>
 <footer>著作権</footer></body></html>"""
 
+# A product page whose description and care notes sit in collapsed disclosure widgets, as shops build them: a
+# closed <details>, a button with aria-expanded before its hidden panel, a hidden tab panel; and a closed menu
+# outside the main content, which stays out.
+PRODUCT = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Trail shoe</title></head><body>
+<nav><button aria-expanded="false" aria-controls="menu">Menu</button><ul id="menu" hidden><li>Hidden menu
+entry</li></ul></nav>
+<main id="product"><h1>Trail shoe</h1><p>A light shoe for long runs on rough ground, in three colours.</p>
+<details id="det"><summary>Materials</summary><p>Upper of recycled knit, sole of natural rubber.</p></details>
+<h2><button aria-expanded="false">Care</button></h2><div id="care" style="display:none"><p>Wash cold and dry flat,
+away from the sun.</p></div>
+<div role="tablist"><button role="tab" aria-selected="true">Sizes</button></div>
+<div role="tabpanel" hidden><p>Runs small: order half a size up.</p></div>
+</main><footer>Shop footer</footer></body></html>"""
+
 PAGES: dict[str, tuple[str, str]] = {
+    "/product.html": ("text/html; charset=utf-8", PRODUCT),
     "/article.html": ("text/html; charset=utf-8", ARTICLE),
     "/rtl.html": ("text/html; charset=utf-8", RTL),
     "/cjk.html": ("text/html; charset=utf-8", CJK),
@@ -313,5 +328,26 @@ def test_reader_script_direction_and_cjk(ui: Session, server: str, path: str, di
         }""")
         assert edges[0] == "rtl" and edges[1] < 30
         shot(page, "reader-rtl.png")
+    ui.press(page)
+    wait_stage(ui, page, None)
+
+
+def test_reader_shows_the_text_of_collapsed_disclosure_panels_open(ui: Session, server: str) -> None:
+    """The answer keeps the text a reader opens with one click (host: Snapshot.text_disclosed), and the reader view
+    shows those panels open; hidden text that is no panel of the answer (a closed menu) stays out."""
+    page = ui.open(f"{server}/product.html")
+    ui.press(page)
+    wait_stage(ui, page, "highlight")
+    ui.press(page)
+    wait_stage(ui, page, "reader")
+    r = ui_eval(page, READER)
+    for needle in ("A light shoe for long runs", "Materials", "Upper of recycled knit", "Wash cold and dry flat",
+                   "order half a size up"):
+        assert needle in r["text"], needle
+    assert "Hidden menu entry" not in r["text"] and "Shop footer" not in r["text"]
+    assert ui_eval(page, "(root) => root.querySelector('.reader details').open") is True
+    # The page itself is untouched: its panels are still closed.
+    assert page.evaluate("() => [document.getElementById('det').open, getComputedStyle("
+                         "document.getElementById('care')).display]") == [False, "none"]
     ui.press(page)
     wait_stage(ui, page, None)

@@ -42,3 +42,66 @@ def test_text_of_mask_leaves_unrendered_text_out_unless_asked():
     assert tree.text_of_mask(s, keep) == "One\nTwo"
     assert tree.text_of_mask(s, keep, hidden=True) == "One\nTwo\nHidden"
     assert tree.text_of_mask(s, keep, separator="") == "One Two"
+
+
+def _product_page():
+    """A product page: a visible summary, then each kind of collapsed disclosure panel, and hidden text that is no
+    panel (a closed menu far from any trigger, a big form whose button does not make the next element a panel)."""
+    hide = {"display": "none"}
+    return build(E("html", (0, 0, 1000, 2000), [
+        E("body", (0, 0, 1000, 2000), [
+            E("main", (0, 0, 800, 1500), [
+                E("p", (0, 0, 800, 40), [T("Shoe made of recycled foam.")], name="intro"),
+                E("details", (0, 50, 800, 20), [
+                    E("summary", (0, 50, 800, 20), [T("Materials")]),
+                    E("p", (0, 0, 0, 0), [T("Upper: knit polyester.", [])], name="in_details"),
+                    T("Sole: natural rubber.", []),
+                ], name="details"),
+                E("h3", (0, 100, 800, 20), [
+                    E("button", (0, 100, 200, 20), [T("Care")], attrs={"aria-expanded": "false"}),
+                ]),
+                E("div", (0, 0, 0, 0), [E("p", (0, 0, 0, 0), [T("Wash cold, dry flat.", [])])], name="after_button",
+                  **hide),
+                E("a", (0, 140, 200, 20), [T("Sizes")], attrs={"aria-controls": "size-chart", "href": "#s"}),
+                E("table", (0, 0, 0, 0), [E("td", (0, 0, 0, 0), [T("EU 42 = US 9", [])])], id="size-chart",
+                  name="controlled", **hide),
+                E("div", (0, 0, 0, 0), [T("Ships in two days.", [])], name="tabpanel", attrs={"role": "tabpanel"},
+                  **hide),
+                E("form", (0, 300, 800, 400), [E("input", (0, 300, 100, 20)) for _ in range(8)]
+                  + [E("button", (0, 330, 100, 20), [T("Send")])], name="form"),
+                E("div", (0, 0, 0, 0), [T("Thanks for your message.", [])], name="after_form", **hide),
+            ], name="main"),
+            E("nav", (0, 0, 0, 0), [T("Menu: home, shop, cart", [])], name="menu", **hide),
+        ], name="body"),
+    ]))
+
+
+def test_disclosure_panels_follow_the_markup_of_disclosure_widgets_only():
+    b = _product_page()
+    s, ids = b.snapshot, b.ids
+    panels = tree.disclosure_panels(s)
+    for name in ("in_details", "after_button", "controlled", "tabpanel"):
+        assert panels[ids[name]], name
+    # A form of nine elements is no trigger's small holder; a menu after nothing is no panel; nor is the summary.
+    for name in ("after_form", "menu", "intro", "details", "form"):
+        assert not panels[ids[name]], name
+    assert not panels[s.tags == "summary"].any()
+
+
+def test_the_text_joiner_keeps_disclosed_text_and_the_result_lists_its_panels():
+    b = _product_page()
+    s, ids = b.snapshot, b.ids
+    text = s.text_of([ids["main"]])
+    for shown in ("Shoe made of recycled foam.", "Materials", "Upper: knit polyester.", "Sole: natural rubber.",
+                  "Wash cold, dry flat.", "EU 42 = US 9", "Ships in two days."):
+        assert shown in text, shown
+    assert "Thanks for your message." not in text
+    assert "Menu" not in s.text_of([ids["body"]])
+    # Document order, every line its own block.
+    assert text.index("Materials") < text.index("Upper: knit") < text.index("Wash cold") < text.index("EU 42")
+    assert s.disclosed_in([ids["main"]]) == sorted(
+        [ids["details"], ids["in_details"], ids["after_button"], ids["controlled"], ids["tabpanel"]])
+    assert s.disclosed_in([ids["intro"]]) == []
+    # A page without any disclosure widget pays one mask and changes nothing.
+    plain = _page().snapshot
+    assert not plain.text_disclosed.any() and plain.disclosed_in([0]) == []

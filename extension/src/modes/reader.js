@@ -6,15 +6,20 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.reader");
   if (globalThis[KEY]) return;
-  const { clean, state, STAGE, view, h, unmark, clearShadow, listen, addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const { clean, state, STAGE, view, h, unmark, clearShadow, listen, addStyle, nodeList } =
+    globalThis[Symbol.for("centrum.ui")];
   const readerview = globalThis[Symbol.for("centrum.readerview")];
 
   addStyle(".reader { position: fixed; inset: 0; z-index: 2147483646; overflow: auto; }");
 
   /* The clean reader content as data, with what the host said of the page (for the reader here and in a tab). */
   function readerData() {
-    const data = clean.tree(state.nodes, state.text);
     const r = state.result || {};
+    // The host's `disclosed` ids (collapsed panels whose text is in the answer), as this page's elements.
+    const map = nodeList();
+    const ids = Array.isArray(r.disclosed) ? r.disclosed.filter((i) => Number.isSafeInteger(i) && i >= 0) : [];
+    const disclosed = ids.map((i) => map[i]).filter((el) => el && el.nodeType === 1);
+    const data = clean.tree(state.nodes, state.text, disclosed);
     data.meta = r.metadata && typeof r.metadata === "object" ? r.metadata : null;
     data.markdown = typeof r.markdown === "string" ? r.markdown : null;
     data.html = typeof r.html === "string" ? r.html : null;
