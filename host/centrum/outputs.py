@@ -101,10 +101,13 @@ class SourcePage:
         # An element is shown when something in its subtree is painted: a container may have no box of its own
         # (floated children, display: contents) and still hold the article; display none, visibility hidden and
         # opacity 0 reach every descendant, so such a subtree has nothing painted.
-        painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner))
+        # The text of a collapsed disclosure panel is part of the answer's text (Snapshot.text_disclosed): its
+        # elements are shown here as the reader view shows them, open.
+        disclosed = snap.text_per_element(snap.text_disclosed.astype(np.float64)) > 0
+        painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner)) | disclosed
         self._shown = (snap.subtree_sum(painted.astype(np.float64)) > 0).tolist()
         styled = (snap.display != "none") & (snap.visibility == "visible") & (snap.opacity > 0)
-        self._own_text = ((vis | contents | styled) & (snap.font_size > 0)).tolist()
+        self._own_text = ((vis | contents | styled | disclosed) & (snap.font_size > 0)).tolist()
         self._box_area = snap.area.tolist()
         self._display = snap.display.tolist()
         self._visibility_col = snap.visibility.tolist()

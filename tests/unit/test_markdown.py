@@ -185,6 +185,28 @@ def test_hidden_nodes_left_out_zero_size_containers_kept() -> None:
     assert "data-cx" not in out.html()
 
 
+def test_collapsed_disclosure_panels_come_out_as_the_answer_text_has_them() -> None:
+    # A button with aria-expanded, then its display:none panel (Snapshot.text_disclosed); a hidden note is no panel.
+    page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [
+        E("main", (0, 0, 800, 600), [
+            E("p", (0, 0, 800, 20), [T("A light trail shoe.")]),
+            E("button", (0, 30, 100, 20), [T("Care")], attrs={"aria-expanded": "false"}),
+            E("div", (0, 0, 0, 0), [E("p", (0, 0, 0, 0), [T("Wash cold.", [])])], display="none"),
+            E("form", (0, 60, 800, 100), [E("input", (0, 60, 10, 10)) for _ in range(8)]),
+            E("p", (0, 0, 0, 0), [T("Hidden note.", [])], display="none"),
+        ]),
+    ])])
+    source = ('<html data-cx="0"><body data-cx="1"><main data-cx="2"><p data-cx="3">A light trail shoe.</p>'
+              '<button data-cx="4" aria-expanded="false">Care</button><div data-cx="5"><p data-cx="6">Wash cold.</p>'
+              '</div><form data-cx="7">' + "".join(f'<input data-cx="{8 + k}">' for k in range(8))
+              + '</form><p data-cx="16">Hidden note.</p></main></body></html>')
+    built = build(page, source=source, url=URL)
+    out = Outputs(built.snapshot, Result("test", [2]))
+    text = out.markdown()
+    assert "A light trail shoe." in text and "Wash cold." in text and "Hidden note." not in text
+    assert "Wash cold." in built.snapshot.text_of([2]) and "Hidden note." not in built.snapshot.text_of([2])
+
+
 def test_outputs_without_source_are_a_clear_error() -> None:
     built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [E("p", (0, 0, 100, 20), [T("x")])])]))
     out = Outputs(built.snapshot, Result("test", [2]))
