@@ -401,40 +401,89 @@ def dumps(obj: Any) -> str:
 # ---------------------------------------------------------------------------------------------- loop
 
 
-def json_depth_over(body: bytes, limit: int) -> bool:
+def json_depth_over(body: bytes, limit: int, slice_bytes: int = 0) -> bool:
     """True when the JSON text ``body`` may nest objects/arrays deeper than ``limit``; checked before decoding,
     whose recursion a deep request would otherwise exhaust.
 
-    Linear, vectorized, in bounded memory (8 MiB slices): escaped backslashes and quotes are dropped, the quote
-    parity (running XOR) marks string contents, and the running sum of +1 per ``[``/``{`` and -1 per ``]``/``}``
-    outside strings is the nesting depth. For valid JSON its maximum is the depth; for invalid JSON it can only
-    overstate what the decoder reaches before its first error (an earlier stray closer would stop the decoder
-    there), so a deep request is never decoded, and a shallow invalid one still gets the decoder's own message.
+    Linear, vectorized, in bounded memory (1 MiB slices), and reading only the positions of quotes, backslashes and
+    brackets, never building a copy of the body: a quote preceded by an odd run of backslashes is escaped, the
+    parity of the unescaped quotes before a bracket says whether it sits in a string, and the running sum of +1 per
+    ``[``/``{`` and -1 per ``]``/``}`` outside strings is the nesting depth. For valid JSON its maximum is the depth;
+    for invalid JSON it can only overstate what the decoder reaches before its first error (an earlier stray closer
+    would stop the decoder there), so a deep request is never decoded, and a shallow invalid one still gets the
+    decoder's own message. ``slice_bytes``: the slice size (default ``_DEPTH_SLICE``; the tests use tiny ones).
     """
     if len(body) <= 2 * limit or body.count(b"[") + body.count(b"{") <= limit:
-        return False  # too few open brackets in all (the usual case for columnar snapshots): nothing to scan
+        return False  # too few open brackets in all: nothing to scan
     import numpy as np
 
-    steps = np.zeros(256, dtype=np.int8)
-    steps[list(b"[{")] = 1
-    steps[list(b"]}")] = -1
-    text = body.replace(b"\\\\", b"").replace(b'\\"', b"")
-    parity, depth = 0, 0
-    for start in range(0, len(text), _DEPTH_SLICE):
-        piece = np.frombuffer(text, np.uint8, count=min(_DEPTH_SLICE, len(text) - start), offset=start)
-        inside = np.bitwise_xor.accumulate((piece == ord('"')).view(np.uint8)) ^ parity
-        parity = int(inside[-1])
-        step = steps[piece]
-        step = step[(step != 0) & (inside == 0)]
-        if step.size:
-            running = np.cumsum(step, dtype=np.int64) + depth
+    data = np.frombuffer(body, np.uint8)
+    parity, depth, slashes = 0, 0, 0  # quotes so far (mod 2), nesting so far, backslash run ending the last slice
+    step = slice_bytes or _DEPTH_SLICE
+    for start in range(0, len(data), step):
+        piece = data[start:start + step]
+        quotes = _unescaped_quotes(piece, slashes)
+        slashes = _trailing_run(piece, slashes)
+        is_bracket = piece == ord("[")
+        for c in b"]{}":
+            is_bracket |= piece == c
+        brackets = np.flatnonzero(is_bracket)
+        outside = (np.searchsorted(quotes, brackets) + parity) % 2 == 0
+        parity = (parity + quotes.size) % 2
+        kind = piece[brackets[outside]]
+        if kind.size:
+            running = np.cumsum(np.where((kind == ord("[")) | (kind == ord("{")), 1, -1)) + depth
             if int(running.max()) > limit:
                 return True
             depth = int(running[-1])
     return False
 
 
-_DEPTH_SLICE = 8 * 1024 * 1024
+# Bytes per slice of the depth scan: its temporaries (a boolean mask, position lists) stay a few MiB at most.
+_DEPTH_SLICE = 1 << 20
+
+
+def _backslash_runs(piece: Any, carried: int) -> tuple[Any, Any]:
+    """Positions of the backslashes of ``piece`` and, for each, the length of its run up to and including it (a run
+    that starts the slice continues the ``carried`` run of the slice before)."""
+    import numpy as np
+
+    slashes = np.flatnonzero(piece == ord("\\"))
+    starts = np.ones(slashes.size, dtype=bool)
+    starts[1:] = slashes[1:] != slashes[:-1] + 1
+    first = np.maximum.accumulate(np.where(starts, np.arange(slashes.size), 0))
+    length = np.arange(slashes.size) - first + 1
+    if slashes.size:
+        length[slashes[first] == 0] += carried
+    return slashes, length
+
+
+def _unescaped_quotes(piece: Any, carried: int) -> Any:
+    """Positions in ``piece`` of the quotes that are not escaped (preceded by an odd run of backslashes)."""
+    import numpy as np
+
+    quotes = np.flatnonzero(piece == ord('"'))
+    if not quotes.size:
+        return quotes
+    slashes, length = _backslash_runs(piece, carried)
+    run = np.zeros(quotes.size, dtype=np.int64)  # backslashes right before each quote
+    after = quotes > 0
+    before = np.searchsorted(slashes, quotes[after] - 1)
+    found = before < slashes.size
+    found[found] = slashes[before[found]] == quotes[after][found] - 1
+    run_after = np.zeros(before.size, dtype=np.int64)
+    run_after[found] = length[before[found]]
+    run[after] = run_after
+    run[~after] = carried
+    return quotes[run % 2 == 0]
+
+
+def _trailing_run(piece: Any, carried: int) -> int:
+    """Length of the backslash run that ends ``piece`` (0 when it ends otherwise)."""
+    if not piece.size or piece[-1] != ord("\\"):
+        return 0
+    _, length = _backslash_runs(piece, carried)
+    return int(length[-1])
 
 
 def _reject_constant(name: str) -> Any:

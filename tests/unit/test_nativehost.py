@@ -528,3 +528,6 @@ def test_depth_scan_agrees_with_the_real_nesting(obj: Any, limit: int) -> None:
 
     for text in (json.dumps(obj), json.dumps(obj, ensure_ascii=False, indent=1)):
         assert json_depth_over(text.encode(), limit) == (_depth(obj) > limit), text
+        # The scan goes slice by slice: a backslash run, a string or a nesting cut by a slice boundary counts alike.
+        for slice_bytes in (1, 2, 3, 7):
+            assert json_depth_over(text.encode(), limit, slice_bytes) == (_depth(obj) > limit), (text, slice_bytes)
