@@ -64,7 +64,18 @@ HUGE = ("<!doctype html><html lang=\"fr\"><head><meta charset=\"utf-8\"><title>�
                   "comme chaque année depuis des siècles, sous le regard des bergers.</p>" for i in range(9000))
         + "</article></body></html>")
 
-PAGES = {"/article.html": ARTICLE, "/plain.html": NO_MARKUP, "/long.html": LONG, "/huge.html": HUGE}
+# Things a cover drawn in document coordinates would not follow: a fixed banner, and a sibling of the article inside a
+# box that scrolls on its own.
+APART = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tides</title>
+<style>body { font: 16px sans-serif; margin: 0 } #banner { position: fixed; top: 0; left: 0; right: 0; background: #ffd }
+#pane { height: 200px; overflow: auto; margin-top: 40px }</style></head><body>
+<div id="banner">We use cookies.</div>
+<div id="pane"><article id="story"><h1>Tides</h1><p>The tide came in twice a day, as it always had.</p></article>
+<p id="note">A note in the same scrolling pane.</p></div>
+<footer id="foot">Footer, copyright and contact.</footer></body></html>"""
+
+PAGES = {"/article.html": ARTICLE, "/plain.html": NO_MARKUP, "/long.html": LONG, "/huge.html": HUGE,
+         "/apart.html": APART}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -203,10 +214,37 @@ def wait_stage(session: Session, page: Page, expected: str) -> None:
                              f"extension log {session.logs}") from e
 
 
+def darkest(page: Page, element_id: str) -> int:
+    """The darkest grey level (0-255) on screen within the element's box, the toast's box left out: black text
+    shows as about 0, text dimmed to a quarter over white as about 191."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    time.sleep(0.2)  # a frame or two: what the last change drew is on screen
+    box = page.evaluate("(id) => { const r = document.getElementById(id).getBoundingClientRect(); "
+                        "return [r.left, r.top, r.width, r.height]; }", element_id)
+    # Within the layout viewport: not on the scroll bars.
+    width, height = page.evaluate("() => [document.documentElement.clientWidth, document.documentElement.clientHeight]")
+    shown = ui_eval(page, "(root) => { const t = root && root.querySelector('.toast'); if (!t) return null; "
+                          "const r = t.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+    grey = np.asarray(Image.open(io.BytesIO(page.screenshot())).convert("L")).astype(int)[:height, :width]
+    inside = np.zeros(grey.shape, dtype=bool)
+    x, y, w, h = (round(v) for v in box)
+    inside[max(y, 0):max(y + h, 0), max(x, 0):max(x + w, 0)] = True
+    if shown:
+        x, y, w, h = (round(v) for v in shown)
+        inside[max(y - 8, 0):max(y + h + 8, 0), max(x - 8, 0):max(x + w + 8, 0)] = False
+    assert inside.any(), f"#{element_id} is not on screen outside the toast"
+    return int(grey[inside].min())
+
+
 def test_button_highlight_reader_restore(chromium: Session, server: str) -> None:
     page = chromium.open(f"{server}/article.html")
     before = page.evaluate("() => document.documentElement.outerHTML")
     scripts_before = page.evaluate("() => window.__scriptRuns")
+    assert darkest(page, "side") < 60 and darkest(page, "foot") < 60
 
     # 1st press: collect -> host (started by the browser) -> highlight <article>.
     chromium.press(page)
@@ -215,13 +253,18 @@ def test_button_highlight_reader_restore(chromium: Session, server: str) -> None
     assert marked == ["story"]
     styles = page.evaluate("""() => {
         const s = (id) => getComputedStyle(document.getElementById(id));
-        return {outline: s('story').outlineStyle, outlineWidth: s('story').outlineWidth,
-                story: s('story').opacity, side: s('side').opacity, foot: s('foot').opacity};
+        return {outline: s('story').outlineStyle, outlineWidth: s('story').outlineWidth};
     }""")
     assert styles["outline"] == "solid" and styles["outlineWidth"] == "4px"
-    assert styles["story"] == "1"
-    assert float(styles["side"]) < 0.5 and float(styles["foot"]) < 0.5  # the rest is dimmed
     wait_toast(page, "main content outlined")
+    # The rest is dimmed as seen on screen (covered by the page's white at 3/4: text at a quarter of its ink), the
+    # article is not; and the covers follow the page when its layout moves (here: 150 px inserted above them).
+    assert darkest(page, "story") < 60
+    assert darkest(page, "side") > 150 and darkest(page, "foot") > 150
+    page.evaluate("() => { const d = document.createElement('div'); d.id = 'spacer'; d.style.height = '150px'; "
+                  "document.querySelector('nav').after(d); }")
+    assert darkest(page, "story") < 60 and darkest(page, "side") > 150
+    page.evaluate("() => document.getElementById('spacer').remove()")
 
     # The host really ran as a separate process started by Chromium for this extension.
     log = (chromium.home / "host.log").read_text()
@@ -251,11 +294,28 @@ def test_button_highlight_reader_restore(chromium: Session, server: str) -> None
     page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
     assert stage(page) is None
     assert page.evaluate("() => document.documentElement.outerHTML") == before
-    assert page.evaluate("() => getComputedStyle(document.getElementById('side')).opacity") == "1"
+    assert darkest(page, "side") < 60 and darkest(page, "foot") < 60  # nothing dims the page any more
 
     # And the cycle starts again.
     chromium.press(page)
     wait_stage(chromium, page, "highlight")
+
+
+def test_what_moves_apart_from_the_document_is_dimmed_by_opacity(chromium: Session, server: str) -> None:
+    page = chromium.open(f"{server}/apart.html")
+    before = page.evaluate("() => document.documentElement.outerHTML")
+    chromium.press(page)
+    wait_stage(chromium, page, "highlight")
+    assert page.evaluate("() => [...document.querySelectorAll('[data-centrum-main]')].map(e => e.id)") == ["story"]
+    dimmed = page.evaluate("""() => [...document.querySelectorAll('[data-centrum-dim]')].map(
+        e => [e.id, Number(getComputedStyle(e).opacity)])""")
+    assert sorted(i for i, _ in dimmed) == ["banner", "note"] and all(o < 0.5 for _, o in dimmed)
+    assert darkest(page, "foot") > 150 and darkest(page, "story") < 60  # the footer has a cover instead
+    chromium.press(page)
+    wait_stage(chromium, page, "reader")
+    chromium.press(page)
+    page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
+    assert page.evaluate("() => document.documentElement.outerHTML") == before
 
 
 def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None:

@@ -6,7 +6,7 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.highlight");
   if (globalThis[KEY]) return;
-  const { state, MARK, DIM, STAGE, nodeList, toast, unmark } = globalThis[Symbol.for("centrum.ui")];
+  const { state, MARK, DIM, STAGE, nodeList, toast, unmark, layer } = globalThis[Symbol.for("centrum.ui")];
   const { t } = globalThis[Symbol.for("centrum.readerview")];
 
   // Below this many words the answer is a tagline or a teaser rather than an article; above this share of its text
@@ -22,32 +22,142 @@
     return spaced + Math.round(unspaced / 2);
   }
 
+  /* Fewer than FEW_WORDS words in `text`? Words only grow with the text, so a start that already holds enough
+     settles it without counting a whole long answer (the count is most of the test's time on a large page). */
+  function fewWords(text) {
+    for (let end = 4096; end < text.length; end *= 8) if (words(text.slice(0, end)) >= FEW_WORDS) return false;
+    return words(text) < FEW_WORDS;
+  }
+
   /* "" when the answer looks like an article, else why not ("little" text, a "listing" of links). */
   function doubt(nodes, text) {
     const all = nodes.length ? nodes.map((el) => el.innerText || el.textContent || "").join("\n") : String(text || "");
-    if (words(all) < FEW_WORDS) return "little";
+    if (fewWords(all)) return "little";
     let linked = 0;
     for (const el of nodes) for (const a of el.querySelectorAll("a[href]")) linked += (a.innerText || "").length;
     return nodes.length && linked > LISTING_LINK_SHARE * all.length ? "listing" : "";
   }
 
-  /* Mark the elements to dim: the children of every ancestor of a highlighted element that are neither highlighted
-     nor an ancestor of one (not their descendants again, so dimming does not compound), and never the view's own
-     host element. Set once here rather than matched by a :has() rule, which makes the browser re-test every element
-     of a large page on each style change. */
-  function dim(nodes) {
+  /* The elements to dim: the children of every ancestor of a highlighted element that are neither highlighted nor an
+     ancestor of one (not their descendants again, so dimming does not compound), and never the view's own host
+     element. Found once here rather than matched by a :has() rule, which makes the browser re-test every element of
+     a large page on each style change. */
+  function toDim(nodes) {
     const marked = new Set(nodes);
     const onPath = new Set();
     for (const el of nodes) {
       for (let a = el.parentElement; a && !onPath.has(a); a = a.parentElement) onPath.add(a);
     }
+    const out = [];
     for (const a of onPath) {
       for (const c of a.children) {
-        if (marked.has(c) || onPath.has(c) || c.localName === "centrum-ui") continue;
-        c.setAttribute(DIM, "");
-        state.dimmed.push(c);
+        if (!marked.has(c) && !onPath.has(c) && c.localName !== "centrum-ui") out.push(c);
       }
     }
+    return out;
+  }
+
+  const SEE_THROUGH = /^(transparent|rgba\([^)]*,\s*0\))$/;
+  const MOVES_APART = new Set(["fixed", "sticky"]);
+
+  /* How each element to dim is dimmed. Opacity below 1 makes an element a stacking context, and Blink then restyles
+     its whole subtree: dimming the rest of a large page that way costs more than everything else the press does. So
+     an element that moves with the document is covered instead, in the view's own layer, by the colour behind it at
+     DIM_COVER opacity: the very pixels opacity 1 - DIM_COVER gives where that colour is behind it. An element that can
+     move apart from the document (fixed or sticky, or inside a fixed, sticky, scrolling or clipping box, where a cover
+     would not follow it or would spill over) keeps the attribute that ui.css dims. Reads styles only, no layout. */
+  function dimPlan(elements) {
+    const apart = new Map([[document.documentElement, false], [document.body, false]]);
+    const backdrop = new Map();
+    const movesApart = (a) => {
+      if (!a) return false;
+      if (!apart.has(a)) {
+        const s = getComputedStyle(a);
+        apart.set(a, MOVES_APART.has(s.position) || s.overflowX !== "visible" || s.overflowY !== "visible" ||
+          movesApart(a.parentElement));
+      }
+      return apart.get(a);
+    };
+    const colourBehind = (a) => {
+      if (!a) return "rgb(255, 255, 255)"; // the canvas of a page that paints none
+      if (!backdrop.has(a)) {
+        const bg = getComputedStyle(a).backgroundColor;
+        backdrop.set(a, SEE_THROUGH.test(bg) ? colourBehind(a.parentElement) : bg);
+      }
+      return backdrop.get(a);
+    };
+    const attribute = [];
+    const covers = new Map(); // colour -> elements
+    for (const c of elements) {
+      if (movesApart(c.parentElement) || MOVES_APART.has(getComputedStyle(c).position)) {
+        attribute.push(c);
+        continue;
+      }
+      const colour = colourBehind(c.parentElement);
+      if (!covers.has(colour)) covers.set(colour, []);
+      covers.get(colour).push(c);
+    }
+    return { attribute, covers };
+  }
+
+  const DIM_COVER = 0.75;
+  const SVG = "http://www.w3.org/2000/svg";
+
+  /* One path per colour over the elements' boxes (a box per line of an inline element), in document coordinates. */
+  function drawCovers(covers) {
+    const svg = document.createElementNS(SVG, "svg");
+    const [sx, sy] = [window.scrollX, window.scrollY];
+    let [right, bottom] = [1, 1];
+    for (const [colour, elements] of covers) {
+      const d = [];
+      for (const el of elements) {
+        for (const r of el.getClientRects()) {
+          if (r.width <= 0 || r.height <= 0) continue;
+          d.push(`M${r.left + sx} ${r.top + sy}h${r.width}v${r.height}h${-r.width}z`);
+          right = Math.max(right, r.right + sx);
+          bottom = Math.max(bottom, r.bottom + sy);
+        }
+      }
+      const path = document.createElementNS(SVG, "path");
+      path.setAttribute("d", d.join(""));
+      path.setAttribute("fill", colour);
+      path.setAttribute("fill-opacity", String(DIM_COVER));
+      svg.appendChild(path);
+    }
+    // As large as what it covers (a smaller one with overflow shown was seen to leave rows of pixels uncovered).
+    svg.setAttribute("width", String(Math.ceil(right)));
+    svg.setAttribute("height", String(Math.ceil(bottom)));
+    return svg;
+  }
+
+  /* Dim what is not highlighted (dimPlan), and keep the covers on their elements when the page's layout changes (a
+     resize, images and fonts arriving) until unmark() stops it. */
+  function dim(nodes) {
+    const { attribute, covers } = dimPlan(toDim(nodes));
+    let drawn = null;
+    const draw = () => {
+      const svg = drawCovers(covers); // before the layer is touched: its reads find the layout still valid
+      drawn = layer("dim");
+      drawn.replaceChildren(svg);
+    };
+    if (covers.size) draw();
+    for (const c of attribute) c.setAttribute(DIM, "");
+    state.dimmed.push(...attribute);
+    if (!covers.size) return;
+    let queued = 0;
+    const redraw = () => {
+      if (!queued) queued = requestAnimationFrame(() => { queued = 0; draw(); });
+    };
+    let observed = false; // an observer reports the size it starts with: nothing has moved then
+    const resized = new ResizeObserver(() => (observed ? redraw() : (observed = true)));
+    resized.observe(document.documentElement);
+    window.addEventListener("resize", redraw);
+    state.undim = () => {
+      resized.disconnect();
+      window.removeEventListener("resize", redraw);
+      cancelAnimationFrame(queued);
+      drawn.remove();
+    };
   }
 
   function nothingFound(result) {
@@ -69,10 +179,12 @@
     const why = doubt(nodes, result.text);
     const note = why ? `\n${t(why === "little" ? "doubtLittle" : "doubtListing")}` : "";
     if (nodes.length) {
-      for (const el of nodes) el.setAttribute(MARK, "");
-      dim(nodes);
-      document.documentElement.setAttribute(STAGE, "highlight");
+      // Geometry is read before anything is written: the layout that the text above needed is still valid, so the
+      // page is laid out once, not again for these reads.
       const r = nodes[0].getBoundingClientRect();
+      dim(nodes);
+      for (const el of nodes) el.setAttribute(MARK, "");
+      document.documentElement.setAttribute(STAGE, "highlight");
       if (r.bottom < 0 || r.top > window.innerHeight) nodes[0].scrollIntoView({ block: "start" });
       toast(`${t("outlined")}${note}`, why ? "doubt" : "info", why ? ["debugger", "reader", "annotate"] : true);
     } else {

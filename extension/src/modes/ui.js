@@ -15,7 +15,7 @@
   const clean = globalThis[Symbol.for("centrum.clean")];
   const api = clean.api;
   const MARK = "data-centrum-main";
-  const DIM = "data-centrum-dim"; // the siblings along the highlighted elements' ancestor paths (highlight.js)
+  const DIM = "data-centrum-dim"; // what highlight.js dims by opacity (most of what it dims gets a cover instead)
   const STAGE = "data-centrum-stage";
   const view = () => globalThis[Symbol.for("centrum.view")];
 
@@ -48,7 +48,7 @@
   const styles = [BASE_CSS];
 
   const state = {
-    stage: "idle", nodes: [], dimmed: [], text: null, algorithm: "", ui: null, shadow: null, scroll: null,
+    stage: "idle", nodes: [], dimmed: [], undim: null, text: null, algorithm: "", ui: null, shadow: null, scroll: null,
     cleanup: [], // functions undoing listeners this view attached to the page
     debug: null, // debugger data {results, algorithms, timing, selected}
     annot: null, // annotator state
@@ -142,6 +142,8 @@
     for (const el of state.nodes) el.removeAttribute(MARK);
     for (const el of state.dimmed) el.removeAttribute(DIM);
     state.dimmed = [];
+    if (state.undim) state.undim(); // the highlight's covers (highlight.js) and what keeps them in place
+    state.undim = null;
     document.documentElement.removeAttribute(STAGE);
   }
 
