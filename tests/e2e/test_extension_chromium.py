@@ -67,7 +67,8 @@ HUGE = ("<!doctype html><html lang=\"fr\"><head><meta charset=\"utf-8\"><title>Ã
 # Things a cover drawn in document coordinates would not follow: a fixed banner, and a sibling of the article inside a
 # box that scrolls on its own.
 APART = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tides</title>
-<style>body { font: 16px sans-serif; margin: 0 } #banner { position: fixed; top: 0; left: 0; right: 0; background: #ffd }
+<style>body { font: 16px sans-serif; margin: 0 }
+#banner { position: fixed; top: 0; left: 0; right: 0; background: #ffd }
 #pane { height: 200px; overflow: auto; margin-top: 40px }</style></head><body>
 <div id="banner">We use cookies.</div>
 <div id="pane"><article id="story"><h1>Tides</h1><p>The tide came in twice a day, as it always had.</p></article>
