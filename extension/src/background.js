@@ -43,7 +43,7 @@ function view(tabId, action, arg = null) {
 }
 
 // The page-side scripts, in order: the collector, the cleaner, the shared UI, one module per mode, the view.
-const PAGE_SCRIPTS = ["src/collect.js", "src/settings.js", "src/clean.js", "src/readerview.js", "src/modes/ui.js", "src/modes/highlight.js",
+const PAGE_SCRIPTS = ["src/collect.js", "src/pack.js", "src/settings.js", "src/clean.js", "src/readerview.js", "src/modes/ui.js", "src/modes/highlight.js",
   "src/modes/reader.js", "src/modes/debugger.js", "src/modes/annotator.js", "src/view.js"];
 
 async function inject(tabId, css = true) {
@@ -56,8 +56,12 @@ async function inject(tabId, css = true) {
 const snapshots = new Map();
 api.tabs.onRemoved.addListener((tabId) => snapshots.delete(tabId));
 
-async function collect(tabId, source) {
-  const snapshot = await inPage(tabId, (o) => globalThis.centrumCollect(o), { source });
+/* `packed`: the snapshot comes compressed (pack.js), for a request to the host; the debugger and the annotator read
+   the snapshot itself. */
+async function collect(tabId, source, packed = false) {
+  const snapshot = packed
+    ? await inPage(tabId, (o) => globalThis[Symbol.for("centrum.pack")].collect(o), { source })
+    : await inPage(tabId, (o) => globalThis.centrumCollect(o), { source });
   snapshots.set(tabId, snapshot);
   return snapshot;
 }
@@ -82,7 +86,7 @@ async function start(tabId) {
     const algorithm = opts.algorithm || info.default;
     // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
     // when the reader opens: readerOutputs).
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata);
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata, true);
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);

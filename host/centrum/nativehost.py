@@ -315,6 +315,8 @@ def handle_extract(request: dict[str, Any]) -> Any:
             except HostError as e:
                 refused[algo] = e
     _LastPage.drop()
+    if "gzip" in raw:
+        raw = unpack_snapshot(raw)
     t0 = time.perf_counter()
     try:
         snapshot = parse_snapshot(raw)
@@ -489,6 +491,50 @@ def _trailing_run(piece: Any, carried: int) -> int:
 def _reject_constant(name: str) -> Any:
     # NaN and Infinity are Python extensions, not JSON (JSON.stringify never writes them).
     raise ValueError(f"{name} is not a JSON value")
+
+
+def unpack_snapshot(packed: dict[str, Any]) -> Any:
+    """The snapshot object of a compressed snapshot ``{"gzip": base64}`` (PROTOCOL.md "Compressed snapshot").
+
+    Bounded like a request: the inflated JSON may not pass ``request_bytes`` (inflated at most one byte beyond it,
+    so a small bomb costs no more than a large request) and is depth-scanned before it is decoded. Anything else
+    than one complete gzip stream of a JSON object is E_REQUEST naming ``snapshot.gzip``."""
+    import base64
+    import binascii
+    import zlib
+
+    field = "snapshot.gzip"
+    data = packed.get("gzip")
+    if set(packed) != {"gzip"} or not isinstance(data, str):
+        raise HostError("E_REQUEST", "a compressed snapshot is {\"gzip\": <base64 string>} and nothing else", field)
+    try:
+        gz = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise HostError("E_REQUEST", f"snapshot.gzip is not base64: {e}", field) from None
+    inflater = zlib.decompressobj(wbits=31)  # a gzip stream, nothing else
+    try:
+        body = inflater.decompress(gz, limits.REQUEST_BYTES + 1)
+    except zlib.error as e:
+        raise HostError("E_REQUEST", f"snapshot.gzip is not gzip data: {e}", field) from None
+    if len(body) > limits.REQUEST_BYTES:
+        raise HostError("E_TOO_LARGE", f"snapshot.gzip inflates beyond the limit request_bytes = "
+                                       f"{limits.REQUEST_BYTES}", field)
+    if not inflater.eof:
+        raise HostError("E_REQUEST", "snapshot.gzip ends before its gzip stream does", field)
+    if inflater.unused_data:
+        raise HostError("E_REQUEST", "snapshot.gzip has data after its gzip stream", field)
+    del gz
+    # The snapshot sits one level below the request's top object.
+    if json_depth_over(body, limits.JSON_DEPTH - 1):
+        raise HostError("E_JSON", f"snapshot.gzip nests deeper than the limit json_depth = {limits.JSON_DEPTH}",
+                        field)
+    try:
+        snapshot = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise HostError("E_JSON", f"snapshot.gzip is not UTF-8 JSON: {e}", field) from None
+    if not isinstance(snapshot, dict):
+        raise HostError("E_REQUEST", "snapshot.gzip must hold a JSON object", field)
+    return snapshot
 
 
 def decode_request(body: bytes) -> dict[str, Any]:

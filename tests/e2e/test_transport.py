@@ -60,3 +60,43 @@ def test_shared_pages_parse_equal_in_both_encodings(main_world_renderer: Rendere
         pytest.skip(f"the shared data sets are absent ({DATASETS} holds {len(pages)} pages, 50 needed)")
     for page in pages:
         assert_same_arrays(main_world_renderer, page)
+
+
+# The press sends the snapshot compressed (extension/src/pack.js, PROTOCOL.md "Compressed snapshot"): one collection
+# with its source, packed in the page by pack.js's own code, inflates to the very same JSON value, whether the bytes
+# are turned into base64 by Uint8Array.toBase64 or by the btoa fallback of browsers without it.
+PACK_JS = (REPO / "extension" / "src" / "pack.js").read_text(encoding="utf-8")
+PACKED = {"packed": f"""async () => {{ {PACK_JS}
+    const pack = globalThis[Symbol.for("centrum.pack")];
+    const s = centrumCollect({{source: true}});
+    const text = JSON.stringify(s);
+    const gz = await pack.gzipBase64(text);
+    const bytes = Uint8Array.from(atob(gz), (c) => c.charCodeAt(0));
+    bytes.toBase64 = undefined;  // the fallback, on the same bytes
+    return JSON.stringify([text, gz, pack.base64(bytes)]);
+}}"""}
+
+
+def assert_packed_inflates_to_the_snapshot(renderer: Renderer, page: Path) -> None:
+    import base64
+    import gzip
+
+    out = renderer.render(page, source=False, extra=PACKED)
+    assert out.extra.get("packed"), f"{page.name}: {out.errors}"
+    text, gz, fallback = json.loads(out.extra["packed"])
+    assert fallback == gz, page.name
+    inflated = gzip.decompress(base64.b64decode(gz, validate=True)).decode("utf-8")
+    assert json.loads(inflated) == json.loads(text) and json.loads(text)["source"], page.name
+
+
+@pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])
+def test_fixture_pages_inflate_to_the_same_snapshot(main_world_renderer: Renderer, page: Path) -> None:
+    assert_packed_inflates_to_the_snapshot(main_world_renderer, page)
+
+
+def test_shared_pages_inflate_to_the_same_snapshot(main_world_renderer: Renderer) -> None:
+    pages = shared_pages(10)
+    if len(pages) < 10:
+        pytest.skip(f"the shared data sets are absent ({DATASETS} holds {len(pages)} pages, 10 needed)")
+    for page in pages:
+        assert_packed_inflates_to_the_snapshot(main_world_renderer, page)

@@ -531,3 +531,70 @@ def test_depth_scan_agrees_with_the_real_nesting(obj: Any, limit: int) -> None:
         # The scan goes slice by slice: a backslash run, a string or a nesting cut by a slice boundary counts alike.
         for slice_bytes in (1, 2, 3, 7):
             assert json_depth_over(text.encode(), limit, slice_bytes) == (_depth(obj) > limit), (text, slice_bytes)
+
+
+# ---- compressed snapshots (PROTOCOL.md "Compressed snapshot") --------------------------------------------------------
+
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+
+
+def gzip_b64(data: bytes) -> str:
+    import base64
+    import gzip
+
+    return base64.b64encode(gzip.compress(data)).decode()
+
+
+def without_timing(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in ("timing_ms", "page")}
+
+
+@pytest.mark.parametrize("name", ["article-comments", "cjk-news", "rtl-article"])
+def test_compressed_snapshot_gives_the_same_answer(host: HostProcess, name: str) -> None:
+    """Golden pages (real Chromium snapshots with their source), default algorithm: the same answer either way."""
+    import gzip
+
+    text = gzip.decompress((PAGES / name / "snapshot.json.gz").read_bytes())
+    plain = host.ask({"v": 1, "id": "p", "type": "extract", "snapshot": json.loads(text)})
+    packed = host.ask({"v": 1, "id": "z", "type": "extract", "snapshot": {"gzip": gzip_b64(text)}})
+    assert plain["status"] == "ok" and packed["status"] == "ok", packed
+    assert plain["result"]["nodes"] and without_timing(packed["result"]) == without_timing(plain["result"])
+
+
+def test_bad_compressed_snapshots_are_refused_and_the_host_goes_on(host: HostProcess) -> None:
+    import base64
+    import gzip
+
+    from centrum.limits import JSON_DEPTH, REQUEST_BYTES
+
+    snapshot = json.dumps(article_page().raw).encode()
+    whole = gzip.compress(snapshot)
+    cases = {
+        "not base64": ({"gzip": "@@@ not base64 @@@"}, "E_REQUEST"),
+        "not gzip": ({"gzip": base64.b64encode(snapshot).decode()}, "E_REQUEST"),
+        "zlib, not gzip": ({"gzip": base64.b64encode(__import__("zlib").compress(snapshot)).decode()}, "E_REQUEST"),
+        "truncated": ({"gzip": base64.b64encode(whole[: len(whole) // 2]).decode()}, "E_REQUEST"),
+        "trailing data": ({"gzip": base64.b64encode(whole + b"more").decode()}, "E_REQUEST"),
+        "a field more": ({"gzip": gzip_b64(snapshot), "protocol": 1}, "E_REQUEST"),
+        "not a string": ({"gzip": 5}, "E_REQUEST"),
+        "not JSON": ({"gzip": gzip_b64(b"<html>")}, "E_JSON"),
+        "not UTF-8": ({"gzip": gzip_b64(b'{"a": "\xff"}')}, "E_JSON"),
+        "NaN": ({"gzip": gzip_b64(b'{"a": NaN}')}, "E_JSON"),
+        "a list": ({"gzip": gzip_b64(b"[1, 2]")}, "E_REQUEST"),
+        "too deep": ({"gzip": gzip_b64(b"[" * JSON_DEPTH + b"]" * JSON_DEPTH)}, "E_JSON"),
+        # A bomb: 100 kB that inflate past request_bytes; the host inflates one byte beyond the limit, no more.
+        "bomb": ({"gzip": gzip_b64(b" " * (REQUEST_BYTES + 1024))}, "E_TOO_LARGE"),
+    }
+    for what, (packed, code) in cases.items():
+        reply = host.ask({"v": 1, "id": what, "type": "extract", "algorithm": "semantic", "snapshot": packed})
+        assert reply["status"] == "error" and reply["error"]["code"] == code, (what, reply)
+        assert reply["error"]["field"] == "snapshot.gzip" and len(reply["error"]["message"]) < 300, (what, reply)
+    # A valid one right after: the host kept serving, and a bad snapshot inside the packing is E_SNAPSHOT as ever.
+    reply = host.ask({"v": 1, "id": "ok", "type": "extract", "algorithm": "semantic", "snapshot": {"gzip": gzip_b64(
+        snapshot)}})
+    assert reply["status"] == "ok" and reply["result"]["nodes"]
+    raw = json.loads(snapshot)
+    raw["elements"]["parent"][3] = 5
+    reply = host.ask({"v": 1, "id": "bad", "type": "extract", "algorithm": "semantic", "snapshot": {
+        "gzip": gzip_b64(json.dumps(raw).encode())}})
+    assert reply["error"]["code"] == "E_SNAPSHOT" and reply["error"]["field"] == "elements.parent[3]"
