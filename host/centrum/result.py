@@ -64,12 +64,17 @@ class Result:
         return self.text if self.text is not None else snapshot.text_of(self.nodes)
 
     def to_json(self, with_debug: bool = True) -> dict[str, Any]:
-        out = asdict(self)
-        out["overlays"] = [o.to_json() for o in self.overlays]
-        if not with_debug:
-            out.pop("debug")
-            out.pop("overlays")
-        return out
+        if with_debug:
+            out = asdict(self)
+            out["overlays"] = [o.to_json() for o in self.overlays]
+            return out
+        # What asdict gives, field by field: asdict deep-copies every node id of every candidate one at a time, most
+        # of the answer's encoding on a large page; without the debug trace nothing here nests a dataclass.
+        return {"algorithm": self.algorithm, "nodes": list(self.nodes),
+                "candidates": [{"nodes": list(c.nodes), "score": c.score, "label": c.label,
+                                "features": dict(c.features)} for c in self.candidates],
+                "message": self.message, "text": self.text, "timing_ms": dict(self.timing_ms),
+                "disclosed": list(self.disclosed)}
 
 
 def basic_overlays(nodes: list[int], candidates: list[Candidate], first: list[Overlay] | None = None) -> list[Overlay]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import html as htmllib
 import re
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -491,16 +492,29 @@ def count_before(mask: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return out
 
 
-def _analyse(source: str | bytes, cfg: Config, variant: str, with_ids: bool) -> _Analysis:
+# The page source without code and ids, per snapshot and ``remove_noscript``: the three variants (the ensemble runs
+# them all on one page) start from the very same bytes, cut once. Weak keys: an entry goes with its snapshot.
+_PREPROCESSED: weakref.WeakKeyDictionary[Snapshot, dict[bool, tuple[bytes, np.ndarray, np.ndarray]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _preprocess(source: str | bytes, noscript: bool, snapshot: Snapshot | None) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The source without code (:func:`remove_code`) and, for a snapshot, without its ids (:func:`_cut_ids`)."""
+    if snapshot is None:
+        return remove_code(source_bytes(source), noscript), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    kept = _PREPROCESSED.setdefault(snapshot, {})
+    if noscript not in kept:
+        kept[noscript] = _cut_ids(remove_code(source_bytes(source), noscript))
+    return kept[noscript]
+
+
+def _analyse(source: str | bytes, cfg: Config, variant: str, snapshot: Snapshot | None) -> _Analysis:
+    """``snapshot``: the snapshot whose source this is (its node ids are cut out and kept), or None for raw HTML."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown DANA variant {variant!r} (known: {', '.join(VARIANTS)})")
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    data = remove_code(source_bytes(source), cfg.remove_noscript)
-    cx_ids = np.zeros(0, dtype=np.int64)
-    cx_pos = np.zeros(0, dtype=np.int64)
-    if with_ids:
-        data, cx_ids, cx_pos = _cut_ids(data)
+    data, cx_ids, cx_pos = _preprocess(source, cfg.remove_noscript, snapshot)
     timing["preprocess"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
@@ -597,7 +611,7 @@ def run_source(html: str | bytes, config: Config | None = None, variant: str = "
     """
     cfg = config or Config()
     t0 = time.perf_counter()
-    an = _analyse(html, cfg, variant, with_ids=False)
+    an = _analyse(html, cfg, variant, None)
     dbg = _debug(an, cfg, variant)
     if an.merged is None:
         return Result(variant, [], debug=dbg, message=_no_region_message(variant), text="",
@@ -622,6 +636,7 @@ class _Spans:
     after: np.ndarray  # (n,) end of its serialized subtree
     text_mid: np.ndarray  # (m,) estimated middle offset of each text node
     text_w: np.ndarray  # (m,) text length (characters)
+    total: np.ndarray  # (n,) text length in each element's subtree (the same for every range asked)
 
 
 def _element_spans(an: _Analysis, snapshot: Snapshot) -> _Spans:
@@ -644,7 +659,9 @@ def _element_spans(an: _Analysis, snapshot: Snapshot) -> _Spans:
     after = np.maximum(pos[snapshot.subtree_end], pos[:n])  # ids out of order must not give negative spans
     seq = snapshot.text_seq
     mid = (pos[np.maximum(seq - 1, 0)] + pos[seq]) // 2
-    return _Spans(pos[:n], after, mid, snapshot.text_len.astype(np.int64))
+    text_w = snapshot.text_len.astype(np.int64)
+    total = snapshot.subtree_sum(snapshot.text_per_element(text_w.astype(float))) if snapshot.m else np.zeros(n)
+    return _Spans(pos[:n], after, mid, text_w, total)
 
 
 def _nodes_for_bytes(spans: _Spans, snapshot: Snapshot, a: int, b: int, cfg: Config) -> list[int]:
@@ -659,11 +676,8 @@ def _nodes_for_bytes(spans: _Spans, snapshot: Snapshot, a: int, b: int, cfg: Con
     """
     inside_t = (spans.text_mid >= a) & (spans.text_mid < b)
     w_in = spans.text_w * inside_t
-    if snapshot.m:
-        total = snapshot.subtree_sum(snapshot.text_per_element(spans.text_w.astype(float)))
-        inside = snapshot.subtree_sum(snapshot.text_per_element(w_in.astype(float)))
-    else:
-        total = inside = np.zeros(snapshot.n)
+    total = spans.total
+    inside = snapshot.subtree_sum(snapshot.text_per_element(w_in.astype(float))) if snapshot.m else total
     sel_total = float(w_in.sum())
     span = spans.after - spans.pos
     ov = np.clip(np.minimum(spans.after, b) - np.maximum(spans.pos, a), 0, None)
@@ -700,7 +714,7 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
     if not snapshot.source:
         return Result(variant, [], message="the snapshot has no page source (collect with source=true): "
                                            f"{variant} works on the serialized HTML")
-    an = _analyse(snapshot.source, cfg, variant, with_ids=True)
+    an = _analyse(snapshot.source, cfg, variant, snapshot)
     dbg = _debug(an, cfg, variant)
     timing = {f"stage.{k}": round(v, 3) for k, v in an.timing.items()}
     if an.merged is None:
