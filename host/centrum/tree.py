@@ -61,17 +61,26 @@ def main_body(snapshot: Snapshot) -> int | None:
     return int(top[np.argmax(snapshot.subtree_end[top] - top)])
 
 
-# What opens a disclosure widget: a button, a <summary>, an element with role=button or with aria-expanded (WAI-ARIA
-# Authoring Practices, "Disclosure", "Accordion"). A trigger's holder (a heading around the button) stays small.
+# What opens a disclosure widget a reader can click: a shown <button>, <summary>, role=button or aria-expanded element
+# (WAI-ARIA Authoring Practices, "Disclosure", "Accordion", "Tabs"), except one that says it opens a popup
+# (aria-haspopup: a menu, a listbox, a dialog) or that is open already. A trigger's holder (a heading around the
+# button) stays small.
 TRIGGER_HOLDER_MAX = 8  # elements in the subtree of the panel's preceding sibling
+ACTION_TEXT_MAX = 0.5  # a panel whose text is mostly in buttons and links is a toolbar or a menu, not content
+FORM_TAGS = ("input", "select", "textarea", "form")  # a panel holding a form is a dialog
+
+
+def _has_word(values: dict[int, str], word: str) -> list[int]:
+    return [i for i, v in values.items() if word in v.lower().split()]
 
 
 def disclosure_panels(snapshot: Snapshot) -> np.ndarray:
-    """Per element: the root of a disclosure widget's panel, the part a reader opens with one click: a child of a
-    ``<details>`` other than its ``<summary>``, the element an ``aria-controls`` names, a ``role=tabpanel``, and the
-    element right after a small sibling that holds a trigger (``<button>`` / ``<summary>`` / ``role=button`` /
-    ``aria-expanded``: the WAI-ARIA disclosure and accordion patterns). Markup only, no class or word lists, so it
-    reads pages in every language the same way. O(n) plus a sort of the parent column."""
+    """Per element: the root of a collapsed disclosure widget's panel, the part a reader opens with one click: a
+    child of a ``<details>`` other than its ``<summary>``, the element a trigger's ``aria-controls`` names, a
+    ``role=tabpanel``, and the element right after a small sibling that holds a trigger (see the constants above).
+    The panel sits in the shown page (its parent is displayed), holds no form and is not mostly buttons and links,
+    so closed dialogs, popup menus and player controls stay out. Markup only, no class or word lists, so it reads
+    pages in every language the same way. O(n) plus a sort of the parent column."""
     n = snapshot.n
     panel = np.zeros(n, dtype=bool)
     if n == 0:
@@ -80,33 +89,38 @@ def disclosure_panels(snapshot: Snapshot) -> np.ndarray:
     par = snapshot.parent
     has_par = par >= 0
     up = np.maximum(par, 0)
-    details = tags == "details"
-    panel |= has_par & details[up] & (tags != "summary")
-    controls = snapshot.attrs.get("aria-controls") or {}
-    if controls:
-        named = {token for value in controls.values() for token in value.split()}
-        ids = [i for i, v in (snapshot.attrs.get("id") or {}).items() if v in named]
-        panel[np.asarray(ids, dtype=np.int64)] = True
-    roles = snapshot.attrs.get("role") or {}
+    attrs = snapshot.attrs
     trigger = (tags == "button") | (tags == "summary")
-    for i, role in roles.items():
-        words = role.lower().split()
-        if "tabpanel" in words:
-            panel[i] = True
-        if "button" in words:
-            trigger[i] = True
-    expanded = snapshot.attrs.get("aria-expanded") or {}
-    if expanded:
-        trigger[np.fromiter(expanded.keys(), dtype=np.int64, count=len(expanded))] = True
+    trigger[_has_word(attrs.get("role") or {}, "button")] = True
+    expanded = attrs.get("aria-expanded") or {}
+    trigger[list(expanded)] = True
+    trigger[[i for i, v in expanded.items() if v.strip().lower() == "true"]] = False
+    popup = attrs.get("aria-haspopup") or {}
+    trigger[[i for i, v in popup.items() if v.strip().lower() not in ("", "false")]] = False
+    trigger &= snapshot.visible
+    panel |= has_par & (tags == "details")[up] & (tags != "summary")
+    named = {t for i, v in (attrs.get("aria-controls") or {}).items() if trigger[i] for t in v.split()}
+    if named:
+        panel[[i for i, v in (attrs.get("id") or {}).items() if v in named]] = True
+    panel[_has_word(attrs.get("role") or {}, "tabpanel")] = True
     size = snapshot.subtree_end - np.arange(n)
     holds = (snapshot.subtree_sum(trigger.astype(np.float64)) > 0) & (size <= TRIGGER_HOLDER_MAX)
     # Previous element sibling: siblings are consecutive once elements are sorted by parent (stable: document order).
     order = np.argsort(par, kind="stable")
     same = par[order[1:]] == par[order[:-1]]
-    after = order[1:][same & holds[order[:-1]]]
-    panel[after] = True
-    panel[~has_par] = False
-    return panel
+    panel[order[1:][same & holds[order[:-1]]]] = True
+    shown = ~covered(snapshot, snapshot.display == "none") & (snapshot.visibility == "visible")
+    panel &= has_par & shown[up]
+    if not panel.any():
+        return panel
+    panel &= snapshot.subtree_sum(np.isin(tags, FORM_TAGS).astype(np.float64)) == 0
+    action = (tags == "button") | (tags == "a")
+    action[_has_word(attrs.get("role") or {}, "button")] = True
+    chars = np.where(snapshot.text_blank, 0, snapshot.text_len).astype(np.float64)
+    in_action = covered(snapshot, action)[snapshot.text_owner]
+    total = snapshot.subtree_sum(snapshot.text_per_element(chars))
+    acted = snapshot.subtree_sum(snapshot.text_per_element(chars * in_action))
+    return panel & ~(acted > ACTION_TEXT_MAX * np.maximum(total, 1))
 
 
 def is_block_display(display: str) -> bool:

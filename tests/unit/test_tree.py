@@ -46,7 +46,8 @@ def test_text_of_mask_leaves_unrendered_text_out_unless_asked():
 
 def _product_page():
     """A product page: a visible summary, then each kind of collapsed disclosure panel, and hidden text that is no
-    panel (a closed menu far from any trigger, a big form whose button does not make the next element a panel)."""
+    panel: a form after a button, a popup menu, a closed dialog (its close button is hidden too), a toolbar of
+    buttons, a closed menu far from any trigger."""
     hide = {"display": "none"}
     return build(E("html", (0, 0, 1000, 2000), [
         E("body", (0, 0, 1000, 2000), [
@@ -62,14 +63,25 @@ def _product_page():
                 ]),
                 E("div", (0, 0, 0, 0), [E("p", (0, 0, 0, 0), [T("Wash cold, dry flat.", [])])], name="after_button",
                   **hide),
-                E("a", (0, 140, 200, 20), [T("Sizes")], attrs={"aria-controls": "size-chart", "href": "#s"}),
+                E("span", (0, 140, 200, 20), [T("Sizes")],
+                  attrs={"role": "button", "aria-expanded": "false", "aria-controls": "size-chart"}),
+                E("p", (0, 160, 800, 20), [T("Free returns.")]),
                 E("table", (0, 0, 0, 0), [E("td", (0, 0, 0, 0), [T("EU 42 = US 9", [])])], id="size-chart",
                   name="controlled", **hide),
                 E("div", (0, 0, 0, 0), [T("Ships in two days.", [])], name="tabpanel", attrs={"role": "tabpanel"},
                   **hide),
-                E("form", (0, 300, 800, 400), [E("input", (0, 300, 100, 20)) for _ in range(8)]
-                  + [E("button", (0, 330, 100, 20), [T("Send")])], name="form"),
-                E("div", (0, 0, 0, 0), [T("Thanks for your message.", [])], name="after_form", **hide),
+                E("button", (0, 200, 100, 20), [T("Ask us")]),
+                E("div", (0, 0, 0, 0), [E("textarea", (0, 0, 0, 0)), T("Thanks for your message.", [])],
+                  name="after_form", **hide),
+                E("button", (0, 240, 100, 20), [T("Share")], attrs={"aria-haspopup": "menu"}),
+                E("ul", (0, 0, 0, 0), [E("li", (0, 0, 0, 0), [T("Copy the link", [])])], name="popup", **hide),
+                E("div", (0, 0, 0, 0), [
+                    E("button", (0, 0, 0, 0), [T("Close", [])]),
+                    E("p", (0, 0, 0, 0), [T("Sign up for our newsletter.", [])], name="in_dialog"),
+                ], name="dialog", **hide),
+                E("button", (0, 280, 100, 20), [T("Play")]),
+                E("div", (0, 0, 0, 0), [E("button", (0, 0, 0, 0), [T("Mute the video now", [])]), T("0:00", [])],
+                  name="toolbar", **hide),
             ], name="main"),
             E("nav", (0, 0, 0, 0), [T("Menu: home, shop, cart", [])], name="menu", **hide),
         ], name="body"),
@@ -82,8 +94,7 @@ def test_disclosure_panels_follow_the_markup_of_disclosure_widgets_only():
     panels = tree.disclosure_panels(s)
     for name in ("in_details", "after_button", "controlled", "tabpanel"):
         assert panels[ids[name]], name
-    # A form of nine elements is no trigger's small holder; a menu after nothing is no panel; nor is the summary.
-    for name in ("after_form", "menu", "intro", "details", "form"):
+    for name in ("after_form", "popup", "dialog", "in_dialog", "toolbar", "menu", "intro", "details", "main"):
         assert not panels[ids[name]], name
     assert not panels[s.tags == "summary"].any()
 
@@ -95,7 +106,8 @@ def test_the_text_joiner_keeps_disclosed_text_and_the_result_lists_its_panels():
     for shown in ("Shoe made of recycled foam.", "Materials", "Upper: knit polyester.", "Sole: natural rubber.",
                   "Wash cold, dry flat.", "EU 42 = US 9", "Ships in two days."):
         assert shown in text, shown
-    assert "Thanks for your message." not in text
+    for hidden in ("Thanks for your message.", "Copy the link", "Sign up", "Mute the video"):
+        assert hidden not in text, hidden
     assert "Menu" not in s.text_of([ids["body"]])
     # Document order, every line its own block.
     assert text.index("Materials") < text.index("Upper: knit") < text.index("Wash cold") < text.index("EU 42")
