@@ -90,11 +90,16 @@ async function start(tabId) {
     const request = { algorithm, snapshot, debug: false };
     if (opts.params) request.params = opts.params;
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
-    return await view(tabId, "highlight", {
-      algorithm: result.algorithm, nodes: result.nodes, text: result.text, message: result.message,
-      timing_ms: result.timing_ms, page: typeof result.page === "string" ? result.page : null,
+    // The answer's text (as long as the article) goes into the page only when none of the answer's elements can be
+    // shown there: the highlight reads it in that case only (modes/highlight.js), and passing it costs.
+    const shown = {
+      algorithm: result.algorithm, nodes: result.nodes, message: result.message, timing_ms: result.timing_ms,
+      page: typeof result.page === "string" ? result.page : null,
       disclosed: Array.isArray(result.disclosed) ? result.disclosed : [],
-    });
+      hasText: typeof result.text === "string" && result.text !== "",
+    };
+    const out = await view(tabId, "highlight", shown);
+    return out && out.needsText ? await view(tabId, "highlight", { ...shown, text: result.text }) : out;
   } catch (e) {
     const error = errorOf(e);
     console.warn("Centrum:", error.code, error.message);

@@ -75,8 +75,13 @@ APART = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tid
 <p id="note">A note in the same scrolling pane.</p></div>
 <footer id="foot">Footer, copyright and contact.</footer></body></html>"""
 
+# A page that swaps its body for a copy every few milliseconds (as often as timers run): the elements collected are
+# gone when the answer comes back, so only the answer's text can be shown.
+SWAPPING = LONG.replace("</head>", "<script>setInterval(() => "
+                                   "document.body.replaceWith(document.body.cloneNode(true)), 1);</script></head>")
+
 PAGES = {"/article.html": ARTICLE, "/plain.html": NO_MARKUP, "/long.html": LONG, "/huge.html": HUGE,
-         "/apart.html": APART}
+         "/apart.html": APART, "/swapping.html": SWAPPING}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -317,6 +322,26 @@ def test_what_moves_apart_from_the_document_is_dimmed_by_opacity(chromium: Sessi
     chromium.press(page)
     page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
     assert page.evaluate("() => document.documentElement.outerHTML") == before
+
+
+def test_answer_text_when_its_elements_are_gone(chromium: Session, server: str) -> None:
+    # Zoning's answer carries its text. The background sends the text into the page only when the page asks for it
+    # (none of the answer's elements is there any more): then it is read as before.
+    chromium.set_storage({"algorithm": "zoning"})
+    try:
+        page = chromium.open(f"{server}/swapping.html")
+        chromium.press(page)
+        shown = wait_toast(page, "cannot outline")
+        assert shown["visible"] and stage(page) is None
+        assert page.evaluate("() => document.querySelectorAll('[data-centrum-main]').length") == 0
+        chromium.press(page)
+        wait_stage(chromium, page, "reader")
+        text = ui_eval(page, "(root) => root.querySelector('.reader').innerText")
+        assert "the river carried silt from the mountains" in text
+        chromium.press(page)
+        page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
+    finally:
+        chromium.set_storage({"algorithm": "semantic"})
 
 
 def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None:

@@ -169,6 +169,8 @@
   function highlight(result) {
     const map = nodeList();
     const nodes = (result.nodes || []).map((i) => map[i]).filter((el) => el && el.nodeType === 1 && el.isConnected);
+    // Nothing to outline, but the answer has a text that the background did not send along: ask for it.
+    if (!nodes.length && result.text === undefined && result.hasText) return { stage: state.stage, needsText: true };
     state.algorithm = result.algorithm || "";
     state.result = result;
     if (!nodes.length && !result.text) return nothingFound(result);
