@@ -87,23 +87,36 @@ async function start(tabId) {
     // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
     // when the reader opens: readerOutputs).
     const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata, true);
-    const request = { algorithm, snapshot, debug: false };
+    // The answer's text (as long as the article) is asked for only when none of the answer's elements can be shown
+    // in the page: the highlight reads it in that case only (modes/highlight.js), and on a large page it is most of
+    // the answer, which the browser reads from the host's pipe and hands on to the page.
+    const request = { algorithm, snapshot, debug: false, text: false };
     if (opts.params) request.params = opts.params;
     const result = await host.request("extract", request, opts.timeoutMs, opts.maxRequestBytes);
-    // The answer's text (as long as the article) goes into the page only when none of the answer's elements can be
-    // shown there: the highlight reads it in that case only (modes/highlight.js), and passing it costs.
     const shown = {
       algorithm: result.algorithm, nodes: result.nodes, message: result.message, timing_ms: result.timing_ms,
       page: typeof result.page === "string" ? result.page : null,
       disclosed: Array.isArray(result.disclosed) ? result.disclosed : [],
-      hasText: typeof result.text === "string" && result.text !== "",
+      hasText: result.text_chars > 0 || (typeof result.text === "string" && result.text !== ""),
     };
     const out = await view(tabId, "highlight", shown);
-    return out && out.needsText ? await view(tabId, "highlight", { ...shown, text: result.text }) : out;
+    return out && out.needsText ? await view(tabId, "highlight", { ...shown, text: await answerText(result, opts) })
+      : out;
   } catch (e) {
     const error = errorOf(e);
     console.warn("Centrum:", error.code, error.message);
     return await view(tabId, "error", error);
+  }
+}
+
+/* The text of an answer asked for without it (the host keeps the page: the outputs request gives it), or null. */
+async function answerText(result, opts) {
+  if (typeof result.text === "string") return result.text;
+  try {
+    return (await host.request("outputs", { page: result.page, outputs: ["text"] }, opts.timeoutMs)).text ?? null;
+  } catch (e) {
+    console.warn("Centrum: answer text:", errorOf(e).code, errorOf(e).message);
+    return null;
   }
 }
 

@@ -192,7 +192,7 @@ def _run_one(name: str, snapshot: Any, params: Any, parse_ms: float, debug: bool
 # What an extract request may ask for besides the Result (PROTOCOL.md "Request"): the reader's header, its "Copy as
 # Markdown" and its "Save" buttons take them from the host, the one place that builds them. The press asks for none
 # (they cost more than the algorithm on a large page); the reader asks with an `outputs` request when it opens.
-EXTRA_OUTPUTS = ("metadata", "markdown", "html")
+EXTRA_OUTPUTS = ("metadata", "markdown", "html", "text")
 
 
 def _requested_outputs(request: dict[str, Any]) -> tuple[str, ...]:
@@ -218,8 +218,10 @@ def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[
         except Exception:
             log.error("metadata failed:\n%s", traceback.format_exc())
             extra["metadata"] = snapshot_metadata(snapshot, result.text).to_json()
+    if "text" in outputs:
+        extra["text"] = result.text
     for name in outputs:
-        if name == "metadata":
+        if name in ("metadata", "text"):
             continue
         try:
             extra[name] = out.markdown() if name == "markdown" else out.html()
@@ -296,6 +298,9 @@ def handle_extract(request: dict[str, Any]) -> Any:
         raise HostError("E_REQUEST", "debug must be true or false", "debug")
     params = request.get("params")
     outputs = _requested_outputs(request)
+    with_text = request.get("text", True)
+    if not isinstance(with_text, bool):
+        raise HostError("E_REQUEST", "text must be true or false", "text")
     # Every field is read. When the host handed the request over (Host._answer), this was its last reference: the
     # decoded snapshot (on a large page more memory than the parsed arrays) then dies with the parse below instead
     # of living beside every algorithm.
@@ -327,6 +332,8 @@ def handle_extract(request: dict[str, Any]) -> Any:
     if name != "all":
         result = _run(name, snapshot, params, parse_ms, debug)
         answer: dict[str, Any] = result.to_json(with_debug=debug)
+        if not with_text:
+            _text_on_demand(answer)
         if outputs:
             extra = _page_outputs(snapshot, result, outputs)
             answer["timing_ms"] = {**answer.get("timing_ms", {}), **extra.pop("timing_ms")}
@@ -344,6 +351,15 @@ def handle_extract(request: dict[str, Any]) -> Any:
             all_results[algo] = _error_slot(algo, e, parse_ms)
     _trim_debug(list(all_results.values()))
     return all_results
+
+
+def _text_on_demand(answer: dict[str, Any]) -> None:
+    """The answer without its text, which says how long the text is (PROTOCOL.md "Request": ``"text": false``): the
+    press reads the text only when the page can show none of the answer's elements, and on a large page it is most of
+    the answer, which the browser reads from the host's pipe before anything else can happen."""
+    text = answer.get("text")
+    answer["text"] = None
+    answer["text_chars"] = len(text) if isinstance(text, str) else 0
 
 
 def _trim_debug(results: list[dict[str, Any]]) -> None:

@@ -598,3 +598,24 @@ def test_bad_compressed_snapshots_are_refused_and_the_host_goes_on(host: HostPro
     reply = host.ask({"v": 1, "id": "bad", "type": "extract", "algorithm": "semantic", "snapshot": {
         "gzip": gzip_b64(json.dumps(raw).encode())}})
     assert reply["error"]["code"] == "E_SNAPSHOT" and reply["error"]["field"] == "elements.parent[3]"
+
+
+def test_text_on_demand(host: HostProcess) -> None:
+    """``"text": false``: the answer leaves the Result's text out and says how long it is; ``outputs: ["text"]``
+    gives exactly that text (PROTOCOL.md "Text on demand")."""
+    import gzip
+
+    raw = json.loads(gzip.decompress((PAGES / "article-comments" / "snapshot.json.gz").read_bytes()))
+    full = host.ask({"v": 1, "id": "f", "type": "extract", "algorithm": "zoning", "snapshot": raw})
+    lean = host.ask({"v": 1, "id": "l", "type": "extract", "algorithm": "zoning", "snapshot": raw, "text": False})
+    text = full["result"]["text"]
+    assert isinstance(text, str) and len(text) > 100
+    assert lean["result"]["text"] is None and lean["result"]["text_chars"] == len(text)
+    assert lean["result"]["nodes"] == full["result"]["nodes"]
+    got = host.ask({"v": 1, "id": "t", "type": "outputs", "page": lean["result"]["page"], "outputs": ["text"]})
+    assert got["status"] == "ok" and got["result"]["text"] == text
+    semantic = host.ask({"v": 1, "id": "s", "type": "extract", "algorithm": "semantic", "snapshot": raw, "text": False})
+    assert semantic["result"]["text"] is None and semantic["result"]["text_chars"] == 0  # it states no text
+    for bad in ("no", 0, None):
+        reply = host.ask({"v": 1, "id": "b", "type": "extract", "algorithm": "semantic", "snapshot": raw, "text": bad})
+        assert reply["error"]["code"] == "E_REQUEST" and reply["error"]["field"] == "text", reply
