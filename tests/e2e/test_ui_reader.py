@@ -195,6 +195,16 @@ def open_reader_tab(ui: Session, page: Page) -> Page:
     return tab
 
 
+def open_in_reader(ui: Session, url: str) -> Page:
+    """Open ``url`` and press twice (highlight, then the reader in the page); the page once the reader is up."""
+    page = ui.open(url)
+    ui.press(page)
+    wait_stage(ui, page, "highlight")
+    ui.press(page)
+    wait_stage(ui, page, "reader")
+    return page
+
+
 def click_bar(page: Page, action: str) -> None:
     ui_click(page, f".reader .bar [data-action='{action}']")
 
@@ -309,11 +319,7 @@ def test_reader_in_its_own_tab(ui: Session, server: str) -> None:
 
 @pytest.mark.parametrize(("path", "direction", "cjk"), [("/rtl.html", "rtl", False), ("/cjk.html", "ltr", True)])
 def test_reader_script_direction_and_cjk(ui: Session, server: str, path: str, direction: str, cjk: bool) -> None:
-    page = ui.open(f"{server}{path}")
-    ui.press(page)
-    wait_stage(ui, page, "highlight")
-    ui.press(page)
-    wait_stage(ui, page, "reader")
+    page = open_in_reader(ui, f"{server}{path}")
     r = ui_eval(page, READER)
     assert r["dir"] == direction
     assert ("cjk" in r["cls"]) is cjk
@@ -335,11 +341,7 @@ def test_reader_script_direction_and_cjk(ui: Session, server: str, path: str, di
 def test_reader_shows_the_text_of_collapsed_disclosure_panels_open(ui: Session, server: str) -> None:
     """The answer keeps the text a reader opens with one click (host: Snapshot.text_disclosed), and the reader view
     shows those panels open; hidden text that is no panel of the answer (a closed menu) stays out."""
-    page = ui.open(f"{server}/product.html")
-    ui.press(page)
-    wait_stage(ui, page, "highlight")
-    ui.press(page)
-    wait_stage(ui, page, "reader")
+    page = open_in_reader(ui, f"{server}/product.html")
     r = ui_eval(page, READER)
     for needle in ("A light shoe for long runs", "Materials", "Upper of recycled knit", "Wash cold and dry flat",
                    "order half a size up"):
