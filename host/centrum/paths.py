@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
@@ -99,3 +102,21 @@ def make_private(path: Path) -> None:
 def _ours(st: os.stat_result) -> bool:
     getuid = getattr(os, "getuid", None)
     return getuid is None or st.st_uid == getuid()
+
+
+@contextmanager
+def atomic_path(final: Path) -> Iterator[Path]:
+    """A temporary path beside ``final`` to write to; on success it replaces ``final`` in one step (``os.replace``),
+    on any error it is removed and the error goes on. So a reader, a resumed run or a worker killed mid-write never
+    sees half a file. The name starts with a dot (folder readers such as pyarrow's datasets and ``*.parquet`` globs
+    skip it) and is unique, so concurrent writers of the same entry never share one."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

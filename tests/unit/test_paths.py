@@ -81,3 +81,24 @@ def test_a_folder_in_place_of_a_private_file_stays_a_folder(tmp_path: Path) -> N
     assert (tmp_path / "db").is_dir() and mode(tmp_path / "db") & 0o700 == 0o700
     with pytest.raises(OSError):
         paths.private_file(tmp_path / "no" / "such" / "file")
+
+
+def test_atomic_path_replaces_whole_files_only(tmp_path: Path) -> None:
+    from centrum.paths import atomic_path
+
+    final = tmp_path / "sub" / "entry.parquet"
+    with atomic_path(final) as tmp:
+        assert tmp.parent == final.parent and tmp.name.startswith(".entry.parquet.") and not final.exists()
+        tmp.write_text("first")
+    assert final.read_text() == "first"
+    # A write that fails half way leaves the old file and no temporary behind, and the error goes on.
+    with pytest.raises(RuntimeError), atomic_path(final) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert final.read_text() == "first" and sorted(p.name for p in final.parent.iterdir()) == ["entry.parquet"]
+    # Two writers of the same entry never share a temporary file.
+    with atomic_path(final) as a, atomic_path(final) as b:
+        assert a != b
+        a.write_text("a")
+        b.write_text("b")
+    assert final.read_text() == "a" and sorted(p.name for p in final.parent.iterdir()) == ["entry.parquet"]

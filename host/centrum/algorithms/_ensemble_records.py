@@ -22,13 +22,14 @@ reads back bit for bit and a model trained from it is byte-identical to one trai
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ..paths import atomic_path
 
 if TYPE_CHECKING:  # imported where used: `import centrum` and commands other than train do not load pyarrow
     import pyarrow as pa
@@ -167,21 +168,17 @@ def record_from_tables(candidates: pa.Table, blocks: pa.Table, names: Sequence[s
 
 
 def write_table(path: Path, table: pa.Table) -> bool:
-    """Write ``table`` to ``path`` through a temporary file and ``os.replace`` (a reader never sees half a file);
-    False when the write failed (the entry stays uncached)."""
+    """Write ``table`` to ``path`` through ``paths.atomic_path`` (a reader never sees half a file); False when the
+    write failed (the entry stays uncached)."""
     import pyarrow.parquet as pq
 
-    # A dot name: folder readers (pyarrow.dataset, pandas, DuckDB globs of *.parquet) skip a write in progress.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Snappy (Parquet's usual codec) and no dictionary or statistics for the feature columns: a page's file is
-        # small and read whole, so what counts is decoding ~200 short columns fast, not skipping or shrinking them.
-        pq.write_table(table, tmp, compression="snappy", write_statistics=False,
-                       use_dictionary=[c for c in ("dataset", "id", "extractor") if c in table.column_names])
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            # Snappy (Parquet's usual codec) and no dictionary or statistics for the feature columns: a page's file
+            # is small and read whole, so what counts is decoding ~200 short columns fast, not skipping or shrinking.
+            pq.write_table(table, tmp, compression="snappy", write_statistics=False,
+                           use_dictionary=[c for c in ("dataset", "id", "extractor") if c in table.column_names])
     except OSError:
-        tmp.unlink(missing_ok=True)
         return False
     return True
 

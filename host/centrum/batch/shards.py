@@ -5,10 +5,11 @@ record ids in them are what ``--resume`` skips."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from ..paths import atomic_path
 
 FORMATS = ("parquet", "jsonl")
 PREFIX = "part-"
@@ -76,17 +77,16 @@ class ShardWriter:
         if not self.rows:
             return
         final = self.out / f"{PREFIX}{self.next_index:05d}.{self.fmt}"
-        tmp = self.out / f".{final.name}.tmp"
-        if self.fmt == "jsonl":
-            with tmp.open("w", encoding="utf-8") as f:
-                for row in self.rows:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        with atomic_path(final) as tmp:  # whole shards only: a reader or --resume never sees half a file
+            if self.fmt == "jsonl":
+                with tmp.open("w", encoding="utf-8") as f:
+                    for row in self.rows:
+                        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            else:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
 
-            pq.write_table(pa.Table.from_pylist(self.rows, schema=_schema()), tmp, compression="zstd")
-        os.replace(tmp, final)  # whole shards only: a reader or --resume never sees half a file
+                pq.write_table(pa.Table.from_pylist(self.rows, schema=_schema()), tmp, compression="zstd")
         self.written.append(final)
         self.next_index += 1
         self.rows = []

@@ -4,8 +4,8 @@ The key is the sha256 of the page bytes, the collector (its ``VERSION`` and a ha
 collector never serves stale snapshots even if its version string was not bumped), the renderer's
 ``RENDERER_VERSION`` (bumped by hand when loading or decoding changes), the window size and the names and versions
 of the in-page ``extra`` functions (Readability.js). An entry stores
-``{"raw", "stylesheets", "timing", "extra", "errors", "warnings"}``; writes go through a temporary file and
-``os.replace`` so a killed worker never leaves half an entry behind, and an unreadable entry counts as a miss.
+``{"raw", "stylesheets", "timing", "extra", "errors", "warnings"}``; writes go through ``paths.atomic_path`` so a
+killed worker never leaves half an entry behind, and an unreadable entry counts as a miss.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ import functools
 import gzip
 import hashlib
 import json
-import os
 import re
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
 
-from ..paths import cache_root
+from ..paths import atomic_path, cache_root
 
 _VERSION = re.compile(r"""\bVERSION\s*=\s*["']([^"']+)["']""")
 
@@ -76,12 +74,5 @@ class SnapshotCache:
         return entry if isinstance(entry, dict) and "raw" in entry else None
 
     def store(self, key: str, entry: dict[str, Any]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8", compresslevel=5) as f:
-                json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, self.path(key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(self.path(key)) as tmp, gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
+            json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))
