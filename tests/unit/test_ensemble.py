@@ -163,7 +163,7 @@ def test_arc90_scores_follow_readability():
     assert row["aside"][col["arc90_top_recall"]] == 0 and row["aside"][col["arc90_top_precision"]] == 0
 
 
-def test_char_counts_per_text_node_match_the_regexes_above_the_bmp_too():
+def test_char_counts_per_text_node_match_the_regexes_above_the_bmp_too(monkeypatch: pytest.MonkeyPatch) -> None:
     import re
 
     texts = ["a1\u0663\U0001d7d8x.", "\u30029\U000104a0!", "none here"]
@@ -174,6 +174,15 @@ def test_char_counts_per_text_node_match_the_regexes_above_the_bmp_too():
     marks, digits = F.char_counts(s, tn, [(B._SENTENCE_PUNCT, None), (B._digits(), str.isdecimal)])
     assert digits.tolist() == [len(re.findall(r"\d", s.texts[t])) for t in tn] == [3, 2, 0]
     assert marks.tolist() == [len(re.findall(r"[.!?。！？؟।]", s.texts[t])) for t in tn] == [1, 2, 0]
+    # Counted in runs of characters (bounded memory on large pages): any run length gives the same counts, down to
+    # runs shorter than one text node, and a subset of the nodes in any order.
+    for chunk in (1, 3, 7, 1 << 20):
+        monkeypatch.setattr(F, "CHAR_COUNT_CHUNK", chunk)
+        again = F.char_counts(s, tn, [(B._SENTENCE_PUNCT, None), (B._digits(), str.isdecimal)])
+        assert [a.tolist() for a in again] == [marks.tolist(), digits.tolist()]
+        some = F.char_counts(s, np.array([2, 0]), [(B._digits(), str.isdecimal)])[0]
+        assert some.tolist() == [0, 3]
+    assert [a.tolist() for a in F.char_counts(s, np.zeros(0, dtype=np.int64), [(B._digits(), None)])] == [[]]
 
 
 def _model_for(b, results=None):

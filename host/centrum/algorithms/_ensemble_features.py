@@ -63,23 +63,38 @@ def char_table(chars: str) -> np.ndarray:
     return table
 
 
+CHAR_COUNT_CHUNK = 1 << 20  # characters per run of char_counts
+
+
 def char_counts(snap: Snapshot, text_nodes: np.ndarray,
                 classes: Sequence[tuple[np.ndarray, Callable[[str], bool] | None]]) -> list[np.ndarray]:
     """Per character class, per entry of ``text_nodes``: how many of its characters are in the class. A class is a
     BMP lookup table (:func:`char_table`) and an optional test for the rare code points above the BMP. One C-level
     encode of the joined texts and a table lookup per class (Python loops over regex matches were a hot spot)."""
     texts = snap.texts
-    joined = "\x00".join([texts[t] for t in text_nodes.tolist()])
-    code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    node_ends = np.cumsum(snap.text_len[text_nodes] + 1)[:-1]  # where each next text node starts in `joined`
-    bmp = np.minimum(code, 0xFFFF)
-    astral = np.nonzero(code > 0xFFFF)[0]
-    out = []
-    for table, above_bmp in classes:
-        pos = np.nonzero(table[bmp])[0]
-        if above_bmp is not None and astral.size:
-            pos = np.concatenate([pos, astral[[above_bmp(chr(int(c))) for c in code[astral]]]])
-        out.append(np.bincount(np.searchsorted(node_ends, pos, side="right"), minlength=text_nodes.size))
+    out = [np.zeros(text_nodes.size, dtype=np.int64) for _ in classes]
+    if text_nodes.size == 0:
+        return out
+    # In runs of about CHAR_COUNT_CHUNK characters: the code points take 4 bytes each and their copies several
+    # times that, which on a 100k-element page was the host's peak memory.
+    lengths = snap.text_len[text_nodes] + 1
+    total = np.cumsum(lengths)
+    i = 0
+    while i < text_nodes.size:
+        before = int(total[i - 1]) if i else 0
+        j = max(int(np.searchsorted(total, before + CHAR_COUNT_CHUNK, side="right")), i + 1)
+        run = text_nodes[i:j]
+        joined = "\x00".join([texts[t] for t in run.tolist()])
+        code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        node_ends = np.cumsum(lengths[i:j])[:-1]  # where each next text node starts in `joined`
+        bmp = np.minimum(code, 0xFFFF)
+        astral = np.nonzero(code > 0xFFFF)[0]
+        for k, (table, above_bmp) in enumerate(classes):
+            pos = np.nonzero(table[bmp])[0]
+            if above_bmp is not None and astral.size:
+                pos = np.concatenate([pos, astral[[above_bmp(chr(int(c))) for c in code[astral]]]])
+            out[k][i:j] = np.bincount(np.searchsorted(node_ends, pos, side="right"), minlength=run.size)
+        i = j
     return out
 
 

@@ -162,7 +162,10 @@ def _collapse_whitespace(c: np.ndarray, keep_newlines: bool) -> np.ndarray:
     ws = c <= 0x20  # space, tab, CR, LF, FF (other control bytes do not occur in real HTML text)
     keep = np.ones(c.size, dtype=bool)
     if c.size > 1:
-        keep[1:] = ~(ws[1:] & ws[:-1])
+        # In place: on a large page each boolean temporary is as large as the source itself.
+        np.logical_and(ws[1:], ws[:-1], out=keep[1:])
+        np.logical_not(keep[1:], out=keep[1:])
+    del ws
     if keep_newlines:
         keep |= c == 10
     return keep
