@@ -296,8 +296,7 @@ class Snapshot:
     def disclosed_in(self, nodes: list[int] | np.ndarray) -> list[int]:
         """The disclosure panels under ``nodes`` that hold disclosed text, and the ``<details>`` there that hold any
         text, in document order: the answer's text includes theirs, so the reader view shows them open. (Chromium
-        lays out a closed ``<details>``'s content, so its text has rectangles and counts as rendered; Firefox does
-        not.)"""
+        lays out a closed ``<details>``'s content, so its text has rectangles and counts as rendered anyway.)"""
         if self.m == 0 or len(nodes) == 0:
             return []
         details = self.tags == "details"
