@@ -324,11 +324,21 @@ def test_what_moves_apart_from_the_document_is_dimmed_by_opacity(chromium: Sessi
     assert page.evaluate("() => document.documentElement.outerHTML") == before
 
 
+@contextlib.contextmanager
+def algorithm(session: Session, name: str) -> Iterator[None]:
+    """The extension set to algorithm ``name`` for the block, then back to the module's setting (semantic: the host's
+    default reads the page source, which most of these tests do not want)."""
+    session.set_storage({"algorithm": name})
+    try:
+        yield
+    finally:
+        session.set_storage({"algorithm": "semantic"})
+
+
 def test_answer_text_when_its_elements_are_gone(chromium: Session, server: str) -> None:
     # Zoning's answer carries its text. The background sends the text into the page only when the page asks for it
     # (none of the answer's elements is there any more): then it is read as before.
-    chromium.set_storage({"algorithm": "zoning"})
-    try:
+    with algorithm(chromium, "zoning"):
         page = chromium.open(f"{server}/swapping.html")
         chromium.press(page)
         shown = wait_toast(page, "cannot outline")
@@ -340,21 +350,16 @@ def test_answer_text_when_its_elements_are_gone(chromium: Session, server: str) 
         assert "the river carried silt from the mountains" in text
         chromium.press(page)
         page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=30_000)
-    finally:
-        chromium.set_storage({"algorithm": "semantic"})
 
 
 def test_host_error_is_shown_on_the_page(chromium: Session, server: str) -> None:
-    chromium.set_storage({"algorithm": "no-such-algorithm"})
-    try:
+    with algorithm(chromium, "no-such-algorithm"):
         page = chromium.open(f"{server}/article.html")
         chromium.press(page)
         shown = wait_toast(page, "E_UNKNOWN_ALGORITHM")
         assert shown["role"] == "alert" and shown["visible"]
         assert "no-such-algorithm" in shown["text"]
         assert stage(page) is None  # nothing highlighted
-    finally:
-        chromium.set_storage({"algorithm": "semantic"})
     # The next press (same host process) works.
     chromium.press(page)
     wait_stage(chromium, page, "highlight")
@@ -365,13 +370,10 @@ def test_answer_over_1mb_is_reassembled(chromium: Session, server: str) -> None:
     # several 1 MB-capped native messages that the background must reassemble in order before it can parse the
     # answer and highlight. (An error message no longer quotes a huge parameter: the host caps parameter strings,
     # PROTOCOL.md "Limits".)
-    chromium.set_storage({"algorithm": "zoning"})
-    try:
+    with algorithm(chromium, "zoning"):
         page = chromium.open(f"{server}/huge.html")
         chromium.press(page)
         wait_stage(chromium, page, "highlight")
-    finally:
-        chromium.set_storage({"algorithm": "semantic"})  # the module's setting (the host's default reads source)
     # The request went compressed (PROTOCOL.md "Compressed snapshot"): its snapshot is over 1.5 MB as JSON.
     assert last_extract_bytes(chromium) < 400_000
 
