@@ -541,22 +541,16 @@ def unpack_snapshot(packed: dict[str, Any]) -> Any:
         raise HostError("E_REQUEST", "snapshot.gzip has data after its gzip stream", field)
     del gz
     # The snapshot sits one level below the request's top object.
-    if json_depth_over(body, limits.JSON_DEPTH - 1):
-        raise HostError("E_JSON", f"snapshot.gzip nests deeper than the limit json_depth = {limits.JSON_DEPTH}",
-                        field)
-    try:
-        snapshot = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise HostError("E_JSON", f"snapshot.gzip is not UTF-8 JSON: {e}", field) from None
-    if not isinstance(snapshot, dict):
-        raise HostError("E_REQUEST", "snapshot.gzip must hold a JSON object", field)
-    return snapshot
+    return decode_request(body, what=field, depth=limits.JSON_DEPTH - 1)
 
 
-def decode_request(body: bytes) -> dict[str, Any]:
-    """The request object of one frame, or HostError E_JSON / E_REQUEST (PROTOCOL.md "Limits" and error table)."""
-    if json_depth_over(body, limits.JSON_DEPTH):
-        raise HostError("E_JSON", f"request nests deeper than the limit json_depth = {limits.JSON_DEPTH}")
+def decode_request(body: bytes, what: str = "request", depth: int | None = None) -> dict[str, Any]:
+    """The request object of one frame, or HostError E_JSON / E_REQUEST (PROTOCOL.md "Limits" and error table).
+    Also the object inside a compressed snapshot (``what="snapshot.gzip"``, named as the error's field, one level
+    less ``depth``)."""
+    field = None if what == "request" else what
+    if json_depth_over(body, limits.JSON_DEPTH if depth is None else depth):
+        raise HostError("E_JSON", f"{what} nests deeper than the limit json_depth = {limits.JSON_DEPTH}", field)
     try:
         text = body.decode("utf-8")
         # The bytes are not read again: when the caller handed them over (Host.serve), they go before the decoded
@@ -564,9 +558,9 @@ def decode_request(body: bytes) -> dict[str, Any]:
         del body
         request = json.loads(text, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise HostError("E_JSON", f"request is not UTF-8 JSON: {e}") from None
+        raise HostError("E_JSON", f"{what} is not UTF-8 JSON: {e}", field) from None
     if not isinstance(request, dict):
-        raise HostError("E_REQUEST", "request must be a JSON object")
+        raise HostError("E_REQUEST", f"{what} must be a JSON object", field)
     return request
 
 
