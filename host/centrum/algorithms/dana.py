@@ -526,7 +526,8 @@ def _analyse(source: str | bytes, cfg: Config, variant: str, snapshot: Snapshot 
     clean = raw[keep]
     if cx_pos.size:
         cx_pos = count_before(keep, cx_pos)
-    # The uncleaned source and its mask are not read again: they go before the later passes allocate theirs.
+    # The uncleaned source's view and its mask are not read again: they go before the later passes allocate theirs
+    # (the cut source itself stays in _PREPROCESSED for the snapshot's other DANA variants).
     del raw, keep, data
     # Tag spans are found once and carried through the two later edits (DANA does not need them).
     iv = tag_intervals(clean) if variant != "dana" else None
