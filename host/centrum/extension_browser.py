@@ -81,6 +81,21 @@ class Session:
             raise ExtensionBrowserError(f"no tab target for {page.url}: {tabs}")
         self.cdp.send("Extensions.triggerAction", {"id": EXTENSION_ID, "targetId": matches[-1]})
 
+    def first_press(self, page: Any, settle_s: float = 5.0) -> None:
+        """The first press after the browser started. In full test runs Chromium twice ignored it outright (3 of 6 runs
+        this session had one: no script injected, no message, nothing in the extension's log; not reproduced alone or
+        under load), so when nothing of the extension is in the page after ``settle_s`` the button is pressed once
+        more, and ``logs`` says so. Every later press is :meth:`press`, without a second chance."""
+        self.worker()
+        self.press(page)
+        deadline = time.monotonic() + settle_s
+        while time.monotonic() < deadline:
+            if extension_world_eval(page, "() => true"):
+                return
+            time.sleep(0.1)
+        self.logs.append(f"harness: the first press after launch had no effect in {settle_s} s; pressed again")
+        self.press(page)
+
     def worker(self) -> Any:
         """The extension's service worker (waits for it to start)."""
         context = self.browser.contexts[0]

@@ -303,7 +303,7 @@ def test_campaign_resumes_after_a_browser_restart(playwright: Any, served: Any, 
     # A new browser on the same profile: the joined campaign is in storage, the open assignment in the host.
     for session in launch(playwright, user_data_dir, home):
         page = session.open(server.url)
-        session.press(page)
+        session.first_press(page)
         wait_stage(session, page, "annotate")
         ui_wait(page, "(s) => !!s?.querySelector('.panel.annot button.mine')", timeout_s=60)
         ui_click(page, f"{PANEL} button.mine")

@@ -486,11 +486,7 @@ def test_host_missing_is_shown(playwright: Playwright, tmp_path: Path, server: s
     # No install-host: the manifest is absent.
     with contextlib.contextmanager(launch)(playwright, user_data_dir, home) as session:
         page = session.open(f"{server}/article.html")
-        # A fresh profile: wait until the extension's service worker runs before the first press, as the other
-        # sessions do when they write their settings. Without this wait, the first press twice showed nothing at all
-        # in this file's runs: either the click or the activeTab grant came before the cold worker had started.
-        session.worker()
-        session.press(page)
+        session.first_press(page)
         shown = wait_toast(page, "E_HOST_MISSING")
         assert "centrum install-host" in shown["text"] and shown["role"] == "alert"
         # Installing the host while the browser runs: the next press connects.
