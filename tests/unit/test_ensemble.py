@@ -133,6 +133,55 @@ def test_context_features_follow_the_definitions():
     assert row["article"][col["cue_body_recall"]] == -1  # no body cue on the page
 
 
+def blog_page(title: str):
+    """A short post under its heading, beside a longer sidebar whose heading is the blog's name."""
+    return build(E("html", (0, 0, 1600, 3000), [
+        E("body", (0, 0, 1600, 3000), [
+            E("div", (0, 0, 1600, 80), [E("h1", (0, 0, 800, 60), [Tx("Seth's Blog")], font_size=40)], name="head"),
+            E("div", (300, 100, 900, 400), [
+                E("h2", (300, 100, 900, 40), [E("a", (300, 100, 600, 40), [Tx("Two deadlines "),
+                                                                             E("em", (400, 100, 80, 40),
+                                                                               [Tx("(and a read)")])])],
+                  name="h2", font_size=28),
+                E("p", (300, 150, 900, 100), [Tx(LOREM)], name="post_p"),
+            ], name="post"),
+            E("div", (1250, 100, 300, 1500), [E("h3", (1250, 100, 300, 30), [Tx("Archives")]),
+                                              E("p", (1250, 140, 300, 1400), [Tx(LOREM * 6)])], name="side"),
+        ], name="body"),
+    ]), viewport=(1600, 1000), title=title)
+
+
+def test_doc_title_features_find_the_heading_that_repeats_the_title():
+    col = {n: i for i, n in enumerate(F.feature_names())}
+
+    def rows(title):
+        b = blog_page(title)
+        s, ids = b.snapshot, b.ids
+        arrays = F.page_arrays(s)
+        prop = F.proposals(s, results_for(b, semantic=["side"]), per_algorithm=5, arrays=arrays)
+        X = F.features(s, [(ids["post"],), (ids["side"],), (ids["post_p"],)], prop, arrays)
+        return [{n: X[i, col[n]] for n in F.DOC_TITLE_FEATURES} for i in range(3)]
+
+    # The post's heading (split over two text nodes inside a link) is a run of the title's words covering 5 of 7;
+    # the blog's name covers 2, its words inside the post's heading 2 and 3: the post holds the best match, and the
+    # post's heading is where candidates are measured from.
+    post, side, para = rows("Seth's Blog: Two deadlines (and a read)")
+    assert post["doctitle_in"] == pytest.approx(5 / 7) and side["doctitle_in"] == 0 and para["doctitle_in"] == 0
+    assert post["doctitle_cover"] == pytest.approx(5 / 7)
+    assert post["doctitle_dy"] == pytest.approx((100 - 140) / 1000)
+    assert para["doctitle_dy"] == pytest.approx((150 - 140) / 1000)
+    # A text holding the whole title matches too, covering the title's share of it.
+    post, _, _ = rows("two deadlines")
+    assert post["doctitle_in"] == 1.0 and post["doctitle_cover"] == 1.0
+    # The blog's name alone: only the page's header matches, outside every candidate here.
+    post, side, _ = rows("Seth's blog")
+    assert post["doctitle_in"] == side["doctitle_in"] == 0 and post["doctitle_cover"] == 1.0
+    # A title that no shown text repeats matches nothing.
+    for title in ("Completely unrelated words here", ""):
+        post, side, _ = rows(title)
+        assert post["doctitle_in"] == side["doctitle_in"] == -1 and post["doctitle_cover"] == 0
+
+
 def test_arc90_scores_follow_readability():
     b = page()
     s = b.snapshot
@@ -365,7 +414,9 @@ def test_shipped_models_match_the_feature_code():
     # Models from before the declared-text features (v6) read the leading columns too; a model of other features
     # (a column renamed, or in another order) is refused.
     v6 = Ens.load_model("ensemble-v6")
-    assert v6.feature_names == F.feature_names()[: -len(F.DECLARED_FEATURES)]
+    assert v6.feature_names == F.feature_names()[: -len(F.DECLARED_FEATURES) - len(F.DOC_TITLE_FEATURES)]
+    # ... and so do those from before the document-title features (v8).
+    assert Ens.load_model("ensemble-v8").feature_names == F.feature_names()[: -len(F.DOC_TITLE_FEATURES)]
     assert Ens.load_block_model("ensemble-v6-blocks").feature_names == B.feature_names()[: -len(B.DECLARED_FEATURES)]
     assert not Ens.reads_features(["log_words", "log_chars"], blocks=True)
     assert not Ens.reads_features(F.feature_names()[1:], blocks=False)

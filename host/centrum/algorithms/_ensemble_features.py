@@ -17,6 +17,7 @@ import numpy as np
 from ..metadata import declared_text
 from ..result import Result
 from ..snapshot import IMAGE, Snapshot
+from ..textmetrics import tokens
 from ..tree import cover_count, main_body
 from ..tree import covered as _inside
 from . import BASE_ALGORITHMS
@@ -411,12 +412,18 @@ def feature_names() -> list[str]:
         names += [f"{a}_answered", f"{a}_exact", f"{a}_precision", f"{a}_recall", f"{a}_rank"]
     names += ["votes_exact", "mean_precision", "mean_recall", "min_recall"]
     names += CONTEXT_FEATURES + [f"cue_{k}_{w}" for k in CUE_GROUPS for w in ("self", "share")] + ["cue_body_recall"]
-    return names + DECLARED_FEATURES
+    return names + DECLARED_FEATURES + DOC_TITLE_FEATURES
 
 
 # What the page declares as its content (v7), last so that a model trained before them reads the leading columns:
 # the candidate's share of the page's declared-and-shown characters, their share of its own, and the page's totals.
 DECLARED_FEATURES = ["decl_recall", "decl_precision", "log_decl_shown", "log_decl_len"]
+
+# The document's own name for its content (v9): shown headings or texts whose words are a run of the <title>'s
+# words (or hold them all), as readers match an article's heading against the title. A blog's post is often shorter
+# than its sidebars; its heading repeats the title and the sidebars' do not. The best share of the title matched
+# inside the candidate, where the candidate starts below the best match on the page, and that match's share.
+DOC_TITLE_FEATURES = ["doctitle_in", "doctitle_dy", "doctitle_cover"]
 
 
 # Context of a candidate on its page (v3): paragraph-like text it holds and leaves out (before/after it, in its
@@ -607,7 +614,73 @@ def _context(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray, top: n
     out["decl_precision"] = decl / np.maximum(chars, 1.0)
     out["log_decl_shown"] = np.full(chars.size, np.log1p(page_decl))
     out["log_decl_len"] = np.full(chars.size, np.log1p(A.decl_len))
+    out.update(_doc_title(snap, A, fl, top))
     return out
+
+
+DOC_TITLE_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+DOC_TITLE_POOL = 256  # texts, and headings, tokenized per page at most
+DOC_TITLE_MATCHES = 8  # matching elements looked for inside each candidate, best covers first
+
+
+def _doc_title(snap: Snapshot, A: PageArrays, fl: _Flat, top: np.ndarray) -> dict[str, np.ndarray]:
+    """DOC_TITLE_FEATURES from the shown text nodes and headings whose tokens, whatever their case, match the
+    document title's (a run of them, or all of them with at most half as many again); a match covers its share of
+    the title (of the text when it holds the whole title). None when nothing matches."""
+    k = fl.starts.size
+    none = {"doctitle_in": np.full(k, -1.0), "doctitle_dy": np.full(k, 10.0), "doctitle_cover": np.zeros(k)}
+    title = tokens((snap.page.title or "").casefold())
+    if len(title) < 2 or not snap.m:
+        return none
+    sep = "\x1f"
+    title_s = sep + sep.join(title) + sep
+    # A match holds at most 1.5x the title's tokens: a length bound before any tokenizing. Of what passes, only the
+    # DOC_TITLE_POOL largest-font texts and headings are tokenized (a page's heading repeating its title is set
+    # at least as large as its body text), so the cost stays bounded on a page of thousands of short texts.
+    shown = A.rendered & ~snap.text_blank
+    ok = np.nonzero(shown & (A.text_chars >= 2) & (A.text_chars <= 3 * len(snap.page.title) + 16))[0]
+    fs = snap.font_size[snap.text_owner[ok]]
+    ok = ok[np.argsort(-fs, kind="stable")[:DOC_TITLE_POOL]]
+    pool: list[tuple[int, str]] = [(int(snap.text_owner[i]), snap.texts[i]) for i in ok.tolist()]
+    heads = np.nonzero(np.isin(snap.tags, DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
+    heads = heads[np.argsort(-snap.font_size[heads], kind="stable")[:DOC_TITLE_POOL]]
+    if heads.size:
+        seq = snap.text_seq
+        lo = np.searchsorted(seq, heads + 1, side="left")
+        hi = np.searchsorted(seq, snap.subtree_end[heads], side="right")
+        for h, a, b in zip(heads.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            if not 1 < b - a <= 64:
+                continue
+            # text_seq does not tell the subtree's last text from the text right after it: the owner does.
+            inside = [t for t in range(a, b) if h <= snap.text_owner[t] < snap.subtree_end[h]]
+            if len(inside) > 1 and shown[inside].any():
+                pool.append((h, " ".join(snap.texts[t] for t in inside)))
+    matches: dict[int, float] = {}  # element -> best cover of a text of it that matches
+    for owner, text in pool:
+        tk = tokens(text.casefold())
+        if len(tk) < 2:
+            continue
+        if sep + sep.join(tk) + sep in title_s:
+            cover = len(tk) / len(title)
+        elif len(tk) <= 1.5 * len(title) and title_s in sep + sep.join(tk) + sep:
+            cover = len(title) / len(tk)
+        else:
+            continue
+        matches[owner] = max(cover, matches.get(owner, 0.0))
+    if not matches:
+        return none
+    # The best match, the later one on a tie: a site's name comes before its post's heading, and a title often
+    # holds both ("Blog: Post" as much as "Post | Blog").
+    best = max(matches, key=lambda o: (matches[o], o))
+    flat, starts = fl.flat, fl.starts
+    cover_in = np.zeros(k)
+    for owner, cover in sorted(matches.items(), key=lambda kv: -kv[1])[:DOC_TITLE_MATCHES]:
+        inside = np.logical_or.reduceat((owner >= flat) & (owner < snap.subtree_end[flat]), starts)
+        cover_in = np.where(inside, np.maximum(cover_in, cover), cover_in)
+    vh = max(float(snap.page.viewport[1]), 1.0)
+    bottom = float(snap.box[best, 1] + snap.box[best, 3])
+    return {"doctitle_in": cover_in, "doctitle_dy": np.clip((top - bottom) / vh, -5.0, 10.0),
+            "doctitle_cover": np.full(k, matches[best])}
 
 
 def _paragraph_context(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray, para: np.ndarray
