@@ -56,7 +56,7 @@ def drain(host: HostProcess, acked: dict[str, int]) -> None:
 
 def stream_and_kill(home: Path, first: int, count: int, kill_after: int, acked: dict[str, int]) -> int:
     """Send requests first..first+count-1 from a thread, SIGKILL the host after ``kill_after`` answers plus a random
-    moment; returns how many requests had been sent at the kill."""
+    moment; returns how many requests had been sent, or were being sent, at the kill."""
     host = HostProcess(home)
     sent = 0
 
@@ -64,8 +64,9 @@ def stream_and_kill(home: Path, first: int, count: int, kill_after: int, acked: 
         nonlocal sent
         try:
             for k in range(first, first + count):
-                host.send(request(k))
+                # Counted once it starts: a request the host's full pipe holds half-written is in flight too.
                 sent += 1
+                host.send(request(k))
         except (BrokenPipeError, OSError):  # the host died: the rest is never sent
             return
 
@@ -75,6 +76,10 @@ def stream_and_kill(home: Path, first: int, count: int, kill_after: int, acked: 
         body = host.receive()
         assert body["status"] == "ok", body
         acked[body["id"]] = body["result"]["label_id"]
+    # The kill must find requests in flight: on a loaded machine the writer thread can lag behind the answers read.
+    deadline = time.monotonic() + 10
+    while sent <= kill_after + 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
     time.sleep(random.uniform(0, 0.05))
     sent_at_kill = sent
     os.kill(host.proc.pid, signal.SIGKILL)
