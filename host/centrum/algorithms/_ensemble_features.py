@@ -529,7 +529,9 @@ def _size_and_geometry(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarr
     page_chars = max(float(A.chars[body]), 1.0)
     page_words = max(float(A.words[body]), 1.0)
     depth = snap.depth
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # A hostile page's box can be a few subnormal pixels wide: the density then overflows to inf, which the clip
+    # bounds; that is not worth a warning.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cols = {
             "log_chars": np.log1p(chars), "chars_share": chars / page_chars, "log_words": np.log1p(words),
             "words_share": words / page_words, "link_char_density": np.where(chars > 0, link_chars / chars, 1.0),
