@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,26 @@ if os.environ.get("CI"):
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATASETS = REPO.parent / "shared" / "datasets"
+
+
+@pytest.fixture
+def shared_pages() -> Callable[[int], list[Path]]:
+    """``shared_pages(count)``: ``count`` pages of the shared data sets, the first few of each set in name order.
+    Where the sets are absent (a clone outside the project's folder) the test is skipped, saying why; in CI, where
+    they must be (the README's set-up links them), it fails instead of passing unseen."""
+
+    def pages(count: int) -> list[Path]:
+        sets = sorted(d for d in DATASETS.glob("*") if (d / "pages").is_dir())
+        per = -(-count // max(len(sets), 1))
+        found = [p for d in sets for p in sorted((d / "pages").glob("*.html"))[:per]][:count]
+        if len(found) < count:
+            why = f"the shared data sets are absent ({DATASETS} holds {len(found)} pages, {count} needed)"
+            if os.environ.get("CI"):
+                pytest.fail(why)
+            pytest.skip(why)
+        return found
+
+    return pages
 
 
 def chromium_path() -> str:

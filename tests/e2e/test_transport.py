@@ -5,6 +5,7 @@ both to equal arrays, on every fixture page and on 50 pages of the shared data s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -15,22 +16,10 @@ from centrum.snapshot import parse_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_PAGES = sorted((REPO / "tests" / "fixtures" / "pages").glob("*.html"))
-DATASETS = REPO.parent / "shared" / "datasets"
 COLUMNS = ("parent", "tag_code", "box", "display", "position", "visibility", "opacity", "font_size", "flags",
            "text_owner", "text_seq", "text_rect_offsets", "text_rects")
 # Runs in the page after the renderer's own collection (main world: the renderer runs with isolated=False).
 BOTH = {"both": "() => { const s = centrumCollect({encoding: 'json'}); return JSON.stringify([s, centrumPack(s)]); }"}
-
-
-def shared_pages(count: int = 50) -> list[Path]:
-    """``count`` pages spread over the data sets: the first few of each, in name order; the test is skipped, saying
-    why, where the shared data sets are absent (a clone outside the project's folder)."""
-    sets = sorted(d for d in DATASETS.glob("*") if (d / "pages").is_dir())
-    per = -(-count // max(len(sets), 1))
-    pages = [p for d in sets for p in sorted((d / "pages").glob("*.html"))[:per]][:count]
-    if len(pages) < count:
-        pytest.skip(f"the shared data sets are absent ({DATASETS} holds {len(pages)} pages, {count} needed)")
-    return pages
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +46,9 @@ def test_fixture_pages_parse_equal_in_both_encodings(main_world_renderer: Render
     assert_same_arrays(main_world_renderer, page)
 
 
-def test_shared_pages_parse_equal_in_both_encodings(main_world_renderer: Renderer) -> None:
-    for page in shared_pages():
+def test_shared_pages_parse_equal_in_both_encodings(main_world_renderer: Renderer,
+                                                    shared_pages: Callable[[int], list[Path]]) -> None:
+    for page in shared_pages(50):
         assert_same_arrays(main_world_renderer, page)
 
 
@@ -94,6 +84,7 @@ def test_fixture_pages_inflate_to_the_same_snapshot(main_world_renderer: Rendere
     assert_packed_inflates_to_the_snapshot(main_world_renderer, page)
 
 
-def test_shared_pages_inflate_to_the_same_snapshot(main_world_renderer: Renderer) -> None:
+def test_shared_pages_inflate_to_the_same_snapshot(main_world_renderer: Renderer,
+                                                    shared_pages: Callable[[int], list[Path]]) -> None:
     for page in shared_pages(10):
         assert_packed_inflates_to_the_snapshot(main_world_renderer, page)
