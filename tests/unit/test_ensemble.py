@@ -600,6 +600,37 @@ def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tm
         M.load_model_file(tmp_path / "m.lgb.txt", [*F.feature_names()[:-1], "nope"])
 
 
+def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
+    """An algorithm that was not run while training has only constant columns, which LightGBM's model file records:
+    the ensemble runs the base algorithms a model was trained with and no others (zoning is not one of the default's
+    since v10), and a stumps model, which records nothing, gets all of them."""
+    recs = _records()
+    names = F.feature_names()
+    s = page().snapshot
+    arrays = F.page_arrays(s)
+    absent = F.features(s, [(0,)], F.proposals(s, {}, 8, arrays), arrays)[0]  # what an algorithm not run gives
+    zoning = [j for j, n in enumerate(names) if n.startswith("zoning_")]
+    for r in recs:  # zoning was not run on these pages
+        r.X[:, zoning] = absent[zoning]
+    m = T.fit(recs, T.FitOptions(learner="lightgbm", lgb_rounds=20, lgb_min_leaf=5, seed=3))
+    assert {n for n in names if n.startswith("zoning_")} <= m.constant_features()
+    assert "semantic_exact" not in m.constant_features()
+    assert Ens.proposers_of(m) == tuple(a for a in F.BASE_ALGORITHMS if a != "zoning") == Ens.TRAIN_PROPOSERS
+    # The record survives the model file, and a model installed by name runs without zoning.
+    monkeypatch.setenv("CENTRUM_HOME", str(tmp_path))
+    Ens.models_dir().mkdir(parents=True)
+    m.save(Ens.models_dir() / "nozoning.lgb.txt")
+    assert Ens.proposers_of(Ens.load_model("nozoning")) == Ens.TRAIN_PROPOSERS
+    r = Ens.run(page().snapshot, Ens.Config(weights="nozoning", filter="rules"))
+    assert r.debug["proposers"] == sorted(Ens.TRAIN_PROPOSERS) and "base_zoning" not in r.timing_ms
+    assert r.debug["answers"]["zoning"] == [] and r.nodes
+    # Every earlier model was trained with all seven, and runs them all (the stumps' file does not say).
+    for old in ("ensemble-v4", "ensemble-v5", "ensemble-v9"):
+        assert Ens.proposers_of(Ens.load_model(old), Ens.load_block_model(f"{old}-blocks")) == F.BASE_ALGORITHMS
+    assert Ens.proposers_of(M.Stumps(names)) == F.BASE_ALGORITHMS
+    assert set(Ens.run_base(page().snapshot, ("gce", "r4"))[0]) == {"gce", "r4"}
+
+
 def test_lightgbm_block_filter_predicts_a_gold_share():
     rng = np.random.default_rng(1)
     names = B.feature_names()

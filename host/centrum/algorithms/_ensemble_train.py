@@ -195,8 +195,8 @@ def _page_record(item: PageItem, snap: Any, block_scope: str) -> PageRecord:
     # Candidates are labelled by their rule-trimmed text (the block filter is trained and applied separately; its
     # effect on the chosen candidate is measured by `score_outputs`).
     cfg = E.Config(filter="rules")
-    results, _ = E.run_base(snap)
-    pm = E.prepare(snap, results, cfg)
+    results, _ = E.run_base(snap)  # all of them: the report scores every base algorithm
+    pm = E.prepare(snap, E.only(results, E.TRAIN_PROPOSERS), cfg)
     ys, counts = [], []
     for c in pm.candidates:
         f1, cnt = light_score(item.gold, E.output(snap, c, pm, cfg).text)
@@ -419,7 +419,7 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Model]],
         if entry is None:
             return "no rendered snapshot"
         snap = parse_snapshot(entry["raw"])
-        results, _ = E.run_base(snap)
+        results, _ = E.run_base(snap, E.TRAIN_PROPOSERS)
         pm = E.prepare(snap, results, cfg)
         out = []
         for j, block_model in requests:

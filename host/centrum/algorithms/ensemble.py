@@ -1,9 +1,10 @@
 """Centrum's ensemble: choose the main content among every algorithm's proposals with a small learned scorer.
 
-1. **proposals**: run the base algorithms (semantic, GCE, zoning, R4, DANA, DANAg, AdDANAg) on the same snapshot
-   (they share its cached tree arrays); take each one's answer and runners-up (``Result.candidates``); and (v4)
-   Arc90 Readability's selection as one more proposer: the element with the best content score plus the siblings
-   Readability appends to it, then the next best-scoring elements.
+1. **proposals**: run the base algorithms the models were trained with (semantic, GCE, R4, DANA, DANAg, AdDANAg;
+   zoning too for models before v10) on the same snapshot (they share its cached tree arrays); take each one's
+   answer and runners-up (``Result.candidates``); and (v4) Arc90 Readability's selection as one more proposer: the
+   element with the best content score plus the siblings Readability appends to it, then the next best-scoring
+   elements.
 2. **candidates**: those node sets plus the ancestors of each up to ``<body>`` and children holding a quarter of its
    text (the right answer is often one level away from a proposal), capped at ``Config.max_candidates``.
 3. **features** (:mod:`._ensemble_features`, language-independent, vectorized subtree sums): text and script-fair
@@ -207,11 +208,39 @@ def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
     return _load(name, True)
 
 
-def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
-    """Every base algorithm with its default config; a failing one is recorded as no answer."""
+# The base algorithms `centrum train` takes proposals from. Zoning is left out from v10 on: a refit without its
+# proposals and columns kept the site-CV mean (README "Ensemble"), and it was most of the base algorithms' time on
+# large pages. A model file records which ones it was trained with (:func:`proposers_of`).
+TRAIN_PROPOSERS: tuple[str, ...] = tuple(a for a in F.BASE_ALGORITHMS if a != "zoning")
+
+
+def _columns_of(algorithm: str, names: list[str]) -> list[str]:
+    """An algorithm's own columns among a model's features: the candidate scorer's ``<a>_*``, the block filter's
+    ``in_<a>`` (algorithm names are distinct before the ``_``: "dana_" is no prefix of "danag_...")."""
+    return [n for n in names if n.startswith(f"{algorithm}_") or n == f"in_{algorithm}"]
+
+
+def proposers_of(*models: Model) -> tuple[str, ...]:
+    """The base algorithms the models were trained with, which are the ones to run for them: an algorithm that was
+    not run has only constant columns (it never answered), and LightGBM records a column that never varied. A
+    model without that record (stumps) had all of them."""
+    out = []
+    for a in F.BASE_ALGORITHMS:
+        for m in models:
+            cols = _columns_of(a, m.feature_names)
+            if not cols or not set(cols) <= m.constant_features():
+                out.append(a)
+                break
+    return tuple(out)
+
+
+def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS
+             ) -> tuple[dict[str, Result], dict[str, float]]:
+    """The base algorithms ``names`` with their default configs; a failing one is recorded as no answer, and one not
+    in ``names`` is absent (the ensemble reads an absent algorithm as one that answered nothing)."""
     out: dict[str, Result] = {}
     ms: dict[str, float] = {}
-    for name in F.BASE_ALGORITHMS:
+    for name in names:
         t0 = time.perf_counter()
         try:
             out[name] = registry.run(name, snap)
@@ -219,6 +248,11 @@ def run_base(snap: Snapshot) -> tuple[dict[str, Result], dict[str, float]]:
             out[name] = Result(name, [], message=f"{type(e).__name__}: {e}")
         ms[name] = (time.perf_counter() - t0) * 1000
     return out, ms
+
+
+def only(results: dict[str, Result], names: tuple[str, ...]) -> dict[str, Result]:
+    """The results of ``names`` among ``results``: what a model trained with those proposers reads."""
+    return {a: r for a, r in results.items() if a in names}
 
 
 @dataclass
@@ -340,7 +374,7 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     # Models first: a model that cannot be used is a parameter error, answered before any work.
     model = load_model(cfg.weights)
     block_model = load_block_model(cfg.block_weights) if cfg.filter == "model" else None
-    results, base_ms = run_base(snapshot)
+    results, base_ms = run_base(snapshot, proposers_of(model, *([block_model] if block_model else [])))
     return combine(snapshot, results, cfg, base_ms, model, block_model)
 
 
@@ -378,7 +412,7 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     if base_ms:
         timing.update({f"base_{k}": v for k, v in base_ms.items()})
         timing["algorithm"] = sum(base_ms.values()) + timing["ensemble"]
-    dbg = {"answers": {a: list(v) for a, v in pm.proposals.answers.items()},
+    dbg = {"answers": {a: list(v) for a, v in pm.proposals.answers.items()}, "proposers": sorted(results),
            "messages": {a: r.message for a, r in results.items() if r.message},
            "chosen": list(best), "score": float(score[order[0]]), "objective": model.meta.get("objective", "l2"),
            "candidates": len(pm.candidates), "filter": cfg.filter, "dropped": out.dropped, "blocks": out.blocks,
