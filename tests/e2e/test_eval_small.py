@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from centrum import algorithms
+from centrum.algorithms import BASE_ALGORITHMS
+from centrum.algorithms._ensemble_model import load_model_file
+from centrum.algorithms.ensemble import proposers_of
 
 REPO = Path(__file__).resolve().parents[2]
 TINYSET = REPO / "tests" / "fixtures" / "tinyset"
@@ -179,3 +182,13 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
         == (tmp_path / "c-blocks.lgb.txt").read_bytes()
     assert "## Site-grouped 2-fold cross-validation" in first.stdout and "| tinyset |" in first.stdout
     assert "### Per language" in first.stdout and "| ja |" in first.stdout
+    # Without zoning: records of their own (a key of their own), and models that run without it.
+    fourth = train(tmp_path / "d.lgb.txt", "--models-only", "--without", "zoning")
+    assert fourth.returncode == 0, fourth.stderr[-3000:]
+    assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 6
+    no_zoning = tuple(a for a in BASE_ALGORITHMS if a != "zoning")
+    assert proposers_of(load_model_file(tmp_path / "d.lgb.txt"), load_model_file(tmp_path / "d-blocks.lgb.txt")) \
+        == no_zoning
+    assert "zoning" in proposers_of(load_model_file(tmp_path / "a.lgb.txt"))
+    bad = train(tmp_path / "e.lgb.txt", "--models-only", "--without", "zonin")
+    assert bad.returncode == 2 and "--without zonin: not a base algorithm" in bad.stderr

@@ -601,34 +601,31 @@ def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tm
 
 
 def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
-    """An algorithm that was not run while training has only constant columns, which LightGBM's model file records:
-    the ensemble runs the base algorithms a model was trained with and no others (zoning is not one of the default's
-    since v10), and a stumps model, which records nothing, gets all of them."""
+    """A model trained without some base algorithms (`centrum train --without zoning`) names their columns as not
+    run, so its file says what to run: the ensemble runs the algorithms some model was trained with and no others;
+    every earlier model (and the stumps) runs all of them."""
     recs = _records()
-    names = F.feature_names()
-    s = page().snapshot
-    arrays = F.page_arrays(s)
-    absent = F.features(s, [(0,)], F.proposals(s, {}, 8, arrays), arrays)[0]  # what an algorithm not run gives
-    zoning = [j for j, n in enumerate(names) if n.startswith("zoning_")]
-    for r in recs:  # zoning was not run on these pages
-        r.X[:, zoning] = absent[zoning]
-    m = T.fit(recs, T.FitOptions(learner="lightgbm", lgb_rounds=20, lgb_min_leaf=5, seed=3))
-    assert {n for n in names if n.startswith("zoning_")} <= m.constant_features()
-    assert "semantic_exact" not in m.constant_features()
-    assert Ens.proposers_of(m) == tuple(a for a in F.BASE_ALGORITHMS if a != "zoning") == Ens.TRAIN_PROPOSERS
-    # The record survives the model file, and a model installed by name runs without zoning.
+    without = tuple(a for a in F.BASE_ALGORITHMS if a != "zoning")
+    m = T.fit(recs, T.FitOptions(learner="lightgbm", lgb_rounds=20, lgb_min_leaf=5, seed=3, proposers=without))
+    assert "unrun_zoning_exact" in m.feature_names and "semantic_exact" in m.feature_names
+    assert Ens.proposers_of(m) == without and Ens.reads_features(m.feature_names, blocks=False)
+    blocks = T.fit_blocks([], T.FitOptions(proposers=without))
+    assert "unrun_in_zoning" in blocks.feature_names and Ens.proposers_of(blocks) == without
+    # The names survive the model file, and a model installed by name runs without zoning.
     monkeypatch.setenv("CENTRUM_HOME", str(tmp_path))
     Ens.models_dir().mkdir(parents=True)
     m.save(Ens.models_dir() / "nozoning.lgb.txt")
-    assert Ens.proposers_of(Ens.load_model("nozoning")) == Ens.TRAIN_PROPOSERS
+    assert Ens.proposers_of(Ens.load_model("nozoning")) == without
     r = Ens.run(page().snapshot, Ens.Config(weights="nozoning", filter="rules"))
-    assert r.debug["proposers"] == sorted(Ens.TRAIN_PROPOSERS) and "base_zoning" not in r.timing_ms
+    assert r.debug["proposers"] == sorted(without) and "base_zoning" not in r.timing_ms
     assert r.debug["answers"]["zoning"] == [] and r.nodes
-    # Every earlier model was trained with all seven, and runs them all (the stumps' file does not say).
+    # With a block filter trained with zoning, zoning runs again (the union of what the models read).
+    assert Ens.proposers_of(m, Ens.load_block_model()) == F.BASE_ALGORITHMS
     for old in ("ensemble-v4", "ensemble-v5", "ensemble-v9"):
         assert Ens.proposers_of(Ens.load_model(old), Ens.load_block_model(f"{old}-blocks")) == F.BASE_ALGORITHMS
-    assert Ens.proposers_of(M.Stumps(names)) == F.BASE_ALGORITHMS
     assert set(Ens.run_base(page().snapshot, ("gce", "r4"))[0]) == {"gce", "r4"}
+    # A renamed column is still a column of this version; a column of another name is not.
+    assert not Ens.reads_features(["unrun_log_chars", *F.feature_names()[1:]], blocks=False)
 
 
 def test_lightgbm_block_filter_predicts_a_gold_share():

@@ -36,10 +36,6 @@ class Stumps:
     def used_features(self) -> list[int]:
         return sorted(set(self.feature))
 
-    def constant_features(self) -> set[str]:
-        """Features that did not vary in the training data: a stumps file does not record it."""
-        return set()
-
     def contributions(self, X: np.ndarray) -> np.ndarray:
         """(rows, features): summed stump outputs of each feature. Per used feature the stumps are sorted by
         threshold with prefix sums of their left and right values, so a row's contribution is one binary search:
@@ -231,16 +227,6 @@ class Boosted:
     def used_features(self) -> list[int]:
         """Features some split reads (the others always contribute 0)."""
         return [int(j) for j in np.nonzero(self.booster.feature_importance("split"))[0]]
-
-    def constant_features(self) -> set[str]:
-        """Features that did not vary in the training data: LightGBM writes a constant feature's range in the model
-        file's ``feature_infos`` as ``none``."""
-        if "_constant" not in self.__dict__:
-            line = next((x for x in self.to_string().splitlines() if x.startswith("feature_infos=")), "")
-            infos = line.removeprefix("feature_infos=").split(" ") if line else []
-            self.__dict__["_constant"] = ({n for n, i in zip(self.feature_names, infos, strict=True) if i == "none"}
-                                          if len(infos) == len(self.feature_names) else set())
-        return set(self.__dict__["_constant"])
 
     def to_string(self) -> str:
         return str(self.booster.model_to_string(num_iteration=-1))

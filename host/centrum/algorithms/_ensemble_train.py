@@ -155,6 +155,9 @@ class ExtractOptions:
     # Block filter training data: blocks of the best candidate only ("candidate" scope: also of every base answer),
     # over the candidate ("candidate") or the whole page ("page"), as ensemble.Config.scope.
     block_scope: str = "page"
+    # The base algorithms whose answers and runners-up are candidates and feature columns (`centrum train
+    # --without`): a model trained without some runs without them (ensemble.proposers_of), faster, on other inputs.
+    proposers: tuple[str, ...] = F.BASE_ALGORITHMS
 
 
 def _records_root() -> Path:
@@ -175,7 +178,7 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
     key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(),
                                      entry["raw"].get("page", {}).get("collector"), len(entry["raw"].get("source")
                                                                                          or ""),
-                                     opts.block_scope]).encode()).hexdigest()
+                                     opts.block_scope, list(opts.proposers)]).encode()).hexdigest()
     names, block_names = F.feature_names(), B.feature_names()
     rec = load_record(_records_root(), key, names, block_names) if opts.use_record_cache else None
     if rec is None:
@@ -183,20 +186,20 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
             snap = parse_snapshot(entry["raw"])
         except Exception as e:  # noqa: BLE001
             return f"snapshot rejected: {e}"
-        rec = _page_record(item, snap, opts.block_scope)
+        rec = _page_record(item, snap, opts.block_scope, opts.proposers)
         if opts.use_record_cache:
             store_record(_records_root(), key, rec, names, block_names)
     rec.extractors.update(_peer_scores(item, html, entry, opts))
     return rec
 
 
-def _page_record(item: PageItem, snap: Any, block_scope: str) -> PageRecord:
+def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[str, ...]) -> PageRecord:
     """Candidates with their labels, block filter rows and the base algorithms' scores of one parsed page."""
     # Candidates are labelled by their rule-trimmed text (the block filter is trained and applied separately; its
     # effect on the chosen candidate is measured by `score_outputs`).
     cfg = E.Config(filter="rules")
     results, _ = E.run_base(snap)  # all of them: the report scores every base algorithm
-    pm = E.prepare(snap, E.only(results, E.TRAIN_PROPOSERS), cfg)
+    pm = E.prepare(snap, E.only(results, proposers), cfg)
     ys, counts = [], []
     for c in pm.candidates:
         f1, cnt = light_score(item.gold, E.output(snap, c, pm, cfg).text)
@@ -298,6 +301,8 @@ class FitOptions:
     # Candidate F1 in [0, 1] becomes an integer relevance grade 0..grades for lambdarank; the gain doubles every
     # 0.1 of F1, so that the ranking cares most about the best candidates (as the listwise stumps' tau did).
     grades: int = 30
+    # The proposers the records were made with (ExtractOptions.proposers): the others' columns are named as not run.
+    proposers: tuple[str, ...] = F.BASE_ALGORITHMS
     # Fixed thread count: with deterministic=True the same data and seed give the same model bytes.
     threads: int = 2
 
@@ -313,7 +318,7 @@ def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
     """LightGBM lambdarank over each page's candidates (one query per page), pages weighted as in :func:`fit`."""
     import lightgbm as lgb
 
-    names = F.feature_names()
+    names = E.trained_names(F.feature_names(), opts.proposers)
     X = np.concatenate([r.X for r in recs])
     y = np.concatenate([r.y for r in recs])
     grades = np.rint(np.clip(y, 0.0, 1.0) * opts.grades).astype(np.int32)
@@ -337,7 +342,7 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
     """LightGBM cross-entropy on each block's gold share (a probability, so block_threshold keeps its meaning)."""
     import lightgbm as lgb
 
-    names = B.feature_names()
+    names = E.trained_names(B.feature_names(), opts.proposers)
     params = {**_lgb_params(opts, opts.block_min_leaf), "objective": "cross_entropy"}
     data = lgb.Dataset(X, label=np.clip(y, 0.0, 1.0), weight=w, feature_name=names, params=params)
     booster = lgb.train(params, data, num_boost_round=opts.lgb_rounds)
@@ -347,7 +352,7 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
 def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the candidate scorer on every candidate of ``records`` (listwise per page, or least squares)."""
     recs = [r for r in records if r.X.shape[0]]
-    names = F.feature_names()
+    names = E.trained_names(F.feature_names(), opts.proposers)
     if not recs:
         return M.Stumps(names)
     if opts.learner == "lightgbm":
@@ -378,7 +383,7 @@ def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
 def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the block filter: least squares on each block's gold share, a block weighing by its words and every
     candidate's blocks together as much as any other's (long pages do not dominate)."""
-    names = B.feature_names()
+    names = E.trained_names(B.feature_names(), opts.proposers)
     Xs, ys, ws = [], [], []
     words = names.index("log_words")
     for r in records:
@@ -419,7 +424,7 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Model]],
         if entry is None:
             return "no rendered snapshot"
         snap = parse_snapshot(entry["raw"])
-        results, _ = E.run_base(snap, E.TRAIN_PROPOSERS)
+        results, _ = E.run_base(snap, opts.proposers)
         pm = E.prepare(snap, results, cfg)
         out = []
         for j, block_model in requests:

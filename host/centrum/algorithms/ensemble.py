@@ -1,10 +1,10 @@
 """Centrum's ensemble: choose the main content among every algorithm's proposals with a small learned scorer.
 
-1. **proposals**: run the base algorithms the models were trained with (semantic, GCE, R4, DANA, DANAg, AdDANAg;
-   zoning too for models before v10) on the same snapshot (they share its cached tree arrays); take each one's
-   answer and runners-up (``Result.candidates``); and (v4) Arc90 Readability's selection as one more proposer: the
-   element with the best content score plus the siblings Readability appends to it, then the next best-scoring
-   elements.
+1. **proposals**: run the base algorithms the models were trained with (semantic, GCE, zoning, R4, DANA, DANAg,
+   AdDANAg, unless `centrum train --without` left some out) on the same snapshot (they share its cached tree
+   arrays); take each one's answer and runners-up (``Result.candidates``); and (v4) Arc90 Readability's selection
+   as one more proposer: the element with the best content score plus the siblings Readability appends to it, then
+   the next best-scoring elements.
 2. **candidates**: those node sets plus the ancestors of each up to ``<body>`` and children holding a quarter of its
    text (the right answer is often one level away from a proposal), capped at ``Config.max_candidates``.
 3. **features** (:mod:`._ensemble_features`, language-independent, vectorized subtree sums): text and script-fair
@@ -172,6 +172,7 @@ def reads_features(names: list[str], blocks: bool) -> bool:
     model trained before them (the v5 block filter before the page scope, v6 before the declared-text features)
     reads the leading columns."""
     current = B.feature_names() if blocks else F.feature_names()
+    names = [n.removeprefix(NOT_RUN) if _algorithm_of(n) else n for n in names]
     return 0 < len(names) <= len(current) and names == current[: len(names)]
 
 
@@ -208,30 +209,29 @@ def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
     return _load(name, True)
 
 
-# The base algorithms `centrum train` takes proposals from. Zoning is left out from v10 on: a refit without its
-# proposals and columns kept the site-CV mean (README "Ensemble"), and it was most of the base algorithms' time on
-# large pages. A model file records which ones it was trained with (:func:`proposers_of`).
-TRAIN_PROPOSERS: tuple[str, ...] = tuple(a for a in F.BASE_ALGORITHMS if a != "zoning")
+# The columns of a base algorithm a model was trained without (`centrum train --without`) carry this prefix, so that
+# the model file says which algorithms to run for it (and a column is never read under another algorithm's meaning).
+NOT_RUN = "unrun_"
 
 
-def _columns_of(algorithm: str, names: list[str]) -> list[str]:
-    """An algorithm's own columns among a model's features: the candidate scorer's ``<a>_*``, the block filter's
-    ``in_<a>`` (algorithm names are distinct before the ``_``: "dana_" is no prefix of "danag_...")."""
-    return [n for n in names if n.startswith(f"{algorithm}_") or n == f"in_{algorithm}"]
+def _algorithm_of(name: str) -> str | None:
+    """The base algorithm whose column ``name`` is: the candidate scorer's ``<a>_*``, the block filter's ``in_<a>``
+    (algorithm names are distinct before the ``_``: "dana_" is no prefix of "danag_...")."""
+    name = name.removeprefix(NOT_RUN)
+    return next((a for a in F.BASE_ALGORITHMS if name.startswith(f"{a}_") or name == f"in_{a}"), None)
+
+
+def trained_names(names: list[str], proposers: tuple[str, ...]) -> list[str]:
+    """Feature names as a model trained with only ``proposers`` records them."""
+    return [f"{NOT_RUN}{n}" if (a := _algorithm_of(n)) is not None and a not in proposers else n for n in names]
 
 
 def proposers_of(*models: Model) -> tuple[str, ...]:
-    """The base algorithms the models were trained with, which are the ones to run for them: an algorithm that was
-    not run has only constant columns (it never answered), and LightGBM records a column that never varied. A
-    model without that record (stumps) had all of them."""
-    out = []
-    for a in F.BASE_ALGORITHMS:
-        for m in models:
-            cols = _columns_of(a, m.feature_names)
-            if not cols or not set(cols) <= m.constant_features():
-                out.append(a)
-                break
-    return tuple(out)
+    """The base algorithms to run for these models: those some model was trained with (every one for a model from
+    before `--without`)."""
+    return tuple(a for a in F.BASE_ALGORITHMS
+                 if any(_algorithm_of(n) == a and not n.startswith(NOT_RUN) for m in models for n in m.feature_names)
+                 or not any(_algorithm_of(n) == a for m in models for n in m.feature_names))
 
 
 def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS

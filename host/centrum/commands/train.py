@@ -55,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-scope", choices=("page", "candidate"), default="page",
                         help="the block filter keeps or drops every block of the page (default) or only those of the "
                              "chosen candidate; use the same --param scope=... with a model trained so")
+    parser.add_argument("--without", action="append", default=[], metavar="ALGORITHM",
+                        help="leave this base algorithm out of the proposers (repeatable): the models are trained "
+                             "without its answers and columns, and run without it")
     parser.add_argument("--models-only", action="store_true",
                         help="write the models and stop: no tables (they re-run every algorithm on every page to score "
                              "the final outputs)")
@@ -130,8 +133,14 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
+    unknown = sorted(set(args.without) - set(T.F.BASE_ALGORITHMS))
+    if unknown:
+        print(f"centrum train: --without {', '.join(unknown)}: not a base algorithm (one of "
+              f"{', '.join(T.F.BASE_ALGORITHMS)})", file=sys.stderr)
+        return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
-                            use_record_cache=not args.no_record_cache, block_scope=args.block_scope)
+                            use_record_cache=not args.no_record_cache, block_scope=args.block_scope,
+                            proposers=tuple(a for a in T.F.BASE_ALGORITHMS if a not in args.without))
     items = [it for ds in datasets for it in ds.pages]
     records = _load_records(items, opts, args.jobs)
     if not records:
@@ -189,7 +198,8 @@ def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets:
     """Fit the candidate scorer and the block filter on every record and write both models."""
     from ..algorithms import _ensemble_train as T
 
-    fo = T.FitOptions(seed=args.seed, learner=args.learner)
+    fo = T.FitOptions(seed=args.seed, learner=args.learner,
+                      proposers=tuple(a for a in T.F.BASE_ALGORITHMS if a not in args.without))
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
 
