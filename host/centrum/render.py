@@ -184,6 +184,16 @@ def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool
     return shown < NOSCRIPT_SHARE * hidden
 
 
+def _has_frame(req: Any) -> bool:
+    """Whether Playwright knows the frame of a request (it raises for a navigation issued before its frame exists)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        return req.frame is not None
+    except PlaywrightError:
+        return False
+
+
 def _read_local(file_url: str) -> bytes | None:
     try:
         return Path(unquote(urlparse(file_url).path)).read_bytes()
@@ -443,6 +453,12 @@ class Renderer:
         """A saved page renders offline: only file:// (and inline data:) requests may go out."""
         req = r.request
         req_url = req.url
+        if req.is_navigation_request() and not _has_frame(req):
+            # A window the page opens (window.open on load): Playwright has no frame for its first navigation yet,
+            # and what loads there is never part of the page's snapshot.
+            state.blocked += 1
+            r.fulfill(status=204, body="")
+            return
         if req.is_navigation_request() and req.frame == req.frame.page.main_frame:
             state.navigations += 1
             if state.navigations > 1:

@@ -138,6 +138,24 @@ def test_page_that_reloads_itself_early_is_collected_whole(tmp_path):
     assert out.redirects == 0 and any("tried to navigate" in w for w in out.warnings)
 
 
+def test_a_window_the_page_opens_is_refused_and_the_page_collected(tmp_path, capfd):
+    from centrum.render import Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # window.open on load: Playwright has no frame for the new window's first navigation, and reading it raised in
+    # the route handler (a traceback, and the request left hanging).
+    (tmp_path / "popup.html").write_text("<p>A popup</p>")
+    page = tmp_path / "opens.html"
+    page.write_text("<html><body><article><p>The story itself.</p></article>"
+                    "<script>window.open('popup.html', '_blank');</script></body></html>")
+    with Renderer(timeout_s=10, settle_ms=200) as r:
+        out = r.render(page)
+        again = r.render(page)  # the browser is still usable
+    assert "The story itself." in parse_snapshot(out.raw).texts and "A popup" not in parse_snapshot(out.raw).texts
+    assert out.blocked >= 1 and again.blocked >= 1
+    assert "Frame for this navigation request is not available" not in capfd.readouterr().err
+
+
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
     from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot
