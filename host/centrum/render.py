@@ -15,6 +15,7 @@ on its main thread (pytest-playwright) or runs an asyncio loop.
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import json
 import os
@@ -40,7 +41,20 @@ T = TypeVar("T")
 # with scripts off); its keys are those of the caches made before the version existed, which stay valid. Version 2
 # renders a page again with its <noscript> markup in place when it showed almost no text without it. Version 3 waits,
 # after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
-RENDERER_VERSION = 3
+# Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
+# a page opens.
+RENDERER_VERSION = 4
+LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
+
+
+def _loaded_in_time(entry: dict[str, Any]) -> bool:
+    return not any(str(w).startswith(LOAD_TIMEOUT) for w in entry.get("warnings") or [])
+
+
+# Renders of earlier versions that this one makes the same, known by their cache entry, so that a version bump that
+# changes few pages does not make every cached render stale. Version 4 changed only pages that reloaded a failing image
+# without end, and the load event of such a page never came: a version-3 render whose load finished is kept.
+CARRIED_OVER: dict[int, Callable[[dict[str, Any]], bool]] = {3: _loaded_in_time}
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -194,6 +208,29 @@ def _has_frame(req: Any) -> bool:
         return False
 
 
+# An image the page asks for again after it failed this many times is answered with a transparent pixel: a page whose
+# `onerror` sets the image's source again (to itself or to a fallback that fails too) otherwise reloads it without
+# end, offline, and its load event never comes (seen on 40 of the shared pages: the renderer waited its whole
+# timeout). Below the count a refused image fails as it would offline.
+IMAGE_RETRIES = 3
+_PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+
+
+def _refuse(r: Any, state: _PageState) -> None:
+    """Abort a request a local page may not make; an image that keeps being asked for gets a pixel (IMAGE_RETRIES)."""
+    url = r.request.url
+    if r.request.resource_type == "image":
+        n = state.image_failures[url] = state.image_failures.get(url, 0) + 1
+        if n > IMAGE_RETRIES:
+            r.fulfill(status=200, body=_PIXEL, headers={"content-type": "image/gif"})
+            return
+    r.abort("blockedbyclient")
+
+
+def _missing_file(file_url: str) -> bool:
+    return not Path(unquote(urlparse(file_url).path)).is_file()
+
+
 def _read_local(file_url: str) -> bytes | None:
     try:
         return Path(unquote(urlparse(file_url).path)).read_bytes()
@@ -211,6 +248,7 @@ class _PageState:
     navigations: int = 0  # main-frame navigations of a local page (the first is the page itself)
     styles_blocked: int = 0  # stylesheet requests aborted by Renderer(block_stylesheets=True)
     failed: list[str] = field(default_factory=list)  # URLs of requests that failed, whatever their kind
+    image_failures: dict[str, int] = field(default_factory=dict)  # image URL -> times it was refused
 
 
 def _watch_requests(page: Any, sheets: dict[str, int], failures: list[str]) -> None:
@@ -483,11 +521,13 @@ class Renderer:
                 # page's CSP (a context with JavaScript disabled hangs evaluation).
                 headers["content-security-policy"] = "script-src 'none'"
             r.fulfill(status=200, body=body, headers=headers)
-        elif req_url.startswith(("file:", "data:", "blob:")):
+        elif req_url.startswith(("data:", "blob:")) or (
+                req_url.startswith("file:") and not (req.resource_type == "image" and _missing_file(req_url))):
             r.continue_()
         else:
-            state.blocked += 1
-            r.abort("blockedbyclient")
+            if not req_url.startswith("file:"):
+                state.blocked += 1
+            _refuse(r, state)
 
     def _route_archive(self, r: Any, state: _PageState, archive: ArchiveLookup) -> None:
         req_url = r.request.url
@@ -511,7 +551,7 @@ class Renderer:
         try:
             response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
         except PlaywrightTimeout:
-            warnings.append(f"load did not finish within {self.timeout_s:g} s; collected what had rendered")
+            warnings.append(f"{LOAD_TIMEOUT} {self.timeout_s:g} s; collected what had rendered")
             response = None
             # A navigation still pending (a server that accepts and never answers) makes every later evaluate wait
             # for its document forever: stop it over CDP (which does not wait), as the user's Esc would.

@@ -156,6 +156,27 @@ def test_a_window_the_page_opens_is_refused_and_the_page_collected(tmp_path, cap
     assert "Frame for this navigation request is not available" not in capfd.readouterr().err
 
 
+def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_path):
+    from centrum.render import IMAGE_RETRIES, Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # Offline, an image whose onerror sets its source again fails again, without end: the load event never came and
+    # the renderer waited its whole timeout (40 shared pages). A remote fallback and a missing local file, both.
+    page = tmp_path / "loop.html"
+    page.write_text("<html><body><article><p>The story itself.</p>"
+                    "<img src='http://example.invalid/a.jpg' onerror=\"this.src='http://example.invalid/b.jpg'\">"
+                    "<img src='missing.jpg' onerror=\"this.src='missing.jpg?again'\"></article>"
+                    "<script>window.tries = 0; document.querySelectorAll('img').forEach(i => i.addEventListener("
+                    "'error', () => window.tries++));</script></body></html>")
+    with Renderer(timeout_s=20, settle_ms=200) as r:
+        out = r.render(page, extra={"tries": "() => window.tries"})
+    assert not any("did not finish" in w for w in out.warnings), out.warnings
+    assert "The story itself." in parse_snapshot(out.raw).texts
+    # Each image failed as it does offline until it was asked for IMAGE_RETRIES times more, then got a pixel.
+    assert out.extra["tries"] == 2 * (IMAGE_RETRIES + 1)
+    assert out.blocked == IMAGE_RETRIES + 2  # the remote ones: a.jpg once, b.jpg until its pixel
+
+
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
     from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot

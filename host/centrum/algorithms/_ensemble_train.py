@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation import peers as peer_mod
-from ..evaluation.cache import SnapshotCache, snapshot_key
+from ..evaluation.cache import SnapshotCache
 from ..evaluation.datasets import PageItem
 from ..evaluation.metrics import (
     NGRAM_N,
@@ -130,7 +130,7 @@ def find_snapshot(item: PageItem, html: bytes, cache: SnapshotCache, snapshots: 
             return {"raw": json.loads(p.read_text(encoding="utf-8")), "extra": None}
         return None
     for extras in _extras_options():
-        entry = cache.load(snapshot_key(html, WINDOW, extras))
+        entry = cache.find(html, WINDOW, extras)
         if entry is not None:
             return entry
     return None
@@ -175,9 +175,9 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
         return "no rendered snapshot (run `centrum eval` on the data set first)"
     if not str(entry["raw"].get("page", {}).get("url", "file:")).startswith("file:"):
         return "page navigated away"
-    key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(),
-                                     entry["raw"].get("page", {}).get("collector"), len(entry["raw"].get("source")
-                                                                                         or ""),
+    # The snapshot itself is in the key: a page rendered again (another renderer version) is a new record.
+    shot = hashlib.sha256(json.dumps(entry["raw"], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(), shot,
                                      opts.block_scope, list(opts.proposers)]).encode()).hexdigest()
     names, block_names = F.feature_names(), B.feature_names()
     rec = load_record(_records_root(), key, names, block_names) if opts.use_record_cache else None

@@ -2,7 +2,8 @@
 
 The key is the sha256 of the page bytes, the collector (its ``VERSION`` and a hash of ``collect.js``, so an edited
 collector never serves stale snapshots even if its version string was not bumped), the renderer's
-``RENDERER_VERSION`` (bumped by hand when loading or decoding changes), the window size and the names and versions
+``RENDERER_VERSION`` (bumped by hand when loading or decoding changes; ``SnapshotCache.find`` keeps the renders of an
+earlier version that the bump does not change), the window size and the names and versions
 of the in-page ``extra`` functions (Readability.js). An entry stores
 ``{"raw", "stylesheets", "timing", "extra", "errors", "warnings"}``; writes go through ``paths.atomic_path`` so a
 killed worker never leaves half an entry behind, and an unreadable entry counts as a miss.
@@ -43,11 +44,13 @@ def renderer_version() -> int:
     return RENDERER_VERSION
 
 
-def snapshot_key(page: bytes, window: tuple[int, int], extras: dict[str, str] | None = None) -> str:
+def snapshot_key(page: bytes, window: tuple[int, int], extras: dict[str, str] | None = None,
+                 version: int | None = None) -> str:
+    """The key of the page's render by the current renderer (or by renderer ``version``)."""
     h = hashlib.sha256()
     h.update(hashlib.sha256(page).digest())
     h.update(f"|collector={collector_version()}|window={window[0]}x{window[1]}|".encode())
-    version = renderer_version()
+    version = renderer_version() if version is None else version
     if version > 1:  # version 1 keys are the unversioned ones of the first caches (see render.RENDERER_VERSION)
         h.update(f"renderer={version}|".encode())
     for name in sorted(extras or {}):
@@ -72,6 +75,23 @@ class SnapshotCache:
         except (OSError, EOFError, zlib.error, ValueError, UnicodeDecodeError):
             return None  # truncated or corrupt entry: render again and overwrite it
         return entry if isinstance(entry, dict) and "raw" in entry else None
+
+    def find(self, page: bytes, window: tuple[int, int], extras: dict[str, str] | None = None
+             ) -> dict[str, Any] | None:
+        """The page's entry of the current renderer, else one of an earlier version that the renderer carries over
+        (``render.CARRIED_OVER``: its render would be the same), copied under the current key."""
+        from ..render import CARRIED_OVER
+
+        key = snapshot_key(page, window, extras)
+        entry = self.load(key)
+        if entry is not None:
+            return entry
+        for version, same in sorted(CARRIED_OVER.items(), reverse=True):
+            old = self.load(snapshot_key(page, window, extras, version))
+            if old is not None and same(old):
+                self.store(key, old)
+                return old
+        return None
 
     def store(self, key: str, entry: dict[str, Any]) -> None:
         with atomic_path(self.path(key)) as tmp, gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:

@@ -84,7 +84,7 @@ class _Worker:
         """(cache entry, error, from_cache)."""
         key = snapshot_key(html, self.opts.window, cache_extras(self.opts))
         if self.opts.use_cache:
-            entry = self.cache.load(key)
+            entry = self.cache.find(html, self.opts.window, cache_extras(self.opts))
             if entry is not None:
                 return entry, "", True
         from ..render import Renderer
