@@ -42,8 +42,8 @@ T = TypeVar("T")
 # renders a page again with its <noscript> markup in place when it showed almost no text without it. Version 3 waits,
 # after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
 # Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
-# a page opens.
-RENDERER_VERSION = 4
+# a page opens. Version 5 closes, offline, frames that a script opened and left loading (_CLOSE_STALLED_FRAMES).
+RENDERER_VERSION = 5
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 
 
@@ -52,9 +52,9 @@ def _loaded_in_time(entry: dict[str, Any]) -> bool:
 
 
 # Renders of earlier versions that this one makes the same, known by their cache entry, so that a version bump that
-# changes few pages does not make every cached render stale. Version 4 changed only pages that reloaded a failing image
-# without end, and the load event of such a page never came: a version-3 render whose load finished is kept.
-CARRIED_OVER: dict[int, Callable[[dict[str, Any]], bool]] = {3: _loaded_in_time}
+# changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages whose load event never
+# came (an image reloading itself after failing, a frame left loading): a render of 3 or 4 whose load finished is kept.
+CARRIED_OVER: dict[int, Callable[[dict[str, Any]], bool]] = {4: _loaded_in_time, 3: _loaded_in_time}
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -105,6 +105,28 @@ SETTLE_QUIET_MS = 200  # a pause in DOM changes this long ends the wait (script-
 SETTLE_MAX_MS = 2000  # bound: a page that never stops changing (tickers, carousels) is collected after this long
 
 # Resolves after the next animation frame (bounded: a page in the background may never get one).
+# A frame that a script opened with document.open() and did not close stays "loading", and the page's load event waits
+# for it: offline, the (advertising) script that would write the rest and close it never arrives, and the page waited
+# out the whole load timeout (29 of the shared pages). From a second after the page's own document has been parsed,
+# an offline render closes such frames. document.close() does nothing to a document its parser reads from the network,
+# so only script-opened ones are affected.
+_CLOSE_STALLED_FRAMES = """(() => {
+  if (window !== window.top) return;
+  const close = (doc, depth) => {
+    for (const f of doc.querySelectorAll("iframe, frame")) {
+      let d = null;
+      try { d = f.contentDocument; } catch (e) { d = null; }
+      if (!d) continue;
+      if (d.readyState === "loading") d.close();
+      if (depth < 8) close(d, depth + 1);
+    }
+  };
+  document.addEventListener("DOMContentLoaded", () => setTimeout(function tick() {
+    if (document.readyState === "complete") return;
+    close(document, 0);
+    setTimeout(tick, 500);
+  }, 1000), { once: true });
+})()"""
 _NEXT_FRAME = "() => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 0)); setTimeout(r, 500); })"
 
 
@@ -428,6 +450,8 @@ class Renderer:
                 context.route("**/*", lambda r: self._route_archive(r, state, archive))
             elif self.block_stylesheets:
                 context.route("**/*", lambda r: self._route_styles_only(r, state))
+            if (local or archive is not None) and javascript:
+                context.add_init_script(script=_CLOSE_STALLED_FRAMES)
             page = context.new_page()
             _watch_requests(page, state.sheets, state.failed)
             t_nav = time.perf_counter()

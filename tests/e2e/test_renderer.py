@@ -177,6 +177,26 @@ def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_pa
     assert out.blocked == IMAGE_RETRIES + 2  # the remote ones: a.jpg once, b.jpg until its pixel
 
 
+def test_a_frame_a_script_opened_and_left_loading_does_not_hold_the_load_forever(tmp_path):
+    from centrum.render import Renderer
+    from centrum.snapshot import parse_snapshot
+
+    # Advertising code writes into an iframe and closes it once its (remote) script arrives; offline it never does,
+    # the frame stays "loading", and so did the page's load event: the renderer waited its whole timeout (29 pages).
+    page = tmp_path / "open-frame.html"
+    page.write_text("<html><body><article><p>The story itself.</p></article><iframe id='ad'></iframe><script>"
+                    "const d = document.getElementById('ad').contentDocument; d.open();"
+                    "d.write('<p>Advert written</p><script src=\"http://example.invalid/ad.js\"></scr' + 'ipt>');"
+                    "window.addEventListener('load', () => { window.loadedAt = performance.now(); });"
+                    "</script></body></html>")
+    with Renderer(timeout_s=20, settle_ms=200) as r:
+        out = r.render(page, extra={"loaded": "() => window.loadedAt !== undefined"})
+    assert not any("did not finish" in w for w in out.warnings), out.warnings
+    assert out.extra["loaded"] is True
+    texts = parse_snapshot(out.raw).texts
+    assert "The story itself." in texts and "Advert written" in texts
+
+
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
     from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot
