@@ -104,7 +104,6 @@ _SETTLE = """(quiet, max) => new Promise(done => {
 SETTLE_QUIET_MS = 200  # a pause in DOM changes this long ends the wait (script-drawn content arrives in bursts)
 SETTLE_MAX_MS = 2000  # bound: a page that never stops changing (tickers, carousels) is collected after this long
 
-# Resolves after the next animation frame (bounded: a page in the background may never get one).
 # A frame that a script opened with document.open() and did not close stays "loading", and the page's load event waits
 # for it: offline, the (advertising) script that would write the rest and close it never arrives, and the page waited
 # out the whole load timeout (29 of the shared pages). From a second after the page's own document has been parsed,
@@ -127,6 +126,8 @@ _CLOSE_STALLED_FRAMES = """(() => {
     setTimeout(tick, 500);
   }, 1000), { once: true });
 })()"""
+
+# Resolves after the next animation frame (bounded: a page in the background may never get one).
 _NEXT_FRAME = "() => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 0)); setTimeout(r, 500); })"
 
 
@@ -232,7 +233,7 @@ def _has_frame(req: Any) -> bool:
 
 # An image the page asks for again after it failed this many times is answered with a transparent pixel: a page whose
 # `onerror` sets the image's source again (to itself or to a fallback that fails too) otherwise reloads it without
-# end, offline, and its load event never comes (seen on 40 of the shared pages: the renderer waited its whole
+# end, offline, and its load event never comes (seen on 11 of the shared pages: the renderer waited its whole
 # timeout). Below the count a refused image fails as it would offline.
 IMAGE_RETRIES = 3
 _PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
