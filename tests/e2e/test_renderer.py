@@ -156,45 +156,47 @@ def test_a_window_the_page_opens_is_refused_and_the_page_collected(tmp_path, cap
     assert "Frame for this navigation request is not available" not in capfd.readouterr().err
 
 
-def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_path):
-    from centrum.render import IMAGE_RETRIES, Renderer
+def _story_loads_in_time(tmp_path: Path, body: str, extra: dict[str, str]):
+    """Render a saved page holding "The story itself." plus ``body``: its load event came (no timeout warning) and
+    the story was collected; the Rendered."""
+    from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot
 
-    # Offline, an image whose onerror sets its source again fails again, without end: the load event never came and
-    # the renderer waited its whole timeout (40 shared pages). A remote fallback and a missing local file, both.
-    page = tmp_path / "loop.html"
-    page.write_text("<html><body><article><p>The story itself.</p>"
-                    "<img src='http://example.invalid/a.jpg' onerror=\"this.src='http://example.invalid/b.jpg'\">"
-                    "<img src='missing.jpg' onerror=\"this.src='missing.jpg?again'\"></article>"
-                    "<script>window.tries = 0; document.querySelectorAll('img').forEach(i => i.addEventListener("
-                    "'error', () => window.tries++));</script></body></html>")
+    page = tmp_path / "page.html"
+    page.write_text(f"<html><body><article><p>The story itself.</p></article>{body}</body></html>")
     with Renderer(timeout_s=20, settle_ms=200) as r:
-        out = r.render(page, extra={"tries": "() => window.tries"})
+        out = r.render(page, extra=extra)
     assert not any("did not finish" in w for w in out.warnings), out.warnings
     assert "The story itself." in parse_snapshot(out.raw).texts
+    return out
+
+
+def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_path):
+    from centrum.render import IMAGE_RETRIES
+
+    # Offline, an image whose onerror sets its source again fails again, without end: the load event never came and
+    # the renderer waited its whole timeout (11 shared pages). A remote fallback and a missing local file, both.
+    out = _story_loads_in_time(tmp_path, (
+        "<img src='http://example.invalid/a.jpg' onerror=\"this.src='http://example.invalid/b.jpg'\">"
+        "<img src='missing.jpg' onerror=\"this.src='missing.jpg?again'\">"
+        "<script>window.tries = 0; document.querySelectorAll('img').forEach(i => i.addEventListener("
+        "'error', () => window.tries++));</script>"), {"tries": "() => window.tries"})
     # Each image failed as it does offline until it was asked for IMAGE_RETRIES times more, then got a pixel.
     assert out.extra["tries"] == 2 * (IMAGE_RETRIES + 1)
     assert out.blocked == IMAGE_RETRIES + 2  # the remote ones: a.jpg once, b.jpg until its pixel
 
 
 def test_a_frame_a_script_opened_and_left_loading_does_not_hold_the_load_forever(tmp_path):
-    from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot
 
     # Advertising code writes into an iframe and closes it once its (remote) script arrives; offline it never does,
     # the frame stays "loading", and so did the page's load event: the renderer waited its whole timeout (29 pages).
-    page = tmp_path / "open-frame.html"
-    page.write_text("<html><body><article><p>The story itself.</p></article><iframe id='ad'></iframe><script>"
-                    "const d = document.getElementById('ad').contentDocument; d.open();"
-                    "d.write('<p>Advert written</p><script src=\"http://example.invalid/ad.js\"></scr' + 'ipt>');"
-                    "window.addEventListener('load', () => { window.loadedAt = performance.now(); });"
-                    "</script></body></html>")
-    with Renderer(timeout_s=20, settle_ms=200) as r:
-        out = r.render(page, extra={"loaded": "() => window.loadedAt !== undefined"})
-    assert not any("did not finish" in w for w in out.warnings), out.warnings
-    assert out.extra["loaded"] is True
-    texts = parse_snapshot(out.raw).texts
-    assert "The story itself." in texts and "Advert written" in texts
+    out = _story_loads_in_time(tmp_path, (
+        "<iframe id='ad'></iframe><script>const d = document.getElementById('ad').contentDocument; d.open();"
+        "d.write('<p>Advert written</p><script src=\"http://example.invalid/ad.js\"></scr' + 'ipt>');"
+        "window.addEventListener('load', () => { window.loadedAt = performance.now(); });</script>"),
+        {"loaded": "() => window.loadedAt !== undefined"})
+    assert out.extra["loaded"] is True and "Advert written" in parse_snapshot(out.raw).texts
 
 
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
