@@ -64,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
 
 
+def _proposers(args: argparse.Namespace) -> tuple[str, ...]:
+    """The base algorithms the records and the models are made with: all of them but those of ``--without``."""
+    from ..algorithms import BASE_ALGORITHMS
+
+    return tuple(a for a in BASE_ALGORITHMS if a not in args.without)
+
+
 def _delta(row: dict[str, float]) -> str:
     if "delta" not in row:
         return "-"
@@ -140,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
                             use_record_cache=not args.no_record_cache, block_scope=args.block_scope,
-                            proposers=tuple(a for a in T.F.BASE_ALGORITHMS if a not in args.without))
+                            proposers=_proposers(args))
     items = [it for ds in datasets for it in ds.pages]
     records = _load_records(items, opts, args.jobs)
     if not records:
@@ -198,8 +205,7 @@ def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets:
     """Fit the candidate scorer and the block filter on every record and write both models."""
     from ..algorithms import _ensemble_train as T
 
-    fo = T.FitOptions(seed=args.seed, learner=args.learner,
-                      proposers=tuple(a for a in T.F.BASE_ALGORITHMS if a not in args.without))
+    fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args))
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
 
