@@ -43,18 +43,29 @@ T = TypeVar("T")
 # after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
 # Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
 # a page opens. Version 5 closes, offline, frames that a script opened and left loading (_CLOSE_STALLED_FRAMES).
-RENDERER_VERSION = 5
+# Version 6 renders a saved page again with its scripts off when they took most of its text away (_lost_to_scripts).
+RENDERER_VERSION = 6
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 
 
-def _loaded_in_time(entry: dict[str, Any]) -> bool:
+def _loaded_in_time(entry: dict[str, Any], page: bytes) -> bool:
     return not any(str(w).startswith(LOAD_TIMEOUT) for w in entry.get("warnings") or [])
 
 
-# Renders of earlier versions that this one makes the same, known by their cache entry, so that a version bump that
-# changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages whose load event never
-# came (an image reloading itself after failing, a frame left loading): a render of 3 or 4 whose load finished is kept.
-CARRIED_OVER: dict[int, Callable[[dict[str, Any]], bool]] = {4: _loaded_in_time, 3: _loaded_in_time}
+def _kept_its_text(entry: dict[str, Any], page: bytes) -> bool:
+    return not _lost_to_scripts(entry.get("raw") or {}, page)
+
+
+def _loaded_and_kept(entry: dict[str, Any], page: bytes) -> bool:
+    return _loaded_in_time(entry, page) and _kept_its_text(entry, page)
+
+
+# Renders of earlier versions that this one makes the same, known by their cache entry and the page's bytes, so that
+# a version bump that changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages
+# whose load event never came (an image reloading itself after failing, a frame left loading); version 6 only pages
+# whose scripts took most of their text away: a render of 3 or 4 whose load finished and of 5 whose text stayed is kept.
+CARRIED_OVER: dict[int, Callable[[dict[str, Any], bytes], bool]] = {
+    5: _kept_its_text, 4: _loaded_and_kept, 3: _loaded_and_kept}
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -219,6 +230,51 @@ def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool
         return False
     shown = float(snap.text_len[snap.text_area > 0].sum()) if snap.m else 0.0
     return shown < NOSCRIPT_SHARE * hidden
+
+
+# A saved page's own scripts may take its text away offline: a consent or paywall script whose server never answers,
+# a "loading" shell that replaces the body. Rendered text (non-blank characters shown) below LOST_SHARE of the text the
+# saved body holds outside scripts, styles and <noscript>, with at least LOST_MIN_CHARS there: render it again with
+# its scripts off, and keep that render when it shows at least LOST_GAIN times as much (the page as it was saved).
+LOST_MIN_CHARS = 500
+LOST_SHARE = 0.3
+LOST_GAIN = 2.0
+_NOT_SHOWN = re.compile(r"<(script|style|noscript|template|svg|textarea|select)\b.*?</\1\s*>|<!--.*?-->", re.I | re.S)
+_TAG_TEXT = re.compile(r"<[^>]*>")
+_BLANK = re.compile(r"\s+")
+
+
+def _saved_text_chars(page: bytes) -> int:
+    """Non-blank characters of the text in a saved page's body, outside elements that never show text."""
+    import html
+
+    text = charset.decode(page)
+    start = text.lower().find("<body")
+    body = _NOT_SHOWN.sub(" ", text[start:] if start >= 0 else text)
+    return len(_BLANK.sub("", html.unescape(_TAG_TEXT.sub(" ", body))))
+
+
+def _shown_text_chars(raw: dict[str, Any]) -> int | None:
+    """Non-blank characters of the text nodes a snapshot shows (None: not a valid snapshot)."""
+    from .snapshot import SnapshotError, parse_snapshot
+
+    try:
+        snap = parse_snapshot(raw)
+    except SnapshotError:
+        return None
+    shown = snap.text_area > 0
+    return sum(len(_BLANK.sub("", t)) for t, s in zip(snap.texts, shown.tolist(), strict=True) if s)
+
+
+def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
+    """Whether a rendered saved page shows far less text than its body holds (LOST_SHARE)."""
+    if not page:
+        return False
+    saved = _saved_text_chars(page)
+    if saved < LOST_MIN_CHARS:
+        return False
+    shown = _shown_text_chars(raw)
+    return shown is not None and shown < LOST_SHARE * saved
 
 
 def _has_frame(req: Any) -> bool:
@@ -428,13 +484,23 @@ class Renderer:
             again.warnings.insert(0, f"the page tried to navigate {out.redirects} time(s); rendered again with "
                                      "JavaScript disabled")
             return again
-        if local and _shown_only_without_scripts(out.raw, _read_local(url)):
+        page = _read_local(url) if local else None
+        if _shown_only_without_scripts(out.raw, page):
             # The page's own scripts would draw its content (a forum's posts, a shop's description) but cannot run
             # offline; what a reader without them gets sits in <noscript>: render what that reader sees.
             again = self._render_once(url, local, source, extra, javascript=False, noscript=True)
             again.warnings.insert(0, "the page showed almost no text and holds it in <noscript>; rendered again with "
                                      "JavaScript disabled")
             return again
+        if _lost_to_scripts(out.raw, page):
+            # Offline, a script that waits for its server (consent, paywall, a loading shell) can remove or hide the
+            # text the page was saved with: a reader of the saved page wants that text, as it is without scripts.
+            again = self._render_once(url, local, source, extra, javascript=False)
+            before, after = _shown_text_chars(out.raw) or 0, _shown_text_chars(again.raw) or 0
+            if after > 0 and after >= LOST_GAIN * before:
+                again.warnings.insert(0, f"the page's scripts hid most of its text ({before} of {after} characters "
+                                         "shown); rendered again with JavaScript disabled")
+                return again
         return out
 
     def _render_once(self, url: str, local: bool, source: bool, extra: dict[str, str],

@@ -225,6 +225,28 @@ def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_script
     assert not any("<noscript>" in w for w in plain.warnings)
 
 
+def test_a_saved_page_whose_scripts_take_its_text_away_is_rendered_as_saved(tmp_path):
+    # A news page saved with its story; offline its consent script, which would have waited for its server, empties
+    # the story on load. A reader of the saved file wants the story: rendered again with scripts off. The same page
+    # whose script only adds a line keeps its first render.
+    story = "".join(f"<p>Paragraph {k} of the story, long enough to be read as an article's text body.</p>"
+                    for k in range(12))
+    wipe = "<script>document.getElementById('story').replaceChildren('Please accept our cookies.');</script>"
+    add = "<script>document.getElementById('story').append('Added by a script.');</script>"
+    page, control = tmp_path / "wiped.html", tmp_path / "kept.html"
+    page.write_text(f"<html><body><article id='story'>{story}</article>{wipe}</body></html>")
+    control.write_text(f"<html><body><article id='story'>{story}</article>{add}</body></html>")
+    with Renderer(timeout_s=10) as r:
+        out = r.render(page)
+        plain = r.render(control)
+    snap = parse_snapshot(out.raw)
+    shown = [t for t, a in zip(snap.texts, snap.text_area.tolist(), strict=True) if a > 0]
+    assert sum(t.startswith("Paragraph") for t in shown) == 12 and "Please accept our cookies." not in shown
+    assert any("scripts hid most of its text" in w for w in out.warnings)
+    kept = parse_snapshot(plain.raw).texts
+    assert "Added by a script." in kept and not any("scripts hid" in w for w in plain.warnings)
+
+
 def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
     # A long eval run must survive Chromium dying (out of memory, killed): the next render relaunches it.
     with Renderer(timeout_s=10) as r:

@@ -40,7 +40,7 @@ def test_a_render_of_an_earlier_version_is_kept_when_the_new_renderer_carries_it
     """Versions 4 and 5 changed only pages whose load never finished (images reloading themselves on error, frames
     left loading): a version-3 render that loaded in time is found under the current key (and copied there); one that
     timed out is a miss."""
-    assert render.RENDERER_VERSION == 5 and {3, 4} <= set(render.CARRIED_OVER)
+    assert render.RENDERER_VERSION == 6 and {3, 4, 5} <= set(render.CARRIED_OVER)
     store = cache.SnapshotCache(tmp_path)
     fine, stuck, page3 = b"<p>fine</p>", b"<p>stuck</p>", b"<p>only three</p>"
     for page, warnings in ((fine, ["blocked 2 request(s) leaving the local page"]),
@@ -57,3 +57,30 @@ def test_a_render_of_an_earlier_version_is_kept_when_the_new_renderer_carries_it
     monkeypatch.setattr(render, "CARRIED_OVER", {})
     store.store(cache.snapshot_key(page3, (1920, 1080), version=3), {"raw": {}, "warnings": []})
     assert store.find(page3, (1920, 1080)) is None
+
+
+def _snapshot_showing(text: str) -> dict:
+    """A hand-built snapshot of a page showing one paragraph of ``text``."""
+    from centrum.testing import E, T, build
+
+    page = E("html", (0, 0, 1920, 1080), [E("body", (0, 0, 1920, 1080), [E("p", (0, 0, 800, 400), [T(text)])])])
+    return build(page).raw
+
+
+def test_a_version_5_render_is_kept_unless_the_pages_scripts_took_most_of_its_text(tmp_path) -> None:
+    """Version 6 renders a saved page again with scripts off when it showed under LOST_SHARE of the text its body holds
+    (at least LOST_MIN_CHARS); every other version-5 render stays valid."""
+    store = cache.SnapshotCache(tmp_path)
+    story = "A sentence of the saved story. " * 40
+    page = f"<html><body><article>{story}</article><script>var x = '{'y' * 900}';</script></body></html>".encode()
+    short = b"<html><body><p>Hello there, short page.</p></body></html>"
+    consent = "Accept our cookies."
+    assert render._saved_text_chars(page) == len(story.replace(" ", ""))  # the script's text is not shown text
+    for p, shown in ((page, story), (short, "Hello")):
+        store.store(cache.snapshot_key(p, (1920, 1080), version=5), {"raw": _snapshot_showing(shown), "warnings": []})
+    assert store.find(page, (1920, 1080)) is not None  # shows its story
+    assert store.find(short, (1920, 1080)) is not None  # too little saved text to judge
+    wiped = page.replace(b"<article>", b"<article id=w>")
+    store.store(cache.snapshot_key(wiped, (1920, 1080), version=5), {"raw": _snapshot_showing(consent), "warnings": []})
+    assert render._lost_to_scripts(_snapshot_showing(consent), wiped)
+    assert store.find(wiped, (1920, 1080)) is None  # rendered again

@@ -88,7 +88,7 @@ class SnapshotCache:
             return entry
         for version, same in sorted(CARRIED_OVER.items(), reverse=True):
             old = self.load(snapshot_key(page, window, extras, version))
-            if old is not None and same(old):
+            if old is not None and same(old, page):
                 self.store(key, old)
                 return old
         return None
