@@ -292,11 +292,17 @@ class Proposals:
 _SENTENCE_END = re.compile(r"\.( |$)")  # Readability's test for a short paragraph that ends a sentence
 
 
-def _texts_under(snap: Snapshot, roots: np.ndarray) -> list[str]:
-    """Per root of disjoint subtrees ``roots``: its text nodes' texts joined by a space (one O(n + m) labelling)."""
+def _root_of_texts(snap: Snapshot, roots: np.ndarray) -> np.ndarray:
+    """Per text node: 1 + the index in ``roots`` (disjoint subtrees) of the one holding it, 0 outside them: O(n + m)."""
+    return cover_count(snap, roots, weights=np.arange(1, roots.size + 1)).astype(np.int64)[snap.text_owner]
+
+
+def _texts_under(snap: Snapshot, roots: np.ndarray, label: np.ndarray | None = None) -> list[str]:
+    """Per root of disjoint subtrees ``roots``: its text nodes' texts joined by a space (``label``: their
+    :func:`_root_of_texts` when the caller has it)."""
     if roots.size == 0 or snap.m == 0:
         return [""] * roots.size
-    owner_label = cover_count(snap, roots, weights=np.arange(1, roots.size + 1)).astype(np.int64)[snap.text_owner]
+    owner_label = _root_of_texts(snap, roots) if label is None else label
     parts: list[list[str]] = [[] for _ in range(roots.size)]
     texts = snap.texts
     for t in np.nonzero(owner_label > 0)[0].tolist():
@@ -647,16 +653,16 @@ def _doc_title(snap: Snapshot, A: PageArrays, fl: _Flat, top: np.ndarray) -> dic
     heads = np.nonzero(np.isin(snap.tags, DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
     heads = heads[np.argsort(-snap.font_size[heads], kind="stable")[:DOC_TITLE_POOL]]
     if heads.size:
-        seq = snap.text_seq
-        lo = np.searchsorted(seq, heads + 1, side="left")
-        hi = np.searchsorted(seq, snap.subtree_end[heads], side="right")
-        for h, a, b in zip(heads.tolist(), lo.tolist(), hi.tolist(), strict=True):
-            if not 1 < b - a <= 64:
-                continue
-            # text_seq does not tell the subtree's last text from the text right after it: the owner does.
-            inside = [t for t in range(a, b) if h <= snap.text_owner[t] < snap.subtree_end[h]]
-            if len(inside) > 1 and shown[inside].any():
-                pool.append((h, " ".join(snap.texts[t] for t in inside)))
+        # Outermost headings (a heading inside another is part of its text), each with 2..64 text nodes of which one
+        # is shown, with their texts joined by _texts_under.
+        heads = np.sort(heads)
+        heads = heads[cover_count(snap, heads)[heads] == 1]
+        label = _root_of_texts(snap, heads)
+        count = np.bincount(label, minlength=heads.size + 1)[1:]
+        seen = np.bincount(label, weights=shown, minlength=heads.size + 1)[1:]
+        keep = ((count > 1) & (count <= 64) & (seen > 0)).tolist()
+        pool.extend((h, t) for h, t, k in zip(heads.tolist(), _texts_under(snap, heads, label), keep, strict=True)
+                    if k)
     matches: dict[int, float] = {}  # element -> best cover of a text of it that matches
     for owner, text in pool:
         tk = tokens(text.casefold())
