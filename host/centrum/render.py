@@ -43,7 +43,8 @@ T = TypeVar("T")
 # after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
 # Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
 # a page opens. Version 5 closes, offline, frames that a script opened and left loading (_CLOSE_STALLED_FRAMES).
-# Version 6 renders a saved page again with its scripts off when they took most of its text away (_lost_to_scripts).
+# Version 6 renders a saved or archived page again with its scripts off when they took most of its text away
+# (_lost_to_scripts).
 RENDERER_VERSION = 6
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 
@@ -232,10 +233,11 @@ def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool
     return shown < NOSCRIPT_SHARE * hidden
 
 
-# A saved page's own scripts may take its text away offline: a consent or paywall script whose server never answers,
-# a "loading" shell that replaces the body. Rendered text (non-blank characters shown) below LOST_SHARE of the text the
-# saved body holds outside scripts, styles, comments and <noscript>, with at least LOST_MIN_CHARS there: render it
-# again with its scripts off, and keep that render when it shows at least LOST_GAIN times as much (the page as saved).
+# A saved or archived page's own scripts may take its text away offline: a consent or paywall script whose server
+# never answers, a "loading" shell that replaces the body. Rendered text (non-blank characters shown) below LOST_SHARE
+# of the text the saved body holds outside scripts, styles, comments and <noscript>, with at least LOST_MIN_CHARS
+# there: render it again with its scripts off, and keep that render when it shows at least LOST_GAIN times as much
+# (the page as saved). The same goes for the <noscript> rule above.
 LOST_MIN_CHARS = 500
 LOST_SHARE = 0.3
 LOST_GAIN = 2.0
@@ -273,6 +275,17 @@ def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
         return False
     shown = _shown_text_chars(raw)
     return shown is not None and shown < LOST_SHARE * saved
+
+
+# A page's own scripts stay off through CSP; the collector's isolated-world evaluation is not subject to the page's
+# CSP (a context with JavaScript disabled hangs evaluation).
+_SCRIPTS_OFF = {"content-security-policy": "script-src 'none'"}
+
+
+def _archived_page(archive: ArchiveLookup | None, url: str) -> bytes | None:
+    """The archived bytes of the page itself (None: not an archived render, or not in the archive)."""
+    hit = archive(url.split("#", 1)[0]) if archive is not None else None
+    return hit.body if hit is not None else None
 
 
 def _has_frame(req: Any) -> bool:
@@ -482,18 +495,18 @@ class Renderer:
             again.warnings.insert(0, f"the page tried to navigate {out.redirects} time(s); rendered again with "
                                      "JavaScript disabled")
             return again
-        page = _read_local(url) if local else None
+        page = _read_local(url) if local else _archived_page(archive, url)
         if _shown_only_without_scripts(out.raw, page):
             # The page's own scripts would draw its content (a forum's posts, a shop's description) but cannot run
             # offline; what a reader without them gets sits in <noscript>: render what that reader sees.
-            again = self._render_once(url, local, source, extra, javascript=False, noscript=True)
+            again = self._render_once(url, local, source, extra, javascript=False, archive=archive, noscript=True)
             again.warnings.insert(0, "the page showed almost no text and holds it in <noscript>; rendered again with "
                                      "JavaScript disabled")
             return again
         if _lost_to_scripts(out.raw, page):
             # Offline, a script that waits for its server (consent, paywall, a loading shell) can remove or hide the
             # text the page was saved with: a reader of the saved page wants that text, as it is without scripts.
-            again = self._render_once(url, local, source, extra, javascript=False)
+            again = self._render_once(url, local, source, extra, javascript=False, archive=archive)
             before, after = _shown_text_chars(out.raw) or 0, _shown_text_chars(again.raw) or 0
             if after > 0 and after >= LOST_GAIN * before:
                 again.warnings.insert(0, f"the page's scripts hid most of its text ({before} of {after} characters "
@@ -512,7 +525,7 @@ class Renderer:
             if local:
                 context.route("**/*", lambda r: self._route_local(r, state, javascript))
             elif archive is not None:
-                context.route("**/*", lambda r: self._route_archive(r, state, archive))
+                context.route("**/*", lambda r: self._route_archive(r, state, archive, javascript))
             elif self.block_stylesheets:
                 context.route("**/*", lambda r: self._route_styles_only(r, state))
             if (local or archive is not None) and javascript:
@@ -606,9 +619,7 @@ class Renderer:
                 return
             headers = {"content-type": f"text/html; charset={charset.sniff(body)}"}
             if not javascript:
-                # The page's own scripts stay off through CSP; our isolated-world evaluation is not subject to the
-                # page's CSP (a context with JavaScript disabled hangs evaluation).
-                headers["content-security-policy"] = "script-src 'none'"
+                headers.update(_SCRIPTS_OFF)
             r.fulfill(status=200, body=body, headers=headers)
         elif req_url.startswith(("data:", "blob:")) or (
                 req_url.startswith("file:") and not (req.resource_type == "image" and _missing_file(req_url))):
@@ -618,7 +629,7 @@ class Renderer:
                 state.blocked += 1
             _refuse(r, state)
 
-    def _route_archive(self, r: Any, state: _PageState, archive: ArchiveLookup) -> None:
+    def _route_archive(self, r: Any, state: _PageState, archive: ArchiveLookup, javascript: bool = True) -> None:
         req_url = r.request.url
         if req_url.startswith(("data:", "blob:")):
             r.continue_()
@@ -629,6 +640,8 @@ class Renderer:
         if hit is None:
             state.blocked += 1
             r.abort("blockedbyclient")
+        elif not javascript and r.request.resource_type == "document":
+            r.fulfill(status=hit.status, headers={**hit.headers, **_SCRIPTS_OFF}, body=hit.body)
         else:
             r.fulfill(status=hit.status, headers=hit.headers, body=hit.body)
 

@@ -225,26 +225,57 @@ def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_script
     assert not any("<noscript>" in w for w in plain.warnings)
 
 
+def _story_and_script(script: str) -> str:
+    story = "".join(f"<p>Paragraph {k} of the story, long enough to be read as an article's text body.</p>"
+                    for k in range(12))
+    return f"<html><body><article id='story'>{story}</article><script>{script}</script></body></html>"
+
+
+_WIPE = "document.getElementById('story').replaceChildren('Please accept our cookies.');"
+_ADD = "document.getElementById('story').append('Added by a script.');"
+
+
+def _shown_texts(raw: dict) -> list[str]:
+    snap = parse_snapshot(raw)
+    return [t for t, a in zip(snap.texts, snap.text_area.tolist(), strict=True) if a > 0]
+
+
 def test_a_saved_page_whose_scripts_take_its_text_away_is_rendered_as_saved(tmp_path):
     # A news page saved with its story; offline its consent script, which would have waited for its server, empties
     # the story on load. A reader of the saved file wants the story: rendered again with scripts off. The same page
     # whose script only adds a line keeps its first render.
-    story = "".join(f"<p>Paragraph {k} of the story, long enough to be read as an article's text body.</p>"
-                    for k in range(12))
-    wipe = "<script>document.getElementById('story').replaceChildren('Please accept our cookies.');</script>"
-    add = "<script>document.getElementById('story').append('Added by a script.');</script>"
     page, control = tmp_path / "wiped.html", tmp_path / "kept.html"
-    page.write_text(f"<html><body><article id='story'>{story}</article>{wipe}</body></html>")
-    control.write_text(f"<html><body><article id='story'>{story}</article>{add}</body></html>")
+    page.write_text(_story_and_script(_WIPE))
+    control.write_text(_story_and_script(_ADD))
     with Renderer(timeout_s=10) as r:
         out = r.render(page)
         plain = r.render(control)
-    snap = parse_snapshot(out.raw)
-    shown = [t for t, a in zip(snap.texts, snap.text_area.tolist(), strict=True) if a > 0]
+    shown = _shown_texts(out.raw)
     assert sum(t.startswith("Paragraph") for t in shown) == 12 and "Please accept our cookies." not in shown
     assert any("scripts hid most of its text" in w for w in out.warnings)
-    kept = parse_snapshot(plain.raw).texts
-    assert "Added by a script." in kept and not any("scripts hid" in w for w in plain.warnings)
+    assert "Added by a script." in _shown_texts(plain.raw) and not any("scripts hid" in w for w in plain.warnings)
+
+
+def test_an_archived_page_whose_scripts_take_its_text_away_is_rendered_as_archived():
+    # The same in a crawl (centrum batch over WARC): the archive answers every request, the page's own included, and
+    # the render with scripts off is served from the archive too.
+    from centrum.render import Archived
+
+    html = {"http://news.example/wiped": _story_and_script(_WIPE), "http://news.example/kept": _story_and_script(_ADD)}
+    asked: list[str] = []
+
+    def archive(url: str) -> Archived | None:
+        asked.append(url)
+        body = html.get(url)
+        return None if body is None else Archived(200, {"content-type": "text/html; charset=utf-8"}, body.encode())
+
+    with Renderer(timeout_s=10, archive=True) as r:
+        out = r.render("http://news.example/wiped", archive=archive)
+        plain = r.render("http://news.example/kept", archive=archive)
+    assert sum(t.startswith("Paragraph") for t in _shown_texts(out.raw)) == 12
+    assert any("scripts hid most of its text" in w for w in out.warnings)
+    assert "Added by a script." in _shown_texts(plain.raw) and not any("scripts hid" in w for w in plain.warnings)
+    assert set(asked) <= set(html)
 
 
 def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
