@@ -600,6 +600,26 @@ def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tm
         M.load_model_file(tmp_path / "m.lgb.txt", [*F.feature_names()[:-1], "nope"])
 
 
+def test_the_candidate_scorer_is_one_lightgbm_model_scoring_the_mean_of_its_bag():
+    """A bag of rankers of consecutive seeds ships as one LightGBM booster: its raw score and its TreeSHAP
+    contributions are the members' means, and a bag of one is the single ranker of that seed."""
+    import dataclasses
+
+    import lightgbm as lgb
+
+    recs = _records()
+    X = np.concatenate([r.X for r in recs])
+    opts = T.FitOptions(learner="lightgbm", lgb_rounds=15, lgb_min_leaf=5, seed=3, ranker_bag=1)
+    members = [T.fit(recs, dataclasses.replace(opts, seed=s)) for s in (3, 4, 5)]
+    bag = T.fit(recs, dataclasses.replace(opts, ranker_bag=3))
+    assert bag.meta["bag"] == 3 and bag.booster.num_trees() == sum(m.booster.num_trees() for m in members)
+    np.testing.assert_allclose(bag.predict(X), np.mean([m.predict(X) for m in members], axis=0), atol=1e-12)
+    np.testing.assert_allclose(bag.contributions(X), np.mean([m.contributions(X) for m in members], axis=0),
+                               atol=1e-12)
+    assert isinstance(lgb.Booster(model_str=bag.to_string()), lgb.Booster)  # the library reads it as its own
+    assert not np.allclose(members[0].predict(X), members[1].predict(X))  # the seeds made different rankers
+
+
 def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
     """A model trained without some base algorithms (`centrum train --without zoning`) names their columns as not
     run, so its file says what to run: the ensemble runs the algorithms some model was trained with and no others;

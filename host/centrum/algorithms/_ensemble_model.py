@@ -11,6 +11,8 @@ generator, so training is deterministic for a given seed and data.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,6 +250,34 @@ class Boosted:
     @classmethod
     def load(cls, path: Path, feature_names: list[str] | None = None) -> Boosted:
         return cls.from_string(path.read_text(encoding="utf-8"), feature_names)
+
+
+# A bag of boosters as one: every member's trees, leaf values divided by the member count, so that the model's raw
+# score is the members' mean and its TreeSHAP contributions their mean contributions (both are linear in the leaves).
+_LEAF_VALUES = re.compile(r"^(leaf_value|internal_value)=(.*)$", re.M)
+_TREE_HEADER = re.compile(r"^Tree=\d+$", re.M)
+
+
+def average_boosters(boosters: Sequence[Any]) -> Any:
+    """One LightGBM booster scoring the mean raw score of ``boosters`` (same features and objective), written and
+    read as LightGBM's own text format; deterministic in its inputs."""
+    import lightgbm as lgb
+
+    k = len(boosters)
+    texts = [str(b.model_to_string(num_iteration=-1)) for b in boosters]
+    first = texts[0]
+    head = re.sub(r"^tree_sizes=.*\n", "", first[: first.index("Tree=0")], flags=re.M)  # recomputed on writing
+    tail = first[first.index("end of trees"):]
+    trees: list[str] = []
+    for text in texts:
+        body = text[text.index("Tree=0"): text.index("end of trees")]
+        for block in re.split(r"(?=^Tree=\d+$)", body, flags=re.M):
+            if block.strip():
+                block = _LEAF_VALUES.sub(
+                    lambda m: m.group(1) + "=" + " ".join(repr(float(v) / k) for v in m.group(2).split()), block)
+                trees.append(_TREE_HEADER.sub(f"Tree={len(trees)}", block, count=1))
+    merged = lgb.Booster(model_str=head + "".join(trees) + tail)
+    return lgb.Booster(model_str=merged.model_to_string(num_iteration=-1))
 
 
 Model = Stumps | Boosted
