@@ -54,8 +54,8 @@ from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
 
-WEIGHTS_NAME = "ensemble-v12"
-BLOCK_WEIGHTS_NAME = "ensemble-v12-blocks"
+WEIGHTS_NAME = "ensemble-v13"
+BLOCK_WEIGHTS_NAME = "ensemble-v13-blocks"
 # A model name: no path separator, no "..", no leading dot, so that a name can only ever mean one file in the
 # package's weights folder or in $CENTRUM_HOME/models/.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
