@@ -639,6 +639,12 @@ def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
     r = Ens.run(page().snapshot, Ens.Config(weights="nozoning", filter="rules"))
     assert r.debug["proposers"] == sorted(without) and "base_zoning" not in r.timing_ms
     assert r.debug["answers"]["zoning"] == [] and r.nodes
+    # combine() given every algorithm's answer reads only those the model was trained with.
+    cfg = Ens.Config(weights="nozoning", filter="rules")
+    every, _ = Ens.run_base(page().snapshot)
+    again = Ens.combine(page().snapshot, every, cfg, model=Ens.load_model("nozoning"))
+    assert again.debug["proposers"] == sorted(without) and again.debug["answers"]["zoning"] == []
+    assert again.nodes == r.nodes
     # With a block filter trained with zoning, zoning runs again (the union of what the models read).
     assert Ens.proposers_of(m, Ens.load_block_model()) == F.BASE_ALGORITHMS
     for old in ("ensemble-v4", "ensemble-v5", "ensemble-v9"):

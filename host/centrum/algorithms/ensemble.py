@@ -383,6 +383,10 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     """The ensemble's decision given the base algorithms' results (split out so timing and training reuse it)."""
     t0 = time.perf_counter()
     model = model or load_model(cfg.weights)
+    if block_model is None and cfg.filter == "model":
+        block_model = load_block_model(cfg.block_weights)
+    # Only what the models were trained with: a caller may hand in every algorithm's answer.
+    results = only(results, proposers_of(model, *([block_model] if block_model else [])))
     if snap.n == 0:
         return Result("ensemble", [], message="empty snapshot")
     pm = prepare(snap, results, cfg)
