@@ -208,8 +208,33 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
 # without scripts parses it (scripts in it stay off; its <style> applies, e.g. to hide a "loading" splash).
 _SHOW_NOSCRIPT = """(() => { for (const n of [...document.querySelectorAll('noscript')]) {
   const d = document.createElement('div'); d.innerHTML = n.textContent; n.replaceWith(d); } })()"""
-_NOSCRIPT = re.compile(rb"<noscript\b[^>]*>(.*?)</noscript\s*>", re.I | re.S)
 _TAG = re.compile(rb"<[^>]*>")
+_WORD_BYTE = re.compile(rb"\w")
+_CLOSE_REST = re.compile(rb"\s*>")
+
+
+def _noscript_text_chars(page: bytes) -> int:
+    """Characters of text (tags dropped, ends stripped) inside the page's closed <noscript> elements, each up to its
+    first closing tag. Plain ``find`` scans that only move forward: a page of unclosed tags costs one pass, where a
+    lazy regex up to the closing tag rescans to the end from every opening tag."""
+    low, total, at = page.lower(), 0, 0
+    while (start := low.find(b"<noscript", at)) >= 0:
+        at = start + 9
+        if _WORD_BYTE.match(low, at):  # <noscripts>: another element
+            continue
+        open_end = low.find(b">", at)
+        if open_end < 0:
+            break
+        close = low.find(b"</noscript", open_end)
+        rest = _CLOSE_REST.match(low, close + 10) if close >= 0 else None
+        while close >= 0 and rest is None:
+            close = low.find(b"</noscript", close + 10)
+            rest = _CLOSE_REST.match(low, close + 10) if close >= 0 else None
+        if rest is None:
+            break
+        total += len(_TAG.sub(b"", page[open_end + 1: close]).strip())
+        at = rest.end()
+    return total
 # Rendered text below this share of the <noscript> text (and <noscript> holding at least NOSCRIPT_MIN_CHARS): the
 # page is an empty shell that its scripts were to fill.
 NOSCRIPT_MIN_CHARS = 500
@@ -220,7 +245,7 @@ def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool
     """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
     if not page or b"<noscript" not in page.lower():
         return False
-    hidden = sum(len(_TAG.sub(b"", m.group(1)).strip()) for m in _NOSCRIPT.finditer(page))
+    hidden = _noscript_text_chars(page)
     if hidden < NOSCRIPT_MIN_CHARS:
         return False
     from .snapshot import SnapshotError, parse_snapshot

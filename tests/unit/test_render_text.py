@@ -1,0 +1,25 @@
+"""How much text a saved page holds, as the renderer's re-render rules count it (no browser involved)."""
+
+from __future__ import annotations
+
+from centrum import render
+
+
+def test_noscript_text_counts_closed_elements_up_to_their_first_closing_tag() -> None:
+    page = b"<noscript>ab</noscript >cd<NOSCRIPT x=1><p>ef</p></NoScript><noscripts>zz</noscripts>"
+    assert render._noscript_text_chars(page) == 4  # "ab" and "ef"; <noscripts> is another element
+    assert render._noscript_text_chars(b"<noscript>a</noscriptx> b</noscript>") == len("a b")  # not a closing tag
+    assert render._noscript_text_chars(b"<p>x</p><noscript>never closed") == 0
+
+
+def test_hostile_markup_is_counted_in_one_pass() -> None:
+    # Thousands of unclosed tags: a lazy regex up to the closing tag rescans to the end from each one (tens of
+    # seconds here); these counts read the page once.
+    assert render._noscript_text_chars(b"<noscript>" * 20_000 + b"x" * 100_000) == 0
+    assert render._saved_text_chars(b"<body>" + b"<select>" * 20_000 + b"<!--" + b"<p>hidden</p>" * 100) == 0
+
+
+def test_saved_text_is_the_bodys_shown_text_without_code() -> None:
+    page = ("<html><head><title>Not counted</title></head><body><p>Hello  world</p><script>var x = 1;</script>"
+            "<style>p {}</style><!-- a comment --><noscript>Enable scripts</noscript><p>&amp; more</p></body>")
+    assert render._saved_text_chars(page.encode()) == len("Helloworld&more")
