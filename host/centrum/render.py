@@ -208,7 +208,6 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
 # without scripts parses it (scripts in it stay off; its <style> applies, e.g. to hide a "loading" splash).
 _SHOW_NOSCRIPT = """(() => { for (const n of [...document.querySelectorAll('noscript')]) {
   const d = document.createElement('div'); d.innerHTML = n.textContent; n.replaceWith(d); } })()"""
-_TAG = re.compile(rb"<[^>]*>")
 _WORD_BYTE = re.compile(rb"\w")
 _CLOSE_REST = re.compile(rb"\s*>")
 
@@ -217,6 +216,8 @@ def _noscript_text_chars(page: bytes) -> int:
     """Characters of text (tags dropped, ends stripped) inside the page's closed <noscript> elements, each up to its
     first closing tag. Plain ``find`` scans that only move forward: a page of unclosed tags costs one pass, where a
     lazy regex up to the closing tag rescans to the end from every opening tag."""
+    from .algorithms.dana import strip_tags
+
     low, total, at = page.lower(), 0, 0
     while (start := low.find(b"<noscript", at)) >= 0:
         at = start + 9
@@ -232,9 +233,11 @@ def _noscript_text_chars(page: bytes) -> int:
             rest = _CLOSE_REST.match(low, close + 10) if close >= 0 else None
         if rest is None:
             break
-        total += len(_TAG.sub(b"", page[open_end + 1: close]).strip())
+        total += len(strip_tags(page[open_end + 1: close]).strip())
         at = rest.end()
     return total
+
+
 # Rendered text below this share of the <noscript> text (and <noscript> holding at least NOSCRIPT_MIN_CHARS): the
 # page is an empty shell that its scripts were to fill.
 NOSCRIPT_MIN_CHARS = 500

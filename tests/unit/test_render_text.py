@@ -17,6 +17,16 @@ def test_hostile_markup_is_counted_in_one_pass() -> None:
     # seconds here); these counts read the page once.
     assert render._noscript_text_chars(b"<noscript>" * 20_000 + b"x" * 100_000) == 0
     assert render._saved_text_chars(b"<body>" + b"<select>" * 20_000 + b"<!--" + b"<p>hidden</p>" * 100) == 0
+    # A tail of '<' without any '>' after them: no tag can start there, and no search rescans it.
+    assert render._saved_text_chars(b"<body><p>ok</p>" + b"<a" * 200_000) == 2 + 2 * 200_000
+    assert render._noscript_text_chars(b"<noscript>" + b"<a" * 200_000 + b"</noscript>") == 2 * 200_000
+
+
+def test_html_text_keeps_a_lone_less_than_sign_as_text() -> None:
+    from centrum.algorithms.dana import html_text
+
+    assert html_text(b"<<p>" * 3 + b"x") == "<\n<\n<\nx"
+    assert html_text(b"<p>a</p><b>b</b> <i") == "a\nb <i"
 
 
 def test_saved_text_is_the_bodys_shown_text_without_code() -> None:

@@ -397,6 +397,18 @@ _BLOCK_B = re.compile(
 _TAG_B = re.compile(rb"<[^>]*>")
 
 
+def _sub_tags(pattern: re.Pattern[bytes], repl: bytes, data: bytes) -> bytes:
+    """``pattern.sub`` for a pattern that ends at a tag's ``>``: no match starts after the last ``>``, so the search
+    stops there. Otherwise every ``<`` of a hostile tail without ``>`` would rescan to the end (quadratic)."""
+    end = data.rfind(b">") + 1
+    return pattern.sub(repl, data[:end]) + data[end:]
+
+
+def strip_tags(data: bytes) -> bytes:
+    """The bytes without their tags (``<...>``), in one pass."""
+    return _sub_tags(_TAG_B, b"", data)
+
+
 def html_text(fragment: str | bytes) -> str:
     """Plain text of an HTML fragment: block tags become line breaks, other tags vanish, entities decoded.
 
@@ -406,7 +418,7 @@ def html_text(fragment: str | bytes) -> str:
     a no-break space as in the rendered text.
     """
     b = fragment.encode("utf-8", "surrogatepass") if isinstance(fragment, str) else fragment
-    b = _TAG_B.sub(b"", _BLOCK_B.sub(b"\x00", b.replace(b"\x00", b"")))
+    b = strip_tags(_sub_tags(_BLOCK_B, b"\x00", b.replace(b"\x00", b"")))
     lines = [b" ".join(part.split()) for part in b.split(b"\x00")]
     s = b"\n".join(filter(None, lines)).decode("utf-8", "replace")
     return htmllib.unescape(s) if "&" in s else s
