@@ -601,8 +601,8 @@ def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tm
 
 
 def test_the_candidate_scorer_is_one_lightgbm_model_scoring_the_mean_of_its_bag():
-    """A bag of rankers of consecutive seeds ships as one LightGBM booster: its raw score and its TreeSHAP
-    contributions are the members' means, and a bag of one is the single ranker of that seed."""
+    """A bag of rankers of consecutive seeds ships as one LightGBM booster holding all their trees: its raw score and
+    its TreeSHAP contributions are the members' means."""
     import dataclasses
 
     import lightgbm as lgb
