@@ -208,33 +208,24 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
 # without scripts parses it (scripts in it stay off; its <style> applies, e.g. to hide a "loading" splash).
 _SHOW_NOSCRIPT = """(() => { for (const n of [...document.querySelectorAll('noscript')]) {
   const d = document.createElement('div'); d.innerHTML = n.textContent; n.replaceWith(d); } })()"""
-_WORD_BYTE = re.compile(rb"\w")
-_CLOSE_REST = re.compile(rb"\s*>")
+_NOSCRIPT_OPEN = re.compile(rb"<noscript\b")
+_NOSCRIPT_CLOSE = re.compile(rb"</noscript\s*>")
 
 
 def _noscript_text_chars(page: bytes) -> int:
     """Characters of text (tags dropped, ends stripped) inside the page's closed <noscript> elements, each up to its
-    first closing tag. Plain ``find`` scans that only move forward: a page of unclosed tags costs one pass, where a
-    lazy regex up to the closing tag rescans to the end from every opening tag."""
+    first closing tag. Searches that only move forward: a page of unclosed tags costs one pass, where a lazy regex up
+    to the closing tag rescans to the end from every opening tag."""
     from .algorithms.dana import strip_tags
 
     low, total, at = page.lower(), 0, 0
-    while (start := low.find(b"<noscript", at)) >= 0:
-        at = start + 9
-        if _WORD_BYTE.match(low, at):  # <noscripts>: another element
-            continue
-        open_end = low.find(b">", at)
-        if open_end < 0:
+    while (opening := _NOSCRIPT_OPEN.search(low, at)) is not None:
+        open_end = low.find(b">", opening.end())
+        closing = _NOSCRIPT_CLOSE.search(low, open_end) if open_end >= 0 else None
+        if closing is None:
             break
-        close = low.find(b"</noscript", open_end)
-        rest = _CLOSE_REST.match(low, close + 10) if close >= 0 else None
-        while close >= 0 and rest is None:
-            close = low.find(b"</noscript", close + 10)
-            rest = _CLOSE_REST.match(low, close + 10) if close >= 0 else None
-        if rest is None:
-            break
-        total += len(strip_tags(page[open_end + 1: close]).strip())
-        at = rest.end()
+        total += len(strip_tags(page[open_end + 1: closing.start()]).strip())
+        at = closing.end()
     return total
 
 
