@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import html
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -65,6 +66,48 @@ def test_danag_counts_content_characters_against_markup_on_mixed_script_lines():
     t, s = counts('<p>سلام دنیا</p>\n<a href="/x">日本</a>x\n', "danag")
     assert t == [9 + 1, 3 + 1]  # "سلام دنیا" = 9 characters, "日本" + "x" = 3; + the newline
     assert s == [3 + 4, len('<a href="/x">') + 4]
+
+
+@pytest.mark.parametrize("variant", ["dana", "danag"])
+def test_line_counts_equal_per_line_sums_across_pieces(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Per-line counts come from a piecewise prefix count: with pieces smaller than a line, and lines of the source
+    # or of fixed length, they must equal the plain per-line sums of the paper's definitions.
+    monkeypatch.setattr(dana, "_PREFIX_PIECE", 7)
+    src = ("<p>caf\u00e9 \u65e5\u672c\u8a9e</p>\n<div class=\"x\">\u0633\u0644\u0627\u0645 ok</div>\n\n"
+           "<b>a < b</b>\n") * 5
+    c = np.frombuffer(src.encode(), dtype=np.uint8)
+    for length in (0, 5, 16):
+        starts = dana.line_starts(c, length)
+        t, s = dana.line_counts(c, starts, variant)
+        lines = np.split(c, starts[1:])
+        if variant == "dana":
+            assert t.tolist() == [int((x >= 0xC0).sum()) for x in lines]
+            assert s.tolist() == [int((x < 0x80).sum()) for x in lines]
+        else:
+            st, en = dana.tag_intervals(c)
+            tag = np.zeros(c.size, dtype=bool)
+            for a, b in zip(st.tolist(), en.tolist(), strict=True):
+                tag[a:b] = True
+            tags = np.split(tag, starts[1:])
+            assert s.tolist() == [int(x.sum()) for x in tags]
+            chars = [int(((x & 0xC0) != 0x80).sum()) for x in lines]
+            assert t.tolist() == [n - int(y.sum()) for n, y in zip(chars, tags, strict=True)]
+
+
+def test_line_counts_need_no_temporary_much_larger_than_the_source() -> None:
+    # On a large page every temporary as long as the source counts (the host's peak memory is bounded per page
+    # size, issue #23): counting lines must not build
+    # an int64 array as long as the source (eight times its size).
+    c = np.frombuffer(("<p>caf\u00e9 " + "x" * 90 + "</p>\n").encode() * 40_000, dtype=np.uint8)
+    starts = dana.line_starts(c, 100)
+    for variant in ("dana", "danag"):
+        tracemalloc.start()
+        try:
+            dana.line_counts(c, starts, variant)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 3 * c.size, (variant, peak, c.size)
 
 
 @pytest.mark.parametrize("piece", [1, 3, 64])

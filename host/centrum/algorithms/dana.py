@@ -326,20 +326,25 @@ def line_counts(c: np.ndarray, starts: np.ndarray, variant: str,
     if starts.size == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z
+    bounds = np.concatenate((starts, [c.size]))
     if variant == "dana":
         if c.max() < 0x80:  # ASCII only: no non-ASCII character, every byte is ASCII
-            return np.zeros(starts.size, dtype=np.int64), np.diff(np.concatenate((starts, [c.size])))
-        t1 = np.add.reduceat((c >= 0xC0).view(np.uint8), starts, dtype=np.int64)
-        t2 = np.add.reduceat((c < 0x80).view(np.uint8), starts, dtype=np.int64)
-        return t1, t2
-    bounds = np.concatenate((starts, [c.size]))
+            return np.zeros(starts.size, dtype=np.int64), np.diff(bounds)
+        return _per_line(c >= 0xC0, bounds), _per_line(c < 0x80, bounds)
     if c.size and c.max() < 0x80:  # ASCII only (one SIMD pass): every byte is a character
         chars = np.diff(bounds)
     else:
-        chars = np.add.reduceat(((c & 0xC0) != 0x80).view(np.uint8), starts, dtype=np.int64)
+        chars = _per_line((c & 0xC0) != 0x80, bounds)
     before = _bytes_before(*(intervals if intervals is not None else tag_intervals(c)), bounds)
     s = np.diff(before)
     return np.maximum(chars - s, 0), s
+
+
+def _per_line(mask: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Set bytes of ``mask`` in each line ``[bounds[i], bounds[i + 1])``: differences of :func:`count_before`'s
+    piecewise prefix count. (``np.add.reduceat`` with an int64 result casts its whole input to int64 first: eight
+    times the source, the largest temporary of a large page.)"""
+    return np.diff(count_before(mask, bounds))
 
 
 def smooth(t: np.ndarray, s: np.ndarray, width: int = 1) -> np.ndarray:
