@@ -214,6 +214,7 @@ def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
 NOT_RUN = "unrun_"
 
 
+@functools.cache  # a pure function of a feature name, read for every column of both models on every press
 def _algorithm_of(name: str) -> str | None:
     """The base algorithm whose column ``name`` is: the candidate scorer's ``<a>_*``, the block filter's ``in_<a>``
     (algorithm names are distinct before the ``_``: "dana_" is no prefix of "danag_...")."""
@@ -229,9 +230,18 @@ def trained_names(names: list[str], proposers: tuple[str, ...]) -> list[str]:
 def proposers_of(*models: Model) -> tuple[str, ...]:
     """The base algorithms to run for these models: those some model was trained with (every one for a model from
     before `--without`)."""
-    return tuple(a for a in F.BASE_ALGORITHMS
-                 if any(_algorithm_of(n) == a and not n.startswith(NOT_RUN) for m in models for n in m.feature_names)
-                 or not any(_algorithm_of(n) == a for m in models for n in m.feature_names))
+    columns = [_algorithm_columns(tuple(m.feature_names)) for m in models]
+    named = set().union(*(c[0] for c in columns))
+    trained = set().union(*(c[1] for c in columns))
+    return tuple(a for a in F.BASE_ALGORITHMS if a in trained or a not in named)
+
+
+@functools.cache
+def _algorithm_columns(names: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the base algorithms with a column among ``names``, those with a column of a model trained with them)."""
+    of = [(_algorithm_of(n), n) for n in names]
+    return (frozenset(a for a, _ in of if a is not None),
+            frozenset(a for a, n in of if a is not None and not n.startswith(NOT_RUN)))
 
 
 def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS
