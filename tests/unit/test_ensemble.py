@@ -16,6 +16,7 @@ from centrum.evaluation.metrics import Gold
 from centrum.result import Candidate, Result
 from centrum.testing import E, build
 from centrum.testing import T as Tx
+from centrum.trace import wanting
 
 LOREM = "The committee published its findings after a year of hearings across the region. "
 
@@ -508,6 +509,11 @@ def test_run_on_a_built_page_reports_candidates_with_contributions():
     every = Ens.run(b.snapshot, Ens.Config(explain=1_000))
     assert all(c.features for c in every.candidates) and every.nodes == r.nodes
     assert r.timing_ms["ensemble"] > 0 and "base_gce" in r.timing_ms
+    # A caller that reads no debug output (the host on a press) gets the same answer and scores without them.
+    with wanting(debug=False):
+        plain = Ens.run(b.snapshot, Ens.Config(explain=1_000))
+    assert plain.nodes == r.nodes and [c.score for c in plain.candidates] == [c.score for c in r.candidates]
+    assert not any(c.features for c in plain.candidates)
     # The debugger's labels name every proposer whose answer a candidate is, Arc90 included (the article here).
     art = next(c for c in r.candidates if c.nodes == [b.ids["article"]])
     assert "arc90" in art.label and r.debug["answers"]["arc90"] == [b.ids["article"]]

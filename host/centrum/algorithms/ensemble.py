@@ -50,6 +50,7 @@ from .. import algorithms as registry
 from ..config import ConfigError, ranged
 from ..result import Candidate, Result, basic_overlays, block_overlays
 from ..snapshot import Snapshot
+from ..trace import debug_wanted
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
@@ -154,7 +155,9 @@ class Config:
     # Candidates reported in Result.candidates.
     report_candidates: int = ranged(20, 0, 1_000)
     # The best this many of them carry their per-feature contributions (exact TreeSHAP costs more per candidate than
-    # scoring all of them): by default the answer's, "why this one"; raise it to see the runners-up's.
+    # scoring all of them): by default the answer's, "why this one"; raise it to see the runners-up's. Only when the
+    # caller wants the debug output (the debugger does; a press does not, and would spend ~15 % of its algorithm
+    # time on a typical page computing them).
     explain: int = ranged(1, 0, 1_000)
 
 
@@ -410,7 +413,7 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
     out = output(snap, best, pm, cfg, block_model)
     nodes, text = out.nodes, out.text
     top = order[: cfg.report_candidates]
-    contrib = model.contributions(X[top[: cfg.explain]])
+    contrib = model.contributions(X[top[: cfg.explain if debug_wanted() else 0]])
     used = model.used_features()
     names = model.feature_names
     cands = []
