@@ -156,8 +156,7 @@ class Config:
     report_candidates: int = ranged(20, 0, 1_000)
     # The best this many of them carry their per-feature contributions (exact TreeSHAP costs more per candidate than
     # scoring all of them): by default the answer's, "why this one"; raise it to see the runners-up's. Only when the
-    # caller wants the debug output (the debugger does; a press does not, and would spend ~15 % of its algorithm
-    # time on a typical page computing them).
+    # caller wants the debug output: the debugger reads them, a press does not.
     explain: int = ranged(1, 0, 1_000)
 
 
