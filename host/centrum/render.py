@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import itertools
 import json
 import os
 import re
@@ -208,8 +209,8 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
 # without scripts parses it (scripts in it stay off; its <style> applies, e.g. to hide a "loading" splash).
 _SHOW_NOSCRIPT = """(() => { for (const n of [...document.querySelectorAll('noscript')]) {
   const d = document.createElement('div'); d.innerHTML = n.textContent; n.replaceWith(d); } })()"""
-_NOSCRIPT_OPEN = re.compile(rb"<noscript\b")
-_NOSCRIPT_CLOSE = re.compile(rb"</noscript\s*>")
+_NOSCRIPT_OPEN = re.compile(rb"<noscript\b", re.I)
+_NOSCRIPT_CLOSE = re.compile(rb"</noscript\s*>", re.I)
 
 
 def _noscript_text_chars(page: bytes) -> int:
@@ -218,10 +219,10 @@ def _noscript_text_chars(page: bytes) -> int:
     to the closing tag rescans to the end from every opening tag."""
     from .algorithms.dana import strip_tags
 
-    low, total, at = page.lower(), 0, 0
-    while (opening := _NOSCRIPT_OPEN.search(low, at)) is not None:
-        open_end = low.find(b">", opening.end())
-        closing = _NOSCRIPT_CLOSE.search(low, open_end) if open_end >= 0 else None
+    total, at = 0, 0
+    while (opening := _NOSCRIPT_OPEN.search(page, at)) is not None:
+        open_end = page.find(b">", opening.end())
+        closing = _NOSCRIPT_CLOSE.search(page, open_end) if open_end >= 0 else None
         if closing is None:
             break
         total += len(strip_tags(page[open_end + 1: closing.start()]).strip())
@@ -237,7 +238,7 @@ NOSCRIPT_SHARE = 0.2
 
 def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
     """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
-    if not page or b"<noscript" not in page.lower():
+    if not page:
         return False
     hidden = _noscript_text_chars(page)
     if hidden < NOSCRIPT_MIN_CHARS:
@@ -270,7 +271,11 @@ def _saved_text_chars(page: bytes) -> int:
 
     data = source_bytes(page)
     start = data.lower().find(b"<body")
-    return len(_BLANK.sub("", html_text(remove_code(data[start:] if start >= 0 else data))))
+    return _non_blank(html_text(remove_code(data[start:] if start >= 0 else data)))
+
+
+def _non_blank(text: str) -> int:
+    return len(_BLANK.sub("", text))
 
 
 def _shown_text_chars(raw: dict[str, Any]) -> int | None:
@@ -281,8 +286,8 @@ def _shown_text_chars(raw: dict[str, Any]) -> int | None:
         snap = parse_snapshot(raw)
     except SnapshotError:
         return None
-    shown = snap.text_area > 0
-    return sum(len(_BLANK.sub("", t)) for t, s in zip(snap.texts, shown.tolist(), strict=True) if s)
+    # One join and one substitution over the shown texts, not one per text node.
+    return _non_blank("".join(itertools.compress(snap.texts, (snap.text_area > 0).tolist())))
 
 
 def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
