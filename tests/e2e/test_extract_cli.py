@@ -111,3 +111,22 @@ def test_default_algorithm_is_the_learned_ensemble() -> None:
     assert ARTICLE_START in result["text"] and ARTICLE_END in result["text"]
     for boilerplate in ("Most read", "All rights reserved", "We use cookies"):
         assert boilerplate not in result["text"]
+
+
+def test_any_local_json_file_is_read_as_a_snapshot(tmp_path: Path) -> None:
+    """A saved snapshot named page.json (not *.snapshot.json) is a snapshot, not a page whose JSON text is rendered;
+    a .json file that is not a snapshot is refused with what it lacks."""
+    import gzip
+
+    text = gzip.decompress((REPO / "tests" / "pages" / "article-comments" / "snapshot.json.gz").read_bytes())
+    plain = tmp_path / "page.json"
+    plain.write_bytes(text)
+    named = tmp_path / "page.snapshot.json"
+    named.write_bytes(text)
+    a, b = (centrum("extract", str(f), "--format", "json", "--algorithm", "semantic") for f in (plain, named))
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    assert json.loads(a.stdout)["nodes"] == json.loads(b.stdout)["nodes"] != []
+    other = tmp_path / "data.JSON"
+    other.write_text(json.dumps({"title": "not a snapshot", "items": [1, 2]}))
+    p = centrum("extract", str(other))
+    assert p.returncode == 2 and "invalid snapshot" in p.stderr and "Traceback" not in p.stderr

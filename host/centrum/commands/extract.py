@@ -1,14 +1,16 @@
 """Print the main content of a page: render it in headless Chromium, collect a snapshot with the extension's
 collector, run an algorithm in-process and print the chosen content as text, HTML or JSON.
 
-PAGE is a local HTML file, an http(s) URL, a saved snapshot (``*.snapshot.json``, or ``-`` for a snapshot on
-stdin). Exit codes: 0 content printed, 2 usage or input error, 3 the algorithm found no main content.
+PAGE is a local HTML file, an http(s) URL, a saved snapshot (a local ``*.json`` file such as ``page.snapshot.json``,
+or ``-`` for a snapshot on stdin). Exit codes: 0 content printed, 2 usage or input error, 3 the algorithm found no
+main content.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,10 +22,12 @@ from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
 SOURCE_ALGORITHMS = algorithms.SOURCE_ALGORITHMS
+_URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("page", help="HTML file, http(s) URL, *.snapshot.json file, or - for a snapshot on stdin")
+    parser.add_argument("page", help="HTML file, http(s) URL, saved snapshot (a local *.json file), or - for a "
+                        "snapshot on stdin")
     parser.add_argument("-a", "--algorithm", default=None,
                         help=f"algorithm name (default: {algorithms.DEFAULT_ALGORITHM}; with --no-render: "
                              f"{algorithms.SOURCE_DEFAULT}; see `centrum algorithms`)")
@@ -70,7 +74,9 @@ def _err(message: str) -> None:
 
 
 def _is_snapshot_file(page: str) -> bool:
-    return page == "-" or page.endswith(".snapshot.json")
+    # Every local .json file is read as a snapshot: rendering JSON as a page would extract the JSON's own text, never
+    # what was meant, while a file that is not a snapshot gets parse_snapshot's error naming what is missing.
+    return page == "-" or (page.lower().endswith(".json") and not _URL_SCHEME.match(page))
 
 
 def _load_snapshot_json(page: str) -> dict[str, Any]:
