@@ -182,6 +182,7 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
         == (tmp_path / "c-blocks.lgb.txt").read_bytes()
     assert "## Site-grouped 2-fold cross-validation" in first.stdout and "| tinyset |" in first.stdout
     assert "### Per language" in first.stdout and "| ja |" in first.stdout
+    assert "### Block threshold (site CV, final outputs)" in first.stdout and "Nested: each fold at" in first.stdout
     # Without zoning: records of their own (a key of their own), and models that run without it.
     fourth = train(tmp_path / "d.lgb.txt", "--models-only", "--without", "zoning")
     assert fourth.returncode == 0, fourth.stderr[-3000:]

@@ -21,7 +21,7 @@ import json
 import multiprocessing as mp
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -420,7 +420,12 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
 
 
 # ---- outputs of chosen candidates (second pass over the snapshots) --------------------------------------------
-def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Model]], E.Config]
+# A request: (candidate index, block model) or (candidate index, block model, block threshold): the threshold of
+# the scoring config unless given, so that one pass over a page scores a sweep of thresholds.
+OutputRequest = tuple[int, M.Model] | tuple[int, M.Model, float]
+
+
+def _score_work(args: tuple[PageItem, ExtractOptions, list[OutputRequest], E.Config]
                 ) -> list[tuple[float, ...]] | str:
     from ..snapshot import parse_snapshot
 
@@ -435,20 +440,22 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[tuple[int, M.Model]],
         results, _ = E.run_base(snap, opts.proposers)
         pm = E.prepare(snap, results, cfg)
         out = []
-        for j, block_model in requests:
+        for j, block_model, *threshold in requests:
             if j < 0 or j >= len(pm.candidates):
                 out.append(light_score(item.gold, "")[1])
                 continue
-            out.append(light_score(item.gold, E.output(snap, pm.candidates[j], pm, cfg, block_model).text)[1])
+            at = replace(cfg, block_threshold=threshold[0]) if threshold else cfg
+            out.append(light_score(item.gold, E.output(snap, pm.candidates[j], pm, at, block_model).text)[1])
         return out
     except Exception as e:  # noqa: BLE001 - one bad page is reported, not fatal
         return f"error: {type(e).__name__}: {e}"
 
 
-def score_outputs(items: Sequence[PageItem], requests: dict[str, list[tuple[int, M.Model]]], opts: ExtractOptions,
+def score_outputs(items: Sequence[PageItem], requests: dict[str, list[OutputRequest]], opts: ExtractOptions,
                   jobs: int = 1, config: E.Config | None = None) -> dict[str, list[tuple[float, ...]]]:
     """Metric counts of the ensemble's final output (block filter applied) for chosen candidates:
-    ``requests["<dataset>/<id>"]`` = [(candidate index, block model), ...] -> counts in the same order."""
+    ``requests["<dataset>/<id>"]`` = [(candidate index, block model[, block threshold]), ...] -> counts in the same
+    order (the base algorithms run once per page for all of its requests)."""
     cfg = config or E.Config()
     tasks = [(it, opts, requests[f"{it.dataset}/{it.id}"], cfg) for it in items
              if f"{it.dataset}/{it.id}" in requests]

@@ -235,18 +235,64 @@ class _Run:
 
 
 def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], block_of: dict[str, object],
-                   desc: str) -> dict[str, tuple[float, ...]]:
+                   desc: str, thresholds: tuple[float, ...] = ()) -> list[dict[str, tuple[float, ...]]]:
     """Per page: the scores of the ensemble's final output (the picked candidate through the given block filter),
-    re-running every algorithm on the page."""
+    re-running every algorithm on the page; one dict at the configured block threshold, then one per ``thresholds``."""
     from ..algorithms import _ensemble_train as T
     from ..algorithms import ensemble as E
 
-    requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)])] for r in run.records}
+    cfg = E.Config(scope=args.block_scope)
+    levels = (cfg.block_threshold, *thresholds)
+    requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)], t) for t in levels]
+                for r in run.records}
     t1 = time.perf_counter()
-    got = T.score_outputs(run.items, requests, run.opts, args.jobs,  # type: ignore[arg-type]
-                          E.Config(scope=args.block_scope))
+    got = T.score_outputs(run.items, requests, run.opts, args.jobs, cfg)  # type: ignore[arg-type]
     print(f"{desc}: final outputs of {len(got)} pages ({time.perf_counter() - t1:.0f} s)", file=sys.stderr)
-    return {k: v[0] for k, v in got.items()}
+    return [{k: v[i] for k, v in got.items()} for i in range(len(levels))]
+
+
+# Block thresholds the site-CV report scores the final outputs at (ensemble.Config.block_threshold is the default).
+THRESHOLD_SWEEP = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+
+
+def _independent_mean(records: list[PageRecord], per_page: dict[str, tuple[float, ...]], peers: tuple[str, ...]
+                      ) -> tuple[float, int, dict[str, float]]:
+    """(mean F1 over the data sets with independent gold, how many of them are at or above their best peer, F1 per
+    data set) of the final outputs ``per_page``."""
+    from ..algorithms import _ensemble_train as T
+
+    tab = T.table(records, {}, peers, {"x": per_page})
+    sets = {ds: row["x"] for ds, row in tab.items() if ds not in DEPENDENT_GOLD}
+    wins = sum(1 for ds, v in sets.items() if all(v >= tab[ds].get(p, -1.0) for p in peers))
+    return (sum(sets.values()) / len(sets) if sets else float("nan")), wins, sets
+
+
+def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_of: dict[str, str]) -> list[str]:
+    """Site-CV final outputs at every threshold of THRESHOLD_SWEEP, and a nested choice: each fold's pages at the
+    threshold that scores best on the other folds' pages (so the chosen default is itself validated)."""
+    from ..algorithms import _ensemble_train as T
+
+    records, peers = run.records, run.peers
+    scored = [_independent_mean(records, per_page, peers) for per_page in sweep]
+    sets = list(scored[0][2])
+    lines = ["### Block threshold (site CV, final outputs)", "",
+             "| block threshold | mean, independent gold | sets at or above best peer | " + " | ".join(sets) + " |",
+             "|" + "---|" * (3 + len(sets))]
+    for t, (mean, wins, per_set) in zip(THRESHOLD_SWEEP, scored, strict=True):
+        lines.append(f"| {t} | {mean:.4f} | {wins} of {len(per_set)} | "
+                     + " | ".join(f"{per_set[ds]:.4f}" for ds in sets) + " |")
+    chosen: dict[str, float] = {}
+    for f in sorted(set(fold_of.values())):
+        others = [r for r in records if fold_of[T.page_key(r)] != f]
+        means = [_independent_mean(others, per_page, peers)[0] for per_page in sweep]
+        chosen[f] = THRESHOLD_SWEEP[max(range(len(means)), key=lambda i: (means[i], -i))]
+    nested = {T.page_key(r): sweep[THRESHOLD_SWEEP.index(chosen[fold_of[T.page_key(r)]])].get(T.page_key(r), r.empty)
+              for r in records}
+    mean, wins, per_set = _independent_mean(records, nested, peers)
+    lines += ["", "Nested: each fold at the threshold best on the other folds' pages ("
+              + ", ".join(f"{f} {t}" for f, t in chosen.items()) + f"): mean {mean:.4f}, {wins} of {len(per_set)} "
+              "sets at or above their best peer.", ""]
+    return lines
 
 
 def _oracle() -> dict[str, Callable[[PageRecord], int]]:
@@ -260,7 +306,7 @@ def _tables(args: argparse.Namespace, run: _Run, model: Model, block_model: Mode
     records, peers = run.records, run.peers
     extractors = [*T.F.BASE_ALGORITHMS, *peers]
     in_picks = {T.page_key(r): T.choose(model, r) for r in records}
-    in_out = _final_outputs(args, run, in_picks, {T.page_key(r): block_model for r in records}, "in-sample")
+    in_out = _final_outputs(args, run, in_picks, {T.page_key(r): block_model for r in records}, "in-sample")[0]
     choosers = {"ensemble, rule trim": lambda r: in_picks[T.page_key(r)], **_oracle()}
     text = ["## Ensemble training (in-sample: the training pages themselves)", "",
             markdown(T.table(records, choosers, extractors, {"ensemble (in-sample)": in_out}),
@@ -276,7 +322,8 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
 
     records, peers = run.records, run.peers
     picks, _, block_models, fold_of = T.site_cv(records, run.fo, args.folds)
-    cv_out = _final_outputs(args, run, picks, {k: block_models[f] for k, f in fold_of.items()}, "site CV")
+    cv_out, *sweep = _final_outputs(args, run, picks, {k: block_models[f] for k, f in fold_of.items()}, "site CV",
+                                    THRESHOLD_SWEEP)
     cv_choosers = {"ensemble CV, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
     columns = ["ensemble (site CV)", *cv_choosers, *extractors]
     finals = {"ensemble (site CV)": cv_out}
@@ -290,7 +337,7 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
     if by_type:
         text += ["### Per page type: mean per-page F1 (site CV)", "",
                  markdown(by_type, columns, peers, "page type"), ""]
-    return text
+    return text + _threshold_table(run, sweep, fold_of)
 
 
 def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
@@ -299,7 +346,8 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
 
     records = run.records
     picks, _, block_models = T.lodo(records, run.fo)
-    lodo_out = _final_outputs(args, run, picks, {T.page_key(r): block_models[r.dataset] for r in records}, "LODO")
+    lodo_out = _final_outputs(args, run, picks, {T.page_key(r): block_models[r.dataset] for r in records},
+                              "LODO")[0]
     lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
     return ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
             markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
