@@ -139,9 +139,9 @@ class Config:
     filter: Literal["model", "rules", "none"] = "model"
     # Block filter: a model name, as ``weights`` (the ``-blocks`` file of `centrum train`).
     block_weights: str = field(default=BLOCK_WEIGHTS_NAME, metadata={"check": check_model_name})
-    # Keep a block when its predicted gold share is at least this. Above one half because the filter learns its shares
-    # mostly from the large sets that keep nearly everything, so it is too generous on the others; chosen by the
-    # site-CV sweep of `centrum train --cv`, whose nested choice validates it (README "Ensemble").
+    # Keep a block when its predicted gold share is at least this. Above one half: the filter's shares do not mean the
+    # same on every data set, and the site-CV sweep of `centrum train --cv` (with its nested choice, each fold at the
+    # threshold best on the other folds) puts the best mean here (README "Ensemble").
     block_threshold: float = ranged(0.55, 0.0, 1.0)
     # Where the block filter looks: "candidate" (drop blocks of the chosen subtree) or "page" (every block of the page
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
