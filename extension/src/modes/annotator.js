@@ -10,6 +10,7 @@
   if (globalThis[KEY]) return;
   const { api, state, view, send, h, listen, layer, docRect, drawBox, nodeList, ensurePanel, enterMode,
     addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const { t } = globalThis[Symbol.for("centrum.readerview")]; // the extension's strings in the browser's language
 
   addStyle(`
     .box.current { outline: 3px dashed #1971c2; background: rgba(25,113,194,.10); }
@@ -47,33 +48,31 @@
   function describe(el) {
     const id = nodeIds().get(el);
     const words = (el.innerText || el.textContent || "").trim().split(/\s+/).filter(Boolean).length;
-    return `<${el.localName}${el.id ? `#${el.id}` : ""}> node ${id}, ${words} words`;
+    return t("annotNode", `<${el.localName}${el.id ? `#${el.id}` : ""}>`, id, words);
   }
 
   function buildPanel(a, panel) {
-    a.name = h("input", { class: "annotator", placeholder: "annotator name", value: a.annotator || "" });
+    a.name = h("input", { class: "annotator", placeholder: t("annotName"), value: a.annotator || "" });
     a.status = h("div", { class: "status", role: "status" });
     a.list = h("ol", { class: "picked" });
     a.campaignBox = h("div", { class: "campaign" });
     a.reviewBox = h("div", { class: "review" });
     panel.append(
-      h("button", { class: "x", title: "close (restores the page)", text: "\u00d7", onclick: () => view().restore() }),
-      h("h2", { text: "Centrum annotator" }), a.campaignBox,
-      h("div", { class: "hint", text: "Click a word in the main content. \u2191 / + grows the selection to the parent, " +
-        "\u2193 / \u2212 shrinks it back, Enter adds it (several disjoint nodes allowed), S saves." +
-        (a.campaign && a.campaign.here ? " A accepts the suggestion (dotted outline)." : "") }),
+      h("button", { class: "x", title: t("panelClose"), text: "\u00d7", onclick: () => view().restore() }),
+      h("h2", { text: t("annotTitle") }), a.campaignBox,
+      h("div", { class: "hint", text: t("annotHint") + (a.campaign && a.campaign.here ? ` ${t("annotHintAccept")}` : "") }),
       a.name,
-      h("div", {}, button("grow", "Grow \u2191", () => annot.grow()), button("shrink", "Shrink \u2193", () => annot.shrink()),
-        button("add", "Add", () => annot.add()), button("undo", "Remove last", () => annot.undo()),
-        button("save", a.campaign && a.campaign.here ? "Submit & next" : "Save label", () => annot.save())),
+      h("div", {}, button("grow", t("annotGrow"), () => annot.grow()), button("shrink", t("annotShrink"), () => annot.shrink()),
+        button("add", t("annotAdd"), () => annot.add()), button("undo", t("annotUndo"), () => annot.undo()),
+        button("save", a.campaign && a.campaign.here ? t("annotSubmitNext") : t("annotSave"), () => annot.save())),
       a.list, a.status, a.reviewBox);
     renderCampaign(a);
   }
 
   function joinForm(a) {
-    const name = h("input", { class: "campaign-name", placeholder: "campaign name (optional)" });
+    const name = h("input", { class: "campaign-name", placeholder: t("campaignNameHint") });
     a.campaignInput = name;
-    return [name, button("join", "Join campaign", () => campaign.join())];
+    return [name, button("join", t("campaignJoin"), () => campaign.join())];
   }
 
   function renderCampaign(a) {
@@ -81,23 +80,22 @@
     const box = a.campaignBox;
     if (!c) return box.replaceChildren(...joinForm(a));
     if (c.error) {
-      return box.replaceChildren(h("div", { class: "status error", text: `campaign: ${c.error.code}: ${c.error.message}` }),
-        button("leave", "Leave campaign", () => campaign.leave()));
+      return box.replaceChildren(h("div", { class: "status error", text: t("campaignError", c.error.code, c.error.message) }),
+        button("leave", t("campaignLeaveLong"), () => campaign.leave()));
     }
-    const head = c.done ? `Campaign ${c.name}: all ${c.total} pages done` :
-      `Campaign ${c.name} \u00b7 page ${c.position} of ${c.total}`;
+    const head = c.done ? t("campaignAllDone", c.name, c.total) : t("campaignProgress", c.name, c.position, c.total);
     const parts = [h("div", { class: "progress", text: head })];
     if (c.here) {
-      parts.push(h("div", { class: "hint", text: `page ${c.page_id}; the suggestion has ${c.suggestion.length} node(s)` }),
-        button("accept", "Accept suggestion (A)", () => campaign.accept()), button("skip", "Skip", () => campaign.skip()),
-        button("flag", "Flag\u2026", () => campaign.flag()));
-      a.reason = h("input", { class: "reason", placeholder: "why is this page flagged?", hidden: "" });
+      parts.push(h("div", { class: "hint", text: t("campaignSuggestion", c.page_id, c.suggestion.length) }),
+        button("accept", t("campaignAccept"), () => campaign.accept()), button("skip", t("campaignSkip"), () => campaign.skip()),
+        button("flag", t("campaignFlag"), () => campaign.flag()));
+      a.reason = h("input", { class: "reason", placeholder: t("campaignFlagWhy"), hidden: "" });
       parts.push(a.reason);
     } else if (!c.done) {
-      parts.push(button("mine", "Open my page", () => campaign.rejoin()));
+      parts.push(button("mine", t("campaignOpenMine"), () => campaign.rejoin()));
     }
-    if (c.review) parts.push(button("review", "Review labels", () => campaign.review()));
-    parts.push(button("leave", "Leave", () => campaign.leave()));
+    if (c.review) parts.push(button("review", t("campaignReview"), () => campaign.review()));
+    parts.push(button("leave", t("campaignLeave"), () => campaign.leave()));
     return box.replaceChildren(...parts);
   }
 
@@ -137,12 +135,12 @@
     }
     const lay = layer("annot");
     lay.replaceChildren();
-    if (!a.picked.length) for (const el of a.suggestion) drawBox(lay, docRect(el), "suggested", "suggestion (A accepts)");
+    if (!a.picked.length) for (const el of a.suggestion) drawBox(lay, docRect(el), "suggested", t("annotSuggestionBox"));
     (a.reviewLabels || []).forEach((lab, k) => {
       for (const el of elementsOf(lab.nodes)) drawBox(lay, docRect(el), `review-${k % 3}`, lab.annotator);
     });
     for (const el of a.picked) drawBox(lay, docRect(el), "picked", describe(el));
-    if (a.current) drawBox(lay, docRect(a.current), "current", `${describe(a.current)} (Enter adds)`);
+    if (a.current) drawBox(lay, docRect(a.current), "current", t("annotCurrentBox", describe(a.current)));
     placePanel(a, panel);
   }
 
@@ -178,58 +176,58 @@
       if (!el) return;
       a.current = el;
       a.below = [];
-      renderAnnot(`selected ${describe(el)}`);
+      renderAnnot(t("annotSelected", describe(el)));
     },
     grow() {
       const a = state.annot;
-      if (!a.current) return renderAnnot("click a word first", "error");
+      if (!a.current) return renderAnnot(t("annotClickFirst"), "error");
       const up = grown(a.current);
-      if (!up) return renderAnnot("already at the top", "error");
+      if (!up) return renderAnnot(t("annotAtTop"), "error");
       a.below.push(a.current);
       a.current = up;
-      return renderAnnot(`selected ${describe(up)}`);
+      return renderAnnot(t("annotSelected", describe(up)));
     },
     shrink() {
       const a = state.annot;
-      if (!a.current) return renderAnnot("click a word first", "error");
+      if (!a.current) return renderAnnot(t("annotClickFirst"), "error");
       const down = a.below.length ? a.below.pop() : shrunk(a.current);
-      if (!down) return renderAnnot("no smaller element", "error");
+      if (!down) return renderAnnot(t("annotNoSmaller"), "error");
       a.current = down;
-      return renderAnnot(`selected ${describe(a.current)}`);
+      return renderAnnot(t("annotSelected", describe(a.current)));
     },
     add() {
       const a = state.annot;
-      if (!a.current) return renderAnnot("click a word first", "error");
+      if (!a.current) return renderAnnot(t("annotClickFirst"), "error");
       const el = a.current;
-      if (a.picked.some((p) => p === el || p.contains(el))) return renderAnnot("already inside the selection", "error");
+      if (a.picked.some((p) => p === el || p.contains(el))) return renderAnnot(t("annotInside"), "error");
       // Disjoint: a node that contains earlier picks replaces them.
       a.picked = a.picked.filter((p) => !el.contains(p));
       a.picked.push(el);
       a.current = null;
       a.below = [];
-      return renderAnnot(`${a.picked.length} node(s) selected`);
+      return renderAnnot(t("annotCount", a.picked.length));
     },
     undo() {
       state.annot.picked.pop();
-      renderAnnot(`${state.annot.picked.length} node(s) selected`);
+      renderAnnot(t("annotCount", state.annot.picked.length));
     },
     async save() {
       const a = state.annot;
       if (a.current && !a.picked.length) annot.add();
-      if (!a.picked.length) return renderAnnot("select the main content first", "error");
+      if (!a.picked.length) return renderAnnot(t("annotSelectFirst"), "error");
       if (a.campaign && a.campaign.here) return await campaign.submit(a.picked);
       const annotator = a.name.value.trim();
       if (!annotator) {
         a.name.focus();
-        return renderAnnot("enter the annotator name", "error");
+        return renderAnnot(t("annotEnterName"), "error");
       }
       if (api) await api.storage.local.set({ annotatorName: annotator });
       const nodes = selectedIds(a.picked);
-      renderAnnot("saving\u2026");
+      renderAnnot(t("annotSaving"));
       const answer = await send({ type: "centrum.label", annotator, nodes });
-      if (failed(answer, "not saved")) return undefined;
+      if (failed(answer, t("annotNotSaved"))) return undefined;
       a.saved = answer.label_id;
-      return renderAnnot(`Saved label #${answer.label_id} (${nodes.length} node(s))`, "ok");
+      return renderAnnot(t("annotSaved", answer.label_id, nodes.length), "ok");
     },
   };
 
@@ -245,8 +243,8 @@
   function nextText(answer) {
     const n = answer && answer.next;
     if (!n) return "";
-    if (n.done) return " All pages of the campaign are done.";
-    return n.opening ? ` Opening page ${n.position} of ${n.total}: press the button there.` : "";
+    if (n.done) return ` ${t("campaignDone")}`;
+    return n.opening ? ` ${t("campaignOpening", n.position, n.total)}` : "";
   }
 
   const campaign = {
@@ -257,57 +255,57 @@
       if (!name) return a.campaignInput.focus();
       if (!annotator) {
         a.name.focus();
-        return renderAnnot("enter the annotator name", "error");
+        return renderAnnot(t("annotEnterName"), "error");
       }
-      renderAnnot("joining\u2026");
+      renderAnnot(t("campaignJoining"));
       const answer = await send({ type: "centrum.campaign.join", campaign: name, annotator });
-      if (failed(answer, "cannot join")) return undefined;
+      if (failed(answer, t("campaignCannotJoin"))) return undefined;
       // Already on the first page of the queue: the panel opens again in the campaign (progress, suggestion).
       if (answer.here) return await send({ type: "centrum.open", mode: "annotate" });
-      return renderAnnot(answer.done ? `Campaign ${name}: nothing left for ${annotator}.` :
-        answer.opening ? `Opening page ${answer.position} of ${answer.total}: press the button there.` :
-          "This is your page: press the button again to annotate it.", "ok");
+      return renderAnnot(answer.done ? t("campaignNothingLeft", name, annotator) :
+        answer.opening ? t("campaignOpening", answer.position, answer.total) : t("campaignHere"), "ok");
     },
     async rejoin() {
       const c = state.annot.campaign;
       const answer = await send({ type: "centrum.campaign.join", campaign: c.name, annotator: c.annotator });
-      if (failed(answer, "cannot open")) return undefined;
+      if (failed(answer, t("campaignCannotOpen"))) return undefined;
       if (answer.here) return await send({ type: "centrum.open", mode: "annotate" });
       return renderAnnot(nextText({ next: answer }).trim(), "ok");
     },
     accept() {
       const a = state.annot;
-      if (!a.suggestion.length) return renderAnnot("there is no suggestion on this page: select the content", "error");
+      if (!a.suggestion.length) return renderAnnot(t("campaignNoSuggestion"), "error");
       return campaign.submit(a.suggestion);
     },
     async submit(els) {
-      renderAnnot("saving\u2026");
+      renderAnnot(t("annotSaving"));
       const answer = await send({ type: "centrum.campaign.submit", nodes: selectedIds(els) });
-      if (failed(answer, "not saved")) return;
+      if (failed(answer, t("annotNotSaved"))) return;
       state.annot.campaign.here = false;
-      renderAnnot(`Saved label #${answer.label_id}${answer.changed ? " (suggestion changed)" : ""}.${nextText(answer)}`, "ok");
+      const saved = answer.changed ? t("campaignSavedChanged", answer.label_id) : t("campaignSaved", answer.label_id);
+      renderAnnot(saved + nextText(answer), "ok");
     },
     async skip() {
       const answer = await send({ type: "centrum.campaign.skip" });
-      if (!failed(answer, "not skipped")) renderAnnot(`Skipped.${nextText(answer)}`, "ok");
+      if (!failed(answer, t("campaignNotSkipped"))) renderAnnot(t("campaignSkipped") + nextText(answer), "ok");
     },
     async flag() {
       const a = state.annot;
       if (a.reason.hidden || !a.reason.value.trim()) {
         a.reason.hidden = false;
         a.reason.focus();
-        return renderAnnot("say why the page is flagged, then press Flag again", "error");
+        return renderAnnot(t("campaignFlagSayWhy"), "error");
       }
       const answer = await send({ type: "centrum.campaign.flag", reason: a.reason.value.trim() });
-      if (!failed(answer, "not flagged")) renderAnnot(`Flagged.${nextText(answer)}`, "ok");
+      if (!failed(answer, t("campaignNotFlagged"))) renderAnnot(t("campaignFlagged") + nextText(answer), "ok");
       return undefined;
     },
     async leave() {
       const answer = await send({ type: "centrum.campaign.leave" });
-      if (failed(answer, "cannot leave")) return;
+      if (failed(answer, t("campaignCannotLeave"))) return;
       state.annot.campaign = null;
       renderCampaign(state.annot);
-      renderAnnot("left the campaign", "ok");
+      renderAnnot(t("campaignLeft"), "ok");
     },
     review: () => reviewPage(),
   };
@@ -315,40 +313,40 @@
   async function reviewPage() {
     const a = state.annot;
     const answer = await send({ type: "centrum.campaign.review" });
-    if (failed(answer, "no review")) return;
+    if (failed(answer, t("reviewNone"))) return;
     a.reviewLabels = answer.page ? answer.page.labels : [];
     const rows = a.reviewLabels.map((lab, k) => h("li", { class: `label review-${k % 3}` },
-      `${lab.annotator}: ${(lab.nodes || []).length} node(s), ${lab.words} words `,
-      button("pick", "Pick", () => adjudicate({ pick: lab.label_id }))));
+      `${t("reviewLabel", lab.annotator, (lab.nodes || []).length, lab.words)} `,
+      button("pick", t("reviewPick"), () => adjudicate({ pick: lab.label_id }))));
     const todo = answer.adjudicate.map((pid) => button("goto", pid, async () => {
       const out = await send({ type: "centrum.campaign.goto", page_id: pid });
-      if (!failed(out, "cannot open")) renderAnnot("opening it: press the button there", "ok");
+      if (!failed(out, t("campaignCannotOpen"))) renderAnnot(t("reviewOpening"), "ok");
     }));
     const adj = answer.page && answer.page.adjudicated;
-    a.reviewBox.replaceChildren(h("h2", { text: "Review" }),
-      h("div", { class: "hint", text: adj ? `adjudicated (${adj.how} by ${adj.reviewer})` :
-        "Pick one label, or select a merged answer (Union starts from all of them) and Save merged." }),
+    a.reviewBox.replaceChildren(h("h2", { text: t("reviewTitle") }),
+      h("div", { class: "hint", text: adj ? t("reviewAdjudicated", adj.how, adj.reviewer) : t("reviewHint") }),
       h("ol", { class: "labels" }, ...rows),
-      button("union", "Union", () => union()), button("merge", "Save merged", () => adjudicate({ merge: true })),
-      h("div", { class: "hint", text: `to adjudicate: ${answer.adjudicate.length ? "" : "none"}` }), ...todo);
-    renderAnnot(`${a.reviewLabels.length} label(s) on this page`);
+      button("union", t("reviewUnion"), () => union()), button("merge", t("reviewSaveMerged"), () => adjudicate({ merge: true })),
+      h("div", { class: "hint", text: answer.adjudicate.length ? t("reviewToAdjudicate") : t("reviewToAdjudicateNone") }),
+      ...todo);
+    renderAnnot(t("reviewCount", a.reviewLabels.length));
   }
 
   function union() {
     const a = state.annot;
     const all = [...new Set((a.reviewLabels || []).flatMap((lab) => elementsOf(lab.nodes)))];
     a.picked = all.filter((el) => !all.some((o) => o !== el && o.contains(el)));
-    renderAnnot(`${a.picked.length} node(s) selected (union)`);
+    renderAnnot(t("reviewUnionCount", a.picked.length));
   }
 
   async function adjudicate(choice) {
     const a = state.annot;
-    if (choice.merge && !a.picked.length) return renderAnnot("select the merged answer first (or press Union)", "error");
+    if (choice.merge && !a.picked.length) return renderAnnot(t("reviewSelectMerged"), "error");
     const message = choice.merge ? { type: "centrum.campaign.adjudicate", nodes: selectedIds(a.picked) } :
       { type: "centrum.campaign.adjudicate", pick: choice.pick };
     const answer = await send(message);
-    if (failed(answer, "not adjudicated")) return undefined;
-    return renderAnnot(`Adjudicated: label #${answer.label_id} (${answer.how}) is the page's gold`, "ok");
+    if (failed(answer, t("reviewNotAdjudicated"))) return undefined;
+    return renderAnnot(t("reviewDone", answer.label_id, answer.how), "ok");
   }
 
   function inUi(event) {
@@ -385,8 +383,7 @@
     }, true);
     listen(window, "keydown", onKey, true);
     listen(window, "resize", () => renderAnnot());
-    renderAnnot(c && c.here ? "the suggestion is outlined: A accepts it, or select the main content and press S" :
-      "click a word inside the main content");
+    renderAnnot(c && c.here ? t("annotStartSuggestion") : t("annotStart"));
     return { stage: state.stage, campaign: c ? { page_id: c.page_id, position: c.position, total: c.total } : null };
   }
 

@@ -8,6 +8,7 @@
   if (globalThis[KEY]) return;
   const { api, state, view, send, trusted, h, listen, layer, drawBox, element, outlineNodes, ensurePanel, enterMode,
     addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const { t } = globalThis[Symbol.for("centrum.readerview")]; // the extension's strings in the browser's language
 
   addStyle(`
     .box.answer { outline: 3px solid #e8590c; }
@@ -66,23 +67,23 @@
     for (const o of Array.isArray(result && result.overlays) ? result.overlays : []) {
       if (o && OVERLAY_KINDS.has(o.kind)) counts.set(o.kind, (counts.get(o.kind) || 0) + 1);
     }
-    return counts.size ? [...counts].map(([k, n]) => `${n} ${k}`).join(", ") : "none for this algorithm";
+    return counts.size ? [...counts].map(([k, n]) => `${n} ${k}`).join(", ") : t("debugOverlayNone");
   }
 
   // ---- panel ----
 
   // One line per kind of candidate label, in plain words (the labels themselves are each algorithm's own terms).
   const LABEL_HELP = [
-    [/in BFS order$/, "a <main> or <article> element, in the order a walk from the top of the page meets it"],
-    [/^M\d tag/, "GCE: the first <article> above the text nearest the page's centre (round 1-3 = centre C1-C3)"],
-    [/^M\d attr/, "GCE: the first element above that text whose id or class says article/content"],
-    [/^M\d diff/, "GCE: the first element above that text that is much wider than the one below it"],
-    [/^column /, "HTML zoning: a column of the page's zone tree; (main) is the answer, on path = on the search path"],
-    [/^R4 selection$/, "R4: the elements it kept (the c-SET reduced to the main content)"],
-    [/^(c-SET #|rank )/, "R4: an element ranked by its words-to-tags ratio and distance to the page's centre"],
-    [/^merged regions/, "DANA: the run of source-line regions taken as the article"],
-    [/^region #/, "DANA: a region of source lines dense in text; the lines are those of the page's HTML"],
-    [/answer of /, "Ensemble: an element some algorithms answered, scored by the learned model"],
+    [/in BFS order$/, t("debugHelpSemantic")],
+    [/^M\d tag/, t("debugHelpGceTag")],
+    [/^M\d attr/, t("debugHelpGceAttr")],
+    [/^M\d diff/, t("debugHelpGceDiff")],
+    [/^column /, t("debugHelpZoning")],
+    [/^R4 selection$/, t("debugHelpR4Selection")],
+    [/^(c-SET #|rank )/, t("debugHelpR4Rank")],
+    [/^merged regions/, t("debugHelpDanaMerged")],
+    [/^region #/, t("debugHelpDanaRegion")],
+    [/answer of /, t("debugHelpEnsemble")],
   ];
   const labelHelp = (label) => (LABEL_HELP.find(([re]) => re.test(label || "")) || [null, ""])[1];
 
@@ -90,7 +91,7 @@
     // The candidate's label explained, then its features as a tooltip: why it scored what it did.
     const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
     const help = labelHelp(c.label);
-    return `${help ? `${help}\n` : ""}nodes ${(c.nodes || []).slice(0, 20).join(", ")}${f.length ? `\n${f.join("\n")}` : ""}`;
+    return `${help ? `${help}\n` : ""}${t("debugNodes", (c.nodes || []).slice(0, 20).join(", "))}${f.length ? `\n${f.join("\n")}` : ""}`;
   }
 
   /* What the candidate labels of this answer mean, one line per kind present. */
@@ -100,10 +101,10 @@
   }
 
   function algorithmSelect(dbg, names, name) {
-    const select = h("select", { class: "algo", title: "algorithm" });
+    const select = h("select", { class: "algo", title: t("debugAlgorithm") });
     for (const n of names) {
       const r = dbg.results[n];
-      const o = h("option", { value: n, text: `${n}: ${r.nodes.length ? `${r.nodes.length} node(s)` : "no answer"}` });
+      const o = h("option", { value: n, text: `${n}: ${r.nodes.length ? t("debugNodeCount", r.nodes.length) : t("debugNoAnswer")}` });
       if (n === name) o.selected = true;
       select.appendChild(o);
     }
@@ -119,7 +120,7 @@
     const hover = layer("hover");
     (result.candidates || []).forEach((c, i) => {
       const li = h("li", { "data-index": String(i), title: featureText(c) },
-        h("span", { class: "score", text: fmt(c.score) }), `${c.label || ""} [${(c.nodes || []).length} node(s)]`);
+        h("span", { class: "score", text: fmt(c.score) }), `${c.label || ""} [${t("debugNodeCount", (c.nodes || []).length)}]`);
       li.addEventListener("mouseenter", trusted(() => {
         hover.replaceChildren();
         outlineNodes(hover, c.nodes, "hover", `${c.label || ""} ${fmt(c.score)}`);
@@ -140,12 +141,12 @@
     try {
       parsed = JSON.parse(text || "{}");
     } catch (e) {
-      dbg.status = { kind: "error", text: `parameters are not valid JSON: ${e.message}` };
+      dbg.status = { kind: "error", text: t("debugBadJson", e.message) };
       renderDebugger();
       return;
     }
     dbg.params[name] = parsed;
-    dbg.status = { kind: "", text: `running ${name}\u2026` };
+    dbg.status = { kind: "", text: t("debugRunning", name) };
     renderDebugger();
     const answer = await send({ type: "centrum.rerun", algorithm: name, params: parsed });
     if (!answer || answer.error) {
@@ -154,7 +155,7 @@
     } else {
       dbg.results[name] = answer.result;
       dbg.timing = answer.timing;
-      dbg.status = { kind: "ok", text: `re-ran ${name} on the same snapshot` };
+      dbg.status = { kind: "ok", text: t("debugReran", name) };
     }
     renderDebugger();
   }
@@ -162,10 +163,10 @@
   /* The algorithm (and the parameters it last ran with) become the options' choice: the next press uses them. */
   async function useForReader(dbg, name) {
     const params = dbg.params[name] && Object.keys(dbg.params[name]).length ? dbg.params[name] : null;
-    if (!api) dbg.status = { kind: "error", text: "this page hides the extension's storage from its content scripts" };
+    if (!api) dbg.status = { kind: "error", text: t("debugNoStorage") };
     else {
       await api.storage.local.set({ algorithm: name, params });
-      dbg.status = { kind: "ok", text: `the reader view now uses ${name}${params ? " with these parameters" : ""}` };
+      dbg.status = { kind: "ok", text: params ? t("debugUsesParams", name) : t("debugUses", name) };
     }
     renderDebugger();
   }
@@ -179,12 +180,11 @@
       status.textContent = dbg.status.text;
       status.className = `status ${dbg.status.kind}`;
     }
-    const button = h("button", { class: "rerun", text: "Re-run with these parameters",
+    const button = h("button", { class: "rerun", text: t("debugRerun"),
       onclick: () => rerun(dbg, name, params.value) });
-    const keep = h("button", { class: "use", text: "Use for the reader view",
-      title: "store this algorithm and these parameters as the options' choice", onclick: () => useForReader(dbg, name) });
+    const keep = h("button", { class: "use", text: t("debugUse"), title: t("debugUseTitle"), onclick: () => useForReader(dbg, name) });
     return [
-      h("div", { class: "hint", text: "parameters to override (JSON), defaults below (null = the preset's value):" }),
+      h("div", { class: "hint", text: t("debugParamsHint") }),
       params, button, keep, status,
       h("div", { class: "defaults", text: JSON.stringify((dbg.defaults || {})[name] || {}, null, 1) }),
     ];
@@ -197,17 +197,17 @@
       dbg.overlay = toggle.checked;
       renderDebugger();
     }));
-    return h("label", {}, toggle, ` overlay (${overlaySummary(result)})`);
+    return h("label", {}, toggle, ` ${t("debugOverlay", overlaySummary(result))}`);
   }
 
   function summary(dbg, name, result) {
-    const t = dbg.timing || {};
-    const timing = `collect ${fmt(t.collect_ms)} ms \u00b7 transfer ${fmt(t.transfer_ms)} ms \u00b7 host ${fmt(t.host_ms)} ms` +
-      (t.recollected ? " \u00b7 snapshot re-collected" : "");
+    const tm = dbg.timing || {};
+    const timing = t("debugTiming", fmt(tm.collect_ms), fmt(tm.transfer_ms), fmt(tm.host_ms)) +
+      (tm.recollected ? ` \u00b7 ${t("debugRecollected")}` : "");
     const algoMs = result.timing_ms ? Object.entries(result.timing_ms).map(([k, v]) => `${k} ${fmt(v)}`).join(", ") : "";
     const answer = result.nodes && result.nodes.length
-      ? `answer: ${result.nodes.length} node(s) (${result.nodes.slice(0, 8).map((i) => element(i)?.localName || i).join(", ")})`
-      : `no answer${result.message ? `: ${result.message}` : ""}`;
+      ? t("debugAnswer", result.nodes.length, result.nodes.slice(0, 8).map((i) => element(i)?.localName || i).join(", "))
+      : (result.message ? t("debugNoAnswerWhy", result.message) : t("debugNoAnswer"));
     return { timing, algoMs, answer };
   }
 
@@ -220,14 +220,14 @@
     const result = dbg.results[name] || {};
     const s = summary(dbg, name, result);
     panel.replaceChildren(
-      h("button", { class: "x", title: "close (restores the page)", text: "\u00d7", onclick: () => view().restore() }),
-      h("h2", { text: "Centrum debugger" }),
+      h("button", { class: "x", title: t("panelClose"), text: "\u00d7", onclick: () => view().restore() }),
+      h("h2", { text: t("debugTitle") }),
       h("div", { class: "timing", text: s.timing }),
       algorithmSelect(dbg, names, name),
       h("div", { class: "answer", text: s.answer }),
-      h("div", { class: "hint", text: `${name} ms: ${s.algoMs}` }),
+      h("div", { class: "hint", text: t("debugAlgoMs", name, s.algoMs) }),
       overlayToggle(dbg, result),
-      h("div", { class: "hint", text: `${(result.candidates || []).length} candidate(s); hover to outline` }),
+      h("div", { class: "hint", text: t("debugCandidates", (result.candidates || []).length) }),
       candidateList(result),
       labelLegend(result),
       ...paramsBlock(dbg, name),
@@ -235,7 +235,7 @@
     // The chosen algorithm's answer is outlined; switching algorithm re-highlights.
     const answer = layer("answer");
     answer.replaceChildren();
-    outlineNodes(answer, result.nodes, "answer", `${name} answer`);
+    outlineNodes(answer, result.nodes, "answer", t("debugAnswerBox", name));
     if (dbg.overlay) drawAlgorithmOverlay(result);
     else layer("overlay").replaceChildren();
   }
