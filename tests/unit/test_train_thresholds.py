@@ -43,3 +43,12 @@ def test_threshold_table_scores_each_threshold_and_validates_the_choice_per_fold
     # is scored 0.7 and no set reaches its peer; choosing on the same fold would have scored 0.95 everywhere.
     assert "fold0 0.6, fold1 0.55" in text
     assert "mean 0.7000, 0 of 2 sets" in text
+
+
+def test_without_peers_no_set_is_counted_as_won() -> None:
+    records = [_record("a", i, 0.8) for i in range(4)]
+    fold_of = {f"{r.dataset}/{r.id}": f"fold{i % 2}" for i, r in enumerate(records)}
+    sweep = [{f"{r.dataset}/{r.id}": _counts(0.9) for r in records} for _ in train.THRESHOLD_SWEEP]
+    lines = train._threshold_table(train._Run(records, [], None, None, ()), sweep, fold_of)  # type: ignore[arg-type]
+    assert all(" | - | " in line for line in lines if line.startswith("| 0."))
+    assert "mean 0.9000, - sets at or above" in "\n".join(lines)

@@ -256,15 +256,17 @@ THRESHOLD_SWEEP = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
 
 def _independent_mean(records: list[PageRecord], per_page: dict[str, tuple[float, ...]], peers: tuple[str, ...]
-                      ) -> tuple[float, int, dict[str, float]]:
-    """(mean F1 over the data sets with independent gold, how many of them are at or above their best peer, F1 per
-    data set) of the final outputs ``per_page``."""
+                      ) -> tuple[float, str, dict[str, float]]:
+    """(mean F1 over the data sets with independent gold, "k of n" of them at or above their best peer ("-" without
+    peers), F1 per data set) of the final outputs ``per_page``."""
     from ..algorithms import _ensemble_train as T
 
     tab = T.table(records, {}, peers, {"x": per_page})
     sets = {ds: row["x"] for ds, row in tab.items() if ds not in DEPENDENT_GOLD}
-    wins = sum(1 for ds, v in sets.items() if all(v >= tab[ds].get(p, -1.0) for p in peers))
-    return (sum(sets.values()) / len(sets) if sets else float("nan")), wins, sets
+    scored = [ds for ds in sets if any(p in tab[ds] for p in peers)]
+    wins = sum(1 for ds in scored if all(sets[ds] >= tab[ds].get(p, -1.0) for p in peers))
+    mean = sum(sets.values()) / len(sets) if sets else float("nan")
+    return mean, (f"{wins} of {len(scored)}" if scored else "-"), sets
 
 
 def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_of: dict[str, str]) -> list[str]:
@@ -279,7 +281,7 @@ def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_
              "| block threshold | mean, independent gold | sets at or above best peer | " + " | ".join(sets) + " |",
              "|" + "---|" * (3 + len(sets))]
     for t, (mean, wins, per_set) in zip(THRESHOLD_SWEEP, scored, strict=True):
-        lines.append(f"| {t} | {mean:.4f} | {wins} of {len(per_set)} | "
+        lines.append(f"| {t} | {mean:.4f} | {wins} | "
                      + " | ".join(f"{per_set[ds]:.4f}" for ds in sets) + " |")
     chosen: dict[str, float] = {}
     for f in sorted(set(fold_of.values())):
@@ -288,10 +290,10 @@ def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_
         chosen[f] = THRESHOLD_SWEEP[max(range(len(means)), key=lambda i: (means[i], -i))]
     nested = {T.page_key(r): sweep[THRESHOLD_SWEEP.index(chosen[fold_of[T.page_key(r)]])].get(T.page_key(r), r.empty)
               for r in records}
-    mean, wins, per_set = _independent_mean(records, nested, peers)
+    mean, wins, _ = _independent_mean(records, nested, peers)
     lines += ["", "Nested: each fold at the threshold best on the other folds' pages ("
-              + ", ".join(f"{f} {t}" for f, t in chosen.items()) + f"): mean {mean:.4f}, {wins} of {len(per_set)} "
-              "sets at or above their best peer.", ""]
+              + ", ".join(f"{f} {t}" for f, t in chosen.items()) + f"): mean {mean:.4f}, {wins} sets at or above "
+              "their best peer.", ""]
     return lines
 
 
