@@ -91,7 +91,8 @@
     // The candidate's label explained, then its features as a tooltip: why it scored what it did.
     const f = Object.entries(c.features || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
     const help = labelHelp(c.label);
-    return `${help ? `${help}\n` : ""}${t("debugNodes", (c.nodes || []).slice(0, 20).join(", "))}${f.length ? `\n${f.join("\n")}` : ""}`;
+    const nodes = t("debugNodes", (c.nodes || []).slice(0, 20).join(", "));
+    return `${help ? `${help}\n` : ""}${nodes}${f.length ? `\n${f.join("\n")}` : ""}`;
   }
 
   /* What the candidate labels of this answer mean, one line per kind present. */
@@ -182,7 +183,8 @@
     }
     const button = h("button", { class: "rerun", text: t("debugRerun"),
       onclick: () => rerun(dbg, name, params.value) });
-    const keep = h("button", { class: "use", text: t("debugUse"), title: t("debugUseTitle"), onclick: () => useForReader(dbg, name) });
+    const keep = h("button", { class: "use", text: t("debugUse"), title: t("debugUseTitle"),
+      onclick: () => useForReader(dbg, name) });
     return [
       h("div", { class: "hint", text: t("debugParamsHint") }),
       params, button, keep, status,
