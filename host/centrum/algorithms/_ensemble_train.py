@@ -420,9 +420,9 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
 
 
 # ---- outputs of chosen candidates (second pass over the snapshots) --------------------------------------------
-# A request: (candidate index, block model) or (candidate index, block model, block threshold): the threshold of
-# the scoring config unless given, so that one pass over a page scores a sweep of thresholds.
-OutputRequest = tuple[int, M.Model] | tuple[int, M.Model, float]
+# A request: (candidate index, block model, block threshold), so that one pass over a page scores a sweep of
+# thresholds (the blocks are scored once per candidate and model).
+OutputRequest = tuple[int, M.Model, float]
 
 
 def _score_work(args: tuple[PageItem, ExtractOptions, list[OutputRequest], E.Config]
@@ -440,12 +440,17 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[OutputRequest], E.Con
         results, _ = E.run_base(snap, opts.proposers)
         pm = E.prepare(snap, results, cfg)
         out = []
-        for j, block_model, *threshold in requests:
+        scored: dict[tuple[int, int], Any] = {}
+        for j, block_model, threshold in requests:
             if j < 0 or j >= len(pm.candidates):
                 out.append(light_score(item.gold, "")[1])
                 continue
-            at = replace(cfg, block_threshold=threshold[0]) if threshold else cfg
-            out.append(light_score(item.gold, E.output(snap, pm.candidates[j], pm, at, block_model).text)[1])
+            nodes = pm.candidates[j]
+            if cfg.filter == "model" and block_model is not None and (j, id(block_model)) not in scored:
+                scored[j, id(block_model)] = E.block_scores(snap, nodes, pm, cfg, block_model)
+            at = replace(cfg, block_threshold=threshold)
+            text = E.output(snap, nodes, pm, at, block_model, scored.get((j, id(block_model)))).text
+            out.append(light_score(item.gold, text)[1])
         return out
     except Exception as e:  # noqa: BLE001 - one bad page is reported, not fatal
         return f"error: {type(e).__name__}: {e}"
@@ -454,7 +459,7 @@ def _score_work(args: tuple[PageItem, ExtractOptions, list[OutputRequest], E.Con
 def score_outputs(items: Sequence[PageItem], requests: dict[str, list[OutputRequest]], opts: ExtractOptions,
                   jobs: int = 1, config: E.Config | None = None) -> dict[str, list[tuple[float, ...]]]:
     """Metric counts of the ensemble's final output (block filter applied) for chosen candidates:
-    ``requests["<dataset>/<id>"]`` = [(candidate index, block model[, block threshold]), ...] -> counts in the same
+    ``requests["<dataset>/<id>"]`` = [(candidate index, block model, block threshold), ...] -> counts in the same
     order (the base algorithms run once per page for all of its requests)."""
     cfg = config or E.Config()
     tasks = [(it, opts, requests[f"{it.dataset}/{it.id}"], cfg) for it in items

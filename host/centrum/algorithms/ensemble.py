@@ -337,13 +337,20 @@ def _kept_nodes(snap: Snapshot, inside: np.ndarray, keep_t: np.ndarray) -> list[
     return [int(i) for i in np.nonzero(top)[0]]
 
 
-def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Model
-                 ) -> tuple[np.ndarray, B.PageBlocks, np.ndarray]:
-    """(per text node: kept, the blocks, their scores) of the learned block filter on candidate ``nodes``; text nodes
-    that are in no block (blank, not rendered) are kept when inside the candidate."""
+def block_scores(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Model
+                 ) -> tuple[B.PageBlocks, np.ndarray]:
+    """(the blocks, the block filter's score of each) for candidate ``nodes``: what :func:`block_filter` thresholds."""
     rule = trim_mask(snap, nodes, pm.arrays, cfg)
     pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, rule, scope=cfg.scope)
-    score = model.predict(pb.X[:, : len(model.feature_names)]) if pb.X.shape[0] else np.zeros(0)
+    return pb, (model.predict(pb.X[:, : len(model.feature_names)]) if pb.X.shape[0] else np.zeros(0))
+
+
+def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config, model: Model,
+                 scored: tuple[B.PageBlocks, np.ndarray] | None = None) -> tuple[np.ndarray, B.PageBlocks, np.ndarray]:
+    """(per text node: kept, the blocks, their scores) of the learned block filter on candidate ``nodes``; text nodes
+    that are in no block (blank, not rendered) are kept when inside the candidate. ``scored``: the blocks and scores
+    of :func:`block_scores` for these nodes and model, when the caller has them (a sweep of thresholds)."""
+    pb, score = scored or block_scores(snap, nodes, pm, cfg, model)
     keep = score >= cfg.block_threshold
     inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))[snap.text_owner]
     if not keep.any():  # a filter that would empty the answer is wrong about this page: keep the candidate whole
@@ -354,15 +361,17 @@ def block_filter(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Con
 
 
 def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
-           block_model: Model | None = None) -> Output:
-    """The answer for the chosen ``nodes``: kept subtrees and rendered text after the configured filter."""
+           block_model: Model | None = None, scored: tuple[B.PageBlocks, np.ndarray] | None = None) -> Output:
+    """The answer for the chosen ``nodes``: kept subtrees and rendered text after the configured filter (``scored``:
+    as for :func:`block_filter`)."""
     inside = F._inside(snap, np.asarray(nodes, dtype=np.int64))
     if snap.m == 0:
         return Output(list(nodes), "", 0, [])
     blocks: list[dict[str, Any]] = []
     in_t = inside[snap.text_owner]
     if cfg.filter == "model":
-        keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights))
+        keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights),
+                                         scored)
         n_dropped = int((~keep_t[pb.text_nodes[pb.starts]]).sum()) if pb.starts.size else 0
         for k in range(min(pb.container.size, MAX_DEBUG_BLOCKS)):
             first = int(pb.text_nodes[pb.starts[k]])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -22,7 +21,6 @@ from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
 SOURCE_ALGORITHMS = algorithms.SOURCE_ALGORITHMS
-_URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,8 +73,10 @@ def _err(message: str) -> None:
 
 def _is_snapshot_file(page: str) -> bool:
     # Every local .json file is read as a snapshot: rendering JSON as a page would extract the JSON's own text, never
-    # what was meant, while a file that is not a snapshot gets parse_snapshot's error naming what is missing.
-    return page == "-" or (page.lower().endswith(".json") and not _URL_SCHEME.match(page))
+    # what was meant, while a file that is not a snapshot gets parse_snapshot's error naming what is missing. URLs and
+    # missing files go to the renderer, which loads the one and names the other.
+    path = Path(page)
+    return page == "-" or (path.suffix.lower() == ".json" and path.is_file())
 
 
 def _load_snapshot_json(page: str) -> dict[str, Any]:
