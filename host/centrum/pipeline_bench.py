@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import os
 import re
 import signal
 import statistics
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +41,7 @@ from .extension_browser import (
     install_host,
     launch,
 )
+from .serve import QuietFileHandler, loopback
 
 STAGES = ("start", "collect", "transfer", "parse", "algorithm", "host_other", "response", "paint")
 
@@ -164,20 +162,9 @@ def _stop_host(session: Session) -> None:
     time.sleep(0.3)  # the port notices; the next request reconnects
 
 
-@contextlib.contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def serve(folder: Path) -> contextlib.AbstractContextManager[str]:
+    """``folder``'s files on 127.0.0.1 (the base URL, no trailing slash)."""
+    return loopback(functools.partial(QuietFileHandler, directory=str(folder)))
 
 
 def _median_split(presses: list[dict[str, Any]]) -> dict[str, float]:

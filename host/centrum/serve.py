@@ -17,11 +17,13 @@ the original site is ignored), ``nosniff``, no referrer, no caching. Only GET an
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import re
 import threading
+from collections.abc import Callable, Iterator
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -133,6 +135,29 @@ def make_handler(files: dict[str, Path], ids: list[str], port_of: list[int]) -> 
         do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse  # noqa: N815
 
     return Handler
+
+
+@contextlib.contextmanager
+def loopback(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``with loopback(Handler) as base:`` serves ``handler`` on 127.0.0.1 at a free port from a daemon thread;
+    ``base`` is ``http://127.0.0.1:PORT`` (no trailing slash). Shut down, closed and joined on leaving."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="loopback-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+class QuietFileHandler(SimpleHTTPRequestHandler):
+    """A folder's files (``functools.partial(QuietFileHandler, directory=...)``) without a log line per request."""
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
+        pass
 
 
 class DatasetServer:

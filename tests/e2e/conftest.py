@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import functools
-import http.server
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from centrum.serve import QuietFileHandler, loopback
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
-        pass
-
+class _QuietHandler(QuietFileHandler):
     def end_headers(self) -> None:
         # Fixture pages change while tests are written; never let the browser cache them.
         self.send_header("Cache-Control", "no-store")
@@ -28,17 +25,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="session")
 def fixture_server() -> Iterator[str]:
     """Base URL (``http://127.0.0.1:PORT/``) of a threaded HTTP server serving ``tests/fixtures``."""
-    handler = functools.partial(_QuietHandler, directory=str(FIXTURES))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="fixture-server", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback(functools.partial(_QuietHandler, directory=str(FIXTURES))) as base:
+        yield f"{base}/"
 
 
 @pytest.fixture(scope="session")

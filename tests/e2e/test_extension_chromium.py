@@ -13,7 +13,6 @@ import contextlib
 import http.server
 import os
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from playwright.sync_api import Page, Playwright
 
 from centrum.extension_browser import Session, extension_world_eval, install_host, launch
 from centrum.hostinstall import EXTENSION_ID
+from centrum.serve import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "extension"
@@ -99,12 +99,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with loopback(_Handler) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

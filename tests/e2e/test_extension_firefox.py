@@ -21,7 +21,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ import pytest
 from test_extension_chromium import extract_ok_lines
 
 from centrum.hostinstall import GECKO_ID, HOST_NAME
+from centrum.serve import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "extension"
@@ -327,10 +327,8 @@ def run_firefox(tmp_path: Path, install: bool) -> Iterator[tuple[Bidi, Path, str
         assert manifest["allowed_extensions"] == [GECKO_ID]
     extension = make_test_extension(tmp_path)
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_address[1]}/article.html"
+    served = contextlib.ExitStack()  # the page server, closed with Firefox below
+    url = f"{served.enter_context(loopback(_Handler))}/article.html"
 
     port = _free_port()
     log = open(tmp_path / "firefox.log", "wb")  # noqa: SIM115
@@ -364,8 +362,7 @@ def run_firefox(tmp_path: Path, install: bool) -> Iterator[tuple[Bidi, Path, str
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-        srv.shutdown()
-        srv.server_close()
+        served.close()
 
 
 def _wait(bidi: Bidi, context: str, expression: str, what: str, timeout_s: float = 45) -> Any:

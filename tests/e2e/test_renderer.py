@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 from centrum.render import Renderer, RenderError, collector_path
+from centrum.serve import loopback
 from centrum.snapshot import parse_snapshot
 
 
@@ -35,13 +35,8 @@ class _SlowHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def slow_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowHandler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with loopback(_SlowHandler) as base:
+        yield f"{base}/"
 
 
 def test_load_timeout_is_bounded_and_content_still_collected(slow_server: str) -> None:

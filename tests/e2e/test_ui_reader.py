@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, install_host, launch, stage, toast, ui_click, ui_eval, ui_select
+
+from centrum.serve import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,14 +101,8 @@ def serve(pages: dict[str, tuple[str, str]]) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             pass
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with loopback(Handler) as base:
+        yield base
 
 
 def ui_session(playwright: Playwright, base: Path, args: tuple[str, ...] = ()) -> Iterator[Session]:

@@ -6,12 +6,11 @@ centrum.testing need no browser.
 
 from __future__ import annotations
 
-import http.server
+import functools
 import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 import centrum
 from centrum.config import ConfigError
+from centrum.serve import QuietFileHandler, loopback
 from centrum.snapshot import SnapshotError
 from centrum.testing import E, T, build
 
@@ -127,16 +127,10 @@ def test_path_and_url(ex: centrum.Extractor) -> None:
     text = ex.extract(SAMPLE, algorithm="ensemble")
     # The article's title and its first paragraph, before the rest of it.
     assert isinstance(text, str) and text.splitlines()[1].startswith("The ferry terminal that stood empty")
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(SAMPLE.parent))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/article.html"
+    with loopback(functools.partial(QuietFileHandler, directory=str(SAMPLE.parent))) as base:
+        url = f"{base}/article.html"
         md = ex.extract(url, output="markdown", params={"tags": "article"})
         assert isinstance(md, str) and f'url: "{url}"' in md and "## A building with a past" in md
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_extractor_reopens_after_close() -> None:
