@@ -154,7 +154,9 @@ def loopback(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
 
 
 class QuietFileHandler(SimpleHTTPRequestHandler):
-    """A folder's files (``functools.partial(QuietFileHandler, directory=...)``) without a log line per request."""
+    """A folder's files (``functools.partial(QuietFileHandler, directory=...)``) without a log line per request: for
+    folders this program wrote itself (the pipeline bench's pages, test fixtures). Unlike :class:`DatasetServer` it has
+    no Host check, no CSP and no fixed file list, so it is not for saved pages from the web."""
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
         pass
