@@ -124,8 +124,7 @@ def create_campaign(db: DB, name: str, pages: Sequence[tuple[str, str | None]], 
         raise _err("pages", f"a campaign has 1..{MAX_PAGES} pages")
     with L._open(db) as conn:
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with L.write_transaction(conn):
                 if conn.execute("SELECT 1 FROM campaigns WHERE name = ?", (name,)).fetchone():
                     raise _err("campaign", f"a campaign named {name!r} exists")
                 cur = conn.execute("INSERT INTO campaigns (name, created, overlap, dataset, annotators) VALUES "
@@ -134,11 +133,6 @@ def create_campaign(db: DB, name: str, pages: Sequence[tuple[str, str | None]], 
                 cid = int(cur.lastrowid or 0)
                 conn.executemany("INSERT INTO campaign_pages (campaign, position, page_id, url) VALUES (?, ?, ?, ?)",
                                  [(cid, k + 1, pid, url) for k, (pid, url) in enumerate(pages)])
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.IntegrityError as e:
             raise _err("pages", f"a page id is given twice ({e})") from e
         except sqlite3.Error as e:
@@ -172,15 +166,8 @@ def _annotator(value: Any, info: dict[str, Any], field: str = "annotator") -> st
 def _write(conn: sqlite3.Connection, fn: Any) -> Any:
     """Run ``fn()`` in one BEGIN IMMEDIATE transaction."""
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            out = fn()
-            conn.execute("COMMIT")
-            return out
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        with L.write_transaction(conn):
+            return fn()
     except sqlite3.Error as e:
         raise L.LabelError("E_STORAGE", f"cannot update the campaign: {e}") from e
 

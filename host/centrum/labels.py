@@ -172,8 +172,7 @@ def default_db_path() -> Path:
 
 def _migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
     """Apply missing migrations in one write transaction (two processes opening a new db race safely)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(conn):
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         row = conn.execute("SELECT version FROM schema_version").fetchone()
         version = int(row[0]) if row else 0
@@ -189,11 +188,7 @@ def _migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
                     conn.execute(stmt)
         if upto > version:
             conn.execute("UPDATE schema_version SET version = ?", (upto,))
-        conn.execute("COMMIT")
-        return max(version, upto)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    return max(version, upto)
 
 
 def connect(path: str | Path | None = None, *, upto: int = SCHEMA_VERSION) -> sqlite3.Connection:
@@ -255,6 +250,22 @@ def _open(db: str | Path | sqlite3.Connection | None) -> Iterator[sqlite3.Connec
         yield conn
     finally:
         conn.close()
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` write transaction (the connection is in autocommit mode, see :func:`connect`):
+    committed when the block ends, rolled back when it raises. A block may end it early itself (``ROLLBACK`` of a
+    dry run or of a retried save): then nothing is left to commit."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        if conn.in_transaction:
+            conn.execute("COMMIT")  # inside the try: a COMMIT that fails (busy, disk full) is rolled back too
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -663,8 +674,7 @@ def store_record(db: str | Path | sqlite3.Connection | None, rec: LabelRecord) -
     nodes_json = json.dumps(rec.nodes)
     with _open(db) as conn:
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with write_transaction(conn):
                 # A retry of a save whose answer was lost: answer the first label's id, store nothing. Inside the
                 # write transaction, so two copies of one request racing cannot both insert (and the UNIQUE index
                 # would refuse the second anyway).
@@ -685,11 +695,6 @@ def store_record(db: str | Path | sqlite3.Connection | None, rec: LabelRecord) -
                      rec.n_elements, snapshot_blob, hashlib.sha256(rec.snapshot_json).hexdigest(), source_blob,
                      rec.save_id))
                 label_id = int(cur.lastrowid or 0)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as e:
             raise LabelError("E_STORAGE", f"cannot store the label: {e}") from e
     return label_id
@@ -722,19 +727,13 @@ def delete_labels(db: str | Path | sqlite3.Connection | None, *, ids: Sequence[i
     with _open(db) as conn:
         try:
             conn.execute("PRAGMA secure_delete = ON")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with write_transaction(conn):
                 cond = " AND ".join(where)
                 gone = [int(r[0]) for r in conn.execute(f"SELECT id FROM labels WHERE {cond} ORDER BY id", args)]
                 if dry_run:
                     conn.execute("ROLLBACK")
                     return gone
                 conn.execute(f"DELETE FROM labels WHERE {cond}", args)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
             # Best effort: a reader still on an old snapshot keeps the WAL; the next write's checkpoint clears it.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as e:
