@@ -138,19 +138,25 @@ def make_handler(files: dict[str, Path], ids: list[str], port_of: list[int]) -> 
 
 
 @contextlib.contextmanager
-def loopback(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
-    """``with loopback(Handler) as base:`` serves ``handler`` on 127.0.0.1 at a free port from a daemon thread;
-    ``base`` is ``http://127.0.0.1:PORT`` (no trailing slash). Shut down, closed and joined on leaving."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def _in_thread(server: ThreadingHTTPServer) -> Iterator[ThreadingHTTPServer]:
+    """Serve ``server`` from a daemon thread; shut down, closed and joined on leaving."""
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="loopback-server", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextlib.contextmanager
+def loopback(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``with loopback(Handler) as base:`` serves ``handler`` on 127.0.0.1 at a free port from a daemon thread;
+    ``base`` is ``http://127.0.0.1:PORT`` (no trailing slash)."""
+    with _in_thread(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
 class QuietFileHandler(SimpleHTTPRequestHandler):
@@ -172,7 +178,7 @@ class DatasetServer:
         self.httpd.daemon_threads = True
         self.port = port_of[0] = int(self.httpd.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/"
-        self._thread: threading.Thread | None = None
+        self._running = contextlib.ExitStack()
 
     def page_url(self, page_id: str) -> str:
         return f"{self.url}p/{page_id}"
@@ -181,10 +187,8 @@ class DatasetServer:
         self.httpd.serve_forever()
 
     def __enter__(self) -> DatasetServer:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._running.enter_context(_in_thread(self.httpd))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._running.close()
