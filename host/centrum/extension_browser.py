@@ -36,6 +36,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Ask a browser to exit, kill it when it has not within ``timeout_s``, and reap it."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def chromium_executable() -> str:
     from .render import find_chromium
 
@@ -158,11 +168,7 @@ def launch(p: Any, user_data_dir: Path, home: Path, extension: Path = EXTENSION_
         finally:
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, timeout_s=10)
         log.close()
 
 

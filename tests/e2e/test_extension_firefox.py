@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from test_extension_chromium import extract_ok_lines
 
+from centrum.extension_browser import free_port, stop
 from centrum.hostinstall import GECKO_ID, HOST_NAME
 from centrum.serve import loopback
 
@@ -280,12 +281,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_test_copy_is_shipped_code_plus_shim(tmp_path: Path) -> None:
     test_copy = make_test_extension(tmp_path)
     for name in ("src/background.js", "src/messaging.js", "src/view.js", "src/modes/ui.js", "src/modes/reader.js",
@@ -330,7 +325,7 @@ def run_firefox(tmp_path: Path, install: bool) -> Iterator[tuple[Bidi, Path, str
     served = contextlib.ExitStack()  # the page server, closed with Firefox below
     url = f"{served.enter_context(loopback(_Handler))}/article.html"
 
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "firefox.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen([firefox_path(), "--headless", "--no-remote", "--profile", str(profile),
                              f"--remote-debugging-port={port}"], env=env, stdout=log, stderr=log)
@@ -356,11 +351,7 @@ def run_firefox(tmp_path: Path, install: bool) -> Iterator[tuple[Bidi, Path, str
             except OSError:
                 pass
             ws.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, timeout_s=15)
         log.close()
         served.close()
 
