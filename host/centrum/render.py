@@ -45,29 +45,16 @@ T = TypeVar("T")
 # Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
 # a page opens. Version 5 closes, offline, frames that a script opened and left loading (_CLOSE_STALLED_FRAMES).
 # Version 6 renders a saved or archived page again with its scripts off when they took most of its text away
-# (_lost_to_scripts).
-RENDERER_VERSION = 6
+# (_lost_to_scripts). Version 7 counts the text of <noscript> and of the render the way version 6 counts a saved
+# body's (non-blank characters of decoded text, scripts and styles left out: _text_chars, _shown_text_chars), where
+# the <noscript> rule counted bytes with blanks, a <style> inside <noscript> included.
+RENDERER_VERSION = 7
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
-
-
-def _loaded_in_time(entry: dict[str, Any], page: bytes) -> bool:
-    return not any(str(w).startswith(LOAD_TIMEOUT) for w in entry.get("warnings") or [])
-
-
-def _kept_its_text(entry: dict[str, Any], page: bytes) -> bool:
-    return not _lost_to_scripts(entry.get("raw") or {}, page)
-
-
-def _loaded_and_kept(entry: dict[str, Any], page: bytes) -> bool:
-    return _loaded_in_time(entry, page) and _kept_its_text(entry, page)
-
-
-# Renders of earlier versions that this one makes the same, known by their cache entry and the page's bytes, so that
-# a version bump that changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages
-# whose load event never came (an image reloading itself after failing, a frame left loading); version 6 only pages
-# whose scripts took most of their text away: a render of 3 or 4 whose load finished and of 5 whose text stayed is kept.
-CARRIED_OVER: dict[int, Callable[[dict[str, Any], bytes], bool]] = {
-    5: _kept_its_text, 4: _loaded_and_kept, 3: _loaded_and_kept}
+# The starts of the warnings of a page rendered again with its scripts off, by the rule that did it (the carry-over
+# rules read them back from cached entries).
+NAVIGATED = "the page tried to navigate"
+NOSCRIPT_SHOWN = "the page showed almost no text and holds it in <noscript>"
+SCRIPTS_HID = "the page's scripts hid most of its text"
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -214,18 +201,20 @@ _NOSCRIPT_CLOSE = re.compile(rb"</noscript\s*>", re.I)
 
 
 def _noscript_text_chars(page: bytes) -> int:
-    """Characters of text (tags dropped, ends stripped) inside the page's closed <noscript> elements, each up to its
-    first closing tag. Searches that only move forward: a page of unclosed tags costs one pass, where a lazy regex up
-    to the closing tag rescans to the end from every opening tag."""
-    from .algorithms.dana import strip_tags
+    """Non-blank characters of the text inside the page's closed <noscript> elements, each up to its first closing
+    tag, counted as :func:`_text_chars` counts (a <style> inside is not text). Searches that only move forward: a page
+    of unclosed tags costs one pass, where a lazy regex up to the closing tag rescans to the end from every opening
+    tag."""
+    from .algorithms.dana import source_bytes
 
+    data = source_bytes(page)
     total, at = 0, 0
-    while (opening := _NOSCRIPT_OPEN.search(page, at)) is not None:
-        open_end = page.find(b">", opening.end())
-        closing = _NOSCRIPT_CLOSE.search(page, open_end) if open_end >= 0 else None
+    while (opening := _NOSCRIPT_OPEN.search(data, at)) is not None:
+        open_end = data.find(b">", opening.end())
+        closing = _NOSCRIPT_CLOSE.search(data, open_end) if open_end >= 0 else None
         if closing is None:
             break
-        total += len(strip_tags(page[open_end + 1: closing.start()]).strip())
+        total += _text_chars(data[open_end + 1: closing.start()])
         at = closing.end()
     return total
 
@@ -243,14 +232,8 @@ def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool
     hidden = _noscript_text_chars(page)
     if hidden < NOSCRIPT_MIN_CHARS:
         return False
-    from .snapshot import SnapshotError, parse_snapshot
-
-    try:
-        snap = parse_snapshot(raw)
-    except SnapshotError:
-        return False
-    shown = float(snap.text_len[snap.text_area > 0].sum()) if snap.m else 0.0
-    return shown < NOSCRIPT_SHARE * hidden
+    shown = _shown_text_chars(raw)
+    return shown is not None and shown < NOSCRIPT_SHARE * hidden
 
 
 # A saved or archived page's own scripts may take its text away offline: a consent or paywall script whose server
@@ -265,13 +248,20 @@ _BLANK = re.compile(r"\s+")
 
 
 def _saved_text_chars(page: bytes) -> int:
-    """Non-blank characters of the text in a saved page's body, without scripts, styles, comments and <noscript>
-    (DANA's linear-time code removal and tag stripping: a page's markup never makes this quadratic)."""
-    from .algorithms.dana import html_text, remove_code, source_bytes
+    """Non-blank characters of the text in a saved page's body (:func:`_text_chars`)."""
+    from .algorithms.dana import source_bytes
 
     data = source_bytes(page)
     start = data.lower().find(b"<body")
-    return _non_blank(html_text(remove_code(data[start:] if start >= 0 else data)))
+    return _text_chars(data[start:] if start >= 0 else data)
+
+
+def _text_chars(data: bytes) -> int:
+    """Non-blank characters of the text of an HTML fragment (UTF-8 bytes), without scripts, styles, comments and
+    <noscript>: what the re-render rules count in a saved page (DANA's linear-time code removal and tag stripping)."""
+    from .algorithms.dana import html_text, remove_code
+
+    return _non_blank(html_text(remove_code(data)))
 
 
 def _non_blank(text: str) -> int:
@@ -299,6 +289,64 @@ def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
         return False
     shown = _shown_text_chars(raw)
     return shown is not None and shown < LOST_SHARE * saved
+
+
+# The warnings that say which rules shaped a render: a load that timed out, a render done again without scripts.
+RULE_WARNINGS = (LOAD_TIMEOUT, NAVIGATED, NOSCRIPT_SHOWN, SCRIPTS_HID)
+
+
+def rules_taken(entry: dict[str, Any]) -> frozenset[str]:
+    """The RULE_WARNINGS that a cache entry's warnings start with."""
+    warnings = [str(w) for w in entry.get("warnings") or []]
+    return frozenset(rule for rule in RULE_WARNINGS if any(w.startswith(rule) for w in warnings))
+
+
+def _loaded_in_time(entry: dict[str, Any], page: bytes) -> bool:
+    return LOAD_TIMEOUT not in rules_taken(entry)
+
+
+def _kept_its_text(entry: dict[str, Any], page: bytes) -> bool:
+    return not _lost_to_scripts(entry.get("raw") or {}, page)
+
+
+def _loaded_and_kept(entry: dict[str, Any], page: bytes) -> bool:
+    return _loaded_in_time(entry, page) and _kept_its_text(entry, page)
+
+
+def _same_noscript_rule(entry: dict[str, Any], page: bytes) -> bool:
+    """Whether version 7's <noscript> rule takes the decision version 6's took for this render. A render redone for a
+    navigation never reached the rule. One redone by the rule is of another render than the one the rule reads: never
+    kept. One redone by the text-lost rule after it (the rule did not fire) is kept when the page's <noscript> holds too
+    little text for the rule to fire now."""
+    rules = rules_taken(entry)
+    if NAVIGATED in rules:
+        return True
+    if NOSCRIPT_SHOWN in rules:
+        return False
+    if SCRIPTS_HID in rules:
+        return _noscript_text_chars(page) < NOSCRIPT_MIN_CHARS
+    return not _shown_only_without_scripts(entry.get("raw") or {}, page)
+
+
+def _carried_to_7(*earlier: Callable[[dict[str, Any], bytes], bool]) -> Callable[[dict[str, Any], bytes], bool]:
+    return lambda entry, page: all(same(entry, page) for same in (*earlier, _same_noscript_rule))
+
+
+# Renders of earlier versions that this one makes the same, known by their cache entry and the page's bytes, so that
+# a version bump that changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages
+# whose load event never came (an image reloading itself after failing, a frame left loading); version 6 only pages
+# whose scripts took most of their text away; version 7 only pages that the <noscript> rule decides otherwise: a render
+# of 3 or 4 whose load finished, of 5 whose text stayed, and of 6 whose <noscript> decision stands is kept.
+CARRIED_OVER: dict[int, Callable[[dict[str, Any], bytes], bool]] = {
+    6: _same_noscript_rule, 5: _carried_to_7(_kept_its_text), 4: _carried_to_7(_loaded_and_kept),
+    3: _carried_to_7(_loaded_and_kept)}
+
+# Versions whose render of a page this one makes the same whenever the same rules shape both (CARRIED_OVER decides
+# from the entry alone; these need a fresh render to compare with): version 7 changed only how the <noscript> rule
+# counts, so a version-6 render that the rule rendered again is the same as a fresh one that it renders again. Two
+# renders of one page differ by a few pixels of layout now and then, and a model trained on the snapshots moves with
+# them: the earlier render is kept.
+SAME_WHEN_RULES_AGREE = frozenset({6})
 
 
 # A page's own scripts stay off through CSP; the collector's isolated-world evaluation is not subject to the page's
@@ -516,16 +564,15 @@ class Renderer:
             # The saved page tried to leave or reload itself. Starting a navigation stops the parser, so what was
             # collected may be a fraction of the page: render it again without its scripts, as it was saved.
             again = self._render_once(url, local, source, extra, javascript=False)
-            again.warnings.insert(0, f"the page tried to navigate {out.redirects} time(s); rendered again with "
-                                     "JavaScript disabled")
+            again.warnings.insert(0, f"{NAVIGATED} {out.redirects} time(s); rendered again with JavaScript "
+                                     "disabled")
             return again
         page = _read_local(url) if local else _archived_page(archive, url)
         if _shown_only_without_scripts(out.raw, page):
             # The page's own scripts would draw its content (a forum's posts, a shop's description) but cannot run
             # offline; what a reader without them gets sits in <noscript>: render what that reader sees.
             again = self._render_once(url, local, source, extra, javascript=False, archive=archive, noscript=True)
-            again.warnings.insert(0, "the page showed almost no text and holds it in <noscript>; rendered again with "
-                                     "JavaScript disabled")
+            again.warnings.insert(0, f"{NOSCRIPT_SHOWN}; rendered again with JavaScript disabled")
             return again
         if _lost_to_scripts(out.raw, page):
             # Offline, a script that waits for its server (consent, paywall, a loading shell) can remove or hide the
@@ -533,7 +580,7 @@ class Renderer:
             again = self._render_once(url, local, source, extra, javascript=False, archive=archive)
             before, after = _shown_text_chars(out.raw) or 0, _shown_text_chars(again.raw) or 0
             if after > 0 and after >= LOST_GAIN * before:
-                again.warnings.insert(0, f"the page's scripts hid most of its text ({before} of {after} characters "
+                again.warnings.insert(0, f"{SCRIPTS_HID} ({before} of {after} characters "
                                          "shown); rendered again with JavaScript disabled")
                 return again
         return out

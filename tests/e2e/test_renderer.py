@@ -194,18 +194,22 @@ def test_a_frame_a_script_opened_and_left_loading_does_not_hold_the_load_forever
     assert out.extra["loaded"] is True and "Advert written" in parse_snapshot(out.raw).texts
 
 
+def _shell_page() -> str:
+    """A forum engine's saved page: its scripts (which cannot load offline) would draw the posts; the posts a reader
+    without scripts gets sit in <noscript>, with a style that hides the "loading" splash."""
+    posts = "".join(f"<div class='post'><p>Post number {k}: {'the thread goes on about certificates. ' * 4}</p></div>"
+                    for k in range(6))
+    return ("<html><body><section id='splash'>Loading…</section>"
+            "<script src='https://cdn.example.invalid/app.js'></script>"
+            f"<noscript><style>#splash {{display: none}}</style><div id='posts'>{posts}</div></noscript>"
+            "</body></html>")
+
+
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
     from centrum.render import Renderer
     from centrum.snapshot import parse_snapshot
 
-    # A forum engine's saved page: its scripts (which cannot load offline) would draw the posts; the posts a reader
-    # without scripts gets sit in <noscript>, with a style that hides the "loading" splash.
-    posts = "".join(f"<div class='post'><p>Post number {k}: {'the thread goes on about certificates. ' * 4}</p></div>"
-                    for k in range(6))
-    shell = ("<html><body><section id='splash'>Loading…</section>"
-             "<script src='https://cdn.example.invalid/app.js'></script>"
-             f"<noscript><style>#splash {{display: none}}</style><div id='posts'>{posts}</div></noscript>"
-             "</body></html>")
+    shell = _shell_page()
     page = tmp_path / "shell.html"
     page.write_text(shell)
     control = tmp_path / "control.html"  # the same page with its posts drawn: no second render
@@ -218,6 +222,41 @@ def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_script
     assert sum("Post number" in t for t in shown) == 6 and "Loading…" not in shown
     assert any("<noscript>" in w for w in out.warnings)
     assert not any("<noscript>" in w for w in plain.warnings)
+
+
+def test_eval_keeps_an_earlier_render_that_the_same_rules_shaped(tmp_path):
+    """`centrum eval` renders a shell page whose version-6 render the <noscript> rule made: the rule fires again, so
+    the version-6 render is what the cache keeps under the current key; on a page the rule leaves alone now, the
+    fresh render is kept."""
+    import subprocess
+    import sys
+
+    from centrum import render
+    from centrum.evaluation import cache
+    from centrum.testing import E, T, build
+
+    data, store = tmp_path / "set", cache.SnapshotCache(tmp_path / "cache")
+    (data / "pages").mkdir(parents=True)
+    (data / "gold").mkdir()
+    shell = _shell_page()
+    pages = {"shell": shell, "drawn": shell.replace("<noscript>", "<div>").replace("</noscript>", "</div>")}
+    for name, html in pages.items():
+        (data / "pages" / f"{name}.html").write_text(html, encoding="utf-8")
+        (data / "gold" / f"{name}.txt").write_text("Post number 0", encoding="utf-8")
+    (data / "meta.jsonl").write_text("".join(f'{{"id": "{n}", "language": "en"}}\n' for n in pages))
+    earlier = {"raw": build(E("html", (0, 0, 1920, 1080), [E("body", (0, 0, 1920, 1080), [
+        E("p", (0, 0, 800, 40), [T("The posts as version 6 rendered them")])])])).raw,
+        "warnings": [render.NOSCRIPT_SHOWN + "; rendered again with JavaScript disabled"]}
+    for html in pages.values():
+        store.store(cache.snapshot_key(html.encode(), (1920, 1080), version=6), earlier)
+    run = subprocess.run([sys.executable, "-m", "centrum.cli", "eval", str(data), "--out", str(tmp_path / "out"),
+                          "--cache", str(store.dir), "--algorithms", "semantic", "--peers", "none"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    kept = {n: store.load(cache.snapshot_key(html.encode(), (1920, 1080))) for n, html in pages.items()}
+    assert kept["shell"] == earlier
+    assert kept["drawn"] is not None and kept["drawn"]["raw"] != earlier["raw"]
+    assert any("Post number 0" in t for t in parse_snapshot(kept["drawn"]["raw"]).texts)
 
 
 def _story_and_script(script: str) -> str:

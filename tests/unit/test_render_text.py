@@ -8,8 +8,20 @@ from centrum import render
 def test_noscript_text_counts_closed_elements_up_to_their_first_closing_tag() -> None:
     page = b"<noscript>ab</noscript >cd<NOSCRIPT x=1><p>ef</p></NoScript><noscripts>zz</noscripts>"
     assert render._noscript_text_chars(page) == 4  # "ab" and "ef"; <noscripts> is another element
-    assert render._noscript_text_chars(b"<noscript>a</noscriptx> b</noscript>") == len("a b")  # not a closing tag
+    assert render._noscript_text_chars(b"<noscript>a</noscriptx> b</noscript>") == len("ab")  # not a closing tag
     assert render._noscript_text_chars(b"<p>x</p><noscript>never closed") == 0
+
+
+def test_noscript_text_is_counted_as_a_saved_bodys_text_is() -> None:
+    """Non-blank characters of decoded text, styles and scripts left out: a web font's CSS in <noscript> (130 KB on one
+    shared page, counted as text before renderer version 7) is not text, and a character is one whatever its bytes."""
+    css = b"<style>@font-face{font-family:x;src:url(a.woff)}" + b"p{color:red}" * 1000 + b"</style>"
+    assert render._noscript_text_chars(b"<noscript>" + css + b"<p>x  y</p><script>z()</script></noscript>") == 2
+    assert render._noscript_text_chars("<noscript><p>中文字</p></noscript>".encode()) == 3
+    page = "<meta charset=windows-1251><noscript>Привет &amp;</noscript>"
+    assert render._noscript_text_chars(page.encode("cp1251")) == len("Привет&")
+    body = b"<html><body><noscript><p>Some text</p></noscript></body></html>"
+    assert render._noscript_text_chars(body) == render._text_chars(b"<p>Some text</p>") == len("Sometext")
 
 
 def test_hostile_markup_is_counted_in_one_pass() -> None:

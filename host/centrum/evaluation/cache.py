@@ -93,6 +93,18 @@ class SnapshotCache:
                 return old
         return None
 
+    def settle(self, page: bytes, window: tuple[int, int], extras: dict[str, str] | None,
+               fresh: dict[str, Any]) -> dict[str, Any]:
+        """The entry to keep for a fresh render of the page: the render of an earlier version that
+        ``render.SAME_WHEN_RULES_AGREE`` makes the same when the same rules shaped both, else the fresh one."""
+        from ..render import SAME_WHEN_RULES_AGREE, rules_taken
+
+        for version in sorted(SAME_WHEN_RULES_AGREE, reverse=True):
+            old = self.load(snapshot_key(page, window, extras, version))
+            if old is not None and rules_taken(old) == rules_taken(fresh):
+                return old
+        return fresh
+
     def store(self, key: str, entry: dict[str, Any]) -> None:
         with atomic_path(self.path(key)) as tmp, gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
             json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))

@@ -100,6 +100,8 @@ class _Worker:
             return None, f"render failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", False
         entry = {"raw": out.raw, "stylesheets": out.stylesheets, "timing": out.timing, "extra": out.extra,
                  "errors": out.errors, "warnings": out.warnings}
+        if self.opts.use_cache:  # --no-cache asks for this render, not an earlier one
+            entry = self.cache.settle(html, self.opts.window, cache_extras(self.opts), entry)
         try:
             self.cache.store(key, entry)
         except OSError:
