@@ -51,4 +51,4 @@ def test_without_peers_no_set_is_counted_as_won() -> None:
     sweep = [{f"{r.dataset}/{r.id}": _counts(0.9) for r in records} for _ in train.THRESHOLD_SWEEP]
     lines = train._threshold_table(train._Run(records, [], None, None, ()), sweep, fold_of)  # type: ignore[arg-type]
     assert all(" | - | " in line for line in lines if line.startswith("| 0."))
-    assert "mean 0.9000, - sets at or above" in "\n".join(lines)
+    assert "mean 0.9000 (no peer ran to compare with)." in "\n".join(lines)

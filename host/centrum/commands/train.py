@@ -291,9 +291,9 @@ def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_
     nested = {T.page_key(r): sweep[THRESHOLD_SWEEP.index(chosen[fold_of[T.page_key(r)]])].get(T.page_key(r), r.empty)
               for r in records}
     mean, wins, _ = _independent_mean(records, nested, peers)
+    versus = f", {wins} sets at or above their best peer" if wins != "-" else " (no peer ran to compare with)"
     lines += ["", "Nested: each fold at the threshold best on the other folds' pages ("
-              + ", ".join(f"{f} {t}" for f, t in chosen.items()) + f"): mean {mean:.4f}, {wins} sets at or above "
-              "their best peer.", ""]
+              + ", ".join(f"{f} {t}" for f, t in chosen.items()) + f"): mean {mean:.4f}{versus}.", ""]
     return lines
 
 
