@@ -817,3 +817,55 @@ def test_declared_text_matching_stops_at_its_budget(monkeypatch):
     assert F.page_arrays(s).decl_t.sum() == len(DESCRIPTION)
     monkeypatch.setattr(F, "DECLARED_SCAN_BUDGET", declared_len)  # one test: only the heading is compared
     assert F.page_arrays(s).decl_t.sum() == 0
+
+
+def _post_with_comments(post: str, section: tuple[str, str, str] = ("comments", "comments", "comment-body"),
+                        reply: str = "A reader's reply, long enough. "):
+    """A blog post (its text in <article>) followed, inside the same <main>, by a section of three replies (its class,
+    its id, each reply's class)."""
+    return build(E("html", (0, 0, 1600, 3000), [E("body", (0, 0, 1600, 3000), [
+        E("main", (300, 100, 900, 2000), [
+            E("article", (300, 100, 900, 300), [E("h1", (300, 100, 900, 60), [Tx("A short post")]),
+                                                E("p", (300, 160, 900, 200), [Tx(post)], name="post")],
+              name="article"),
+            E("section", (300, 500, 900, 600), [
+                E("div", (300, 500 + 100 * k, 900, 90), [Tx(reply * 4)], cls=section[2], name=f"c{k}")
+                for k in range(3)], cls=section[0], id=section[1], name="comments"),
+        ], name="main")])]), viewport=(1600, 1000))
+
+
+def test_comment_sections_leave_the_answer_when_enough_text_stays_outside_them():
+    b = _post_with_comments(LOREM * 3)  # 246 characters of post, 3 x 124 of comments
+    s, ids = b.snapshot, b.ids
+    pm = _model_for(b, results_for(b, semantic=["main"]))
+    keep_all = F._inside(s, np.array([ids["main"]]))[s.text_owner]
+    cfg = Ens.Config()
+    kept = Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, cfg)
+    text = s.text_of_mask(kept)
+    assert "committee" in text and "A short post" in text and "reader" not in text
+    # Through the output: a filter that keeps every block, then the comment step; "keep" leaves them.
+    names = B.feature_names()
+    keep_every_block = M.Stumps(names, 1.0)
+    out = Ens.output(s, (ids["main"],), pm, cfg, block_model=keep_every_block)
+    assert "reader" not in out.text and ids["article"] in out.nodes and ids["comments"] not in out.nodes
+    assert out.dropped == 3 and [x["kept"] for x in out.blocks] == [True, True, False, False, False]
+    kept_with = Ens.output(s, (ids["main"],), pm, Ens.Config(comments="keep"), block_model=keep_every_block)
+    assert "reader" in kept_with.text and kept_with.nodes == [ids["main"]]
+    # Too little outside them (a thread whose every post is marked a comment; here a floor above the post): kept.
+    floor = Ens.Config(comment_min_body=len("A short post") + len(LOREM * 3) + 1)
+    assert (Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, floor) == keep_all).all()
+
+
+def test_a_comment_section_that_holds_the_chosen_node_and_forum_replies_stay():
+    b = _post_with_comments(LOREM * 3)
+    s, ids = b.snapshot, b.ids
+    pm = _model_for(b, results_for(b, semantic=["comments"]))
+    # The candidate is a comment (or inside the section): its own ancestors are not a section to drop.
+    inside = F._inside(s, np.array([ids["c1"]]))[s.text_owner]
+    assert (Ens.without_comments(s, (ids["c1"],), pm.arrays, inside, Ens.Config()) == inside).all()
+    # A thread's replies ("reply", "post", "discussion") are its content, not a comment section.
+    forum = _post_with_comments(LOREM * 3, section=("replies discussion", "thread", "post-reply"))
+    fs, fids = forum.snapshot, forum.ids
+    fpm = _model_for(forum, results_for(forum, semantic=["main"]))
+    keep_all = F._inside(fs, np.array([fids["main"]]))[fs.text_owner]
+    assert (Ens.without_comments(fs, (fids["main"],), fpm.arrays, keep_all, Ens.Config()) == keep_all).all()

@@ -36,6 +36,10 @@ NEGATIVE = re.compile(r"comment|meta|foot|footer|footnote|masthead|promo|related
 # Stronger subset used to trim inside the chosen node (a "meta" or "tool" class inside an article is often fine).
 STRONG_NEGATIVE = re.compile(r"comment|share|social|related|breadcrumb|\bnav|menu|footer|sidebar|advert|newsletter|"
                              r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor")
+# A comment section: the readers' comments that follow an article are not its main content (Readability.js and
+# trafilatura leave them out, as dragnet's and scrapinghub-aeb's gold do). Not the forum words (reply, post, message,
+# discussion): a thread's posts and replies are its content.
+COMMENT_SECTION = re.compile(r"comment|disqus")
 # Finer markup-word groups (what each class/id says the element is): per candidate, whether its own nodes carry
 # the cue and the share of its text inside elements that do. Matched on lower-cased class and id values.
 CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
@@ -124,6 +128,7 @@ class PageArrays:
     pos_cue: np.ndarray  # per element: class/id matches POSITIVE
     neg_cue: np.ndarray  # NEGATIVE
     strong_cue: np.ndarray  # STRONG_NEGATIVE
+    comment_section: np.ndarray  # COMMENT_SECTION
     cues: dict[str, np.ndarray]  # per element: class/id matches CUE_GROUPS[k]
     class_code: np.ndarray  # per element: small int per distinct class value (0: none)
     para_t: np.ndarray  # per text node: rendered characters when its block is paragraph-like, else 0
@@ -191,7 +196,7 @@ def page_arrays(snap: Snapshot) -> PageArrays:
     def agg(v: np.ndarray) -> np.ndarray:
         return snap.subtree_sum(snap.text_per_element(v)) if snap.m else np.zeros(n)
 
-    pos, neg, strong, cues, class_code = markup_cues(snap)
+    pos, neg, strong, comment_section, cues, class_code = markup_cues(snap)
     para_t, long_t, para_block, arc90 = paragraphs(snap, rendered, tchars, tl)
     chars = agg(tchars)
     link_chars = agg(tchars * tl)
@@ -206,7 +211,8 @@ def page_arrays(snap: Snapshot) -> PageArrays:
         chars=chars, words=agg(words_t), link_chars=link_chars, text_area=agg(area),
         link_area=agg(area * tl), images=snap.subtree_sum(((snap.flags & IMAGE) != 0).astype(np.float64)),
         size=(snap.subtree_end - np.arange(n)).astype(np.float64), rendered=rendered, in_link=in_link, body=body,
-        text_chars=tchars, pos_cue=pos, neg_cue=neg, strong_cue=strong, cues=cues, class_code=class_code,
+        text_chars=tchars, pos_cue=pos, neg_cue=neg, strong_cue=strong, comment_section=comment_section,
+        cues=cues, class_code=class_code,
         para_t=para_t, para_chars=agg(para_t), long_chars=agg(long_t),
         para_blocks=snap.subtree_sum(para_block.astype(np.float64)), arc90=arc90,
         decl_t=decl_t, decl_chars=agg(decl_t), decl_len=decl_len)
@@ -442,10 +448,11 @@ CONTEXT_FEATURES = ["para_recall", "para_precision", "log_para_chars", "long_rec
                     "title_font_rel", "rep_log", "rep_share", "arc90_rel", "arc90_top_recall", "arc90_top_precision"]
 
 
-def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """(positive, negative, strong negative, {group: flag}) class/id cues per element, and a code per distinct
-    class value: one pass per distinct lower-cased value."""
-    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, *CUE_GROUPS.values())
+def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
+                                         np.ndarray]:
+    """(positive, negative, strong negative, comment section, {group: flag}) class/id cues per element, and a code per
+    distinct class value: one pass per distinct lower-cased value."""
+    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, COMMENT_SECTION, *CUE_GROUPS.values())
     out = [np.zeros(snap.n, dtype=bool) for _ in pats]
     class_code = np.zeros(snap.n, dtype=np.int64)
     memo: dict[str, tuple[bool, ...]] = {}
@@ -468,7 +475,7 @@ def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, dic
             codes: dict[str, int] = {"": 0}  # class="" is no class
             class_code[idx] = np.fromiter((codes.setdefault(v, len(codes)) for v in values.values()),
                                           dtype=np.int64, count=len(values))
-    return out[0], out[1], out[2], dict(zip(CUE_GROUPS, out[3:], strict=True)), class_code
+    return out[0], out[1], out[2], out[3], dict(zip(CUE_GROUPS, out[4:], strict=True)), class_code
 
 
 @dataclass

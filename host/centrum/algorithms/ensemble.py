@@ -147,6 +147,12 @@ class Config:
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
     # product page that no single subtree holds without boilerplate).
     scope: Literal["candidate", "page"] = "page"
+    # Comment sections (class/id "comment" or "disqus", _ensemble_features.COMMENT_SECTION) in the block filter's
+    # answer: "drop" leaves them out when at least `comment_min_body` characters of the answer stay outside them (a
+    # thread whose every post is marked a comment keeps them); "keep" for gold that keeps readers' comments, as
+    # CleanEval's does. Site CV with and without, and the floor's sweep: README "Ensemble".
+    comments: Literal["drop", "keep"] = "drop"
+    comment_min_body: int = ranged(200, 0, 10_000_000)
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
     link_group_density: float = ranged(0.6, 0.0, 1.0)
@@ -318,6 +324,20 @@ def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg:
     return drop
 
 
+def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, keep_t: np.ndarray, cfg: Config
+                     ) -> np.ndarray:
+    """Per text node: ``keep_t`` without the text inside comment sections below the chosen roots' ancestors, when at
+    least ``cfg.comment_min_body`` kept characters stay outside them; else ``keep_t``."""
+    sections = np.nonzero(arrays.comment_section & ~B._ancestors_or_self(snap, np.asarray(nodes, dtype=np.int64)))[0]
+    if sections.size == 0 or snap.m == 0:
+        return keep_t
+    under = F._inside(snap, sections)[snap.text_owner]
+    body = keep_t & ~under
+    if not (keep_t & under).any() or float(arrays.text_chars[body].sum()) < cfg.comment_min_body:
+        return keep_t
+    return body
+
+
 @dataclass
 class Output:
     nodes: list[int]  # maximal subtrees of the chosen candidate holding no dropped text
@@ -372,6 +392,8 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
     if cfg.filter == "model":
         keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights),
                                          scored)
+        if cfg.comments == "drop":
+            keep_t = without_comments(snap, nodes, pm.arrays, keep_t, cfg)
         n_dropped = int((~keep_t[pb.text_nodes[pb.starts]]).sum()) if pb.starts.size else 0
         for k in range(min(pb.container.size, MAX_DEBUG_BLOCKS)):
             first = int(pb.text_nodes[pb.starts[k]])
