@@ -88,9 +88,14 @@ def basic_overlays(nodes: list[int], candidates: list[Candidate], first: list[Ov
 
 def block_overlays(blocks: list[dict[str, Any]]) -> list[Overlay]:
     """Blocks of a chosen subtree that a filter kept ("region") or dropped ("removed"), each with its score and the
-    start of its text (``{node, kept, score, text}`` each)."""
-    return [Overlay("region" if b["kept"] else "removed", f"block {'kept' if b['kept'] else 'dropped'}: {b['text']}",
-                    b["score"], nodes=[b["node"]]) for b in blocks]
+    start of its text (``{node, kept, score, text}`` each; ``comment``: dropped as a comment section)."""
+    def label(b: dict[str, Any]) -> str:
+        if b["kept"]:
+            return "block kept"
+        return "block dropped (comment section)" if b.get("comment") else "block dropped"
+
+    return [Overlay("region" if b["kept"] else "removed", f"{label(b)}: {b['text']}", b["score"], nodes=[b["node"]])
+            for b in blocks]
 
 
 def json_default(o: Any) -> Any:

@@ -849,6 +849,11 @@ def test_comment_sections_leave_the_answer_when_enough_text_stays_outside_them()
     out = Ens.output(s, (ids["main"],), pm, cfg, block_model=keep_every_block)
     assert "reader" not in out.text and ids["article"] in out.nodes and ids["comments"] not in out.nodes
     assert out.dropped == 3 and [x["kept"] for x in out.blocks] == [True, True, False, False, False]
+    # The debugger says why a block the filter kept is out.
+    assert [x.get("comment", False) for x in out.blocks] == [False, False, True, True, True]
+    from centrum.result import block_overlays
+
+    assert block_overlays(out.blocks)[2].label.startswith("block dropped (comment section): A reader's reply")
     kept_with = Ens.output(s, (ids["main"],), pm, Ens.Config(comments="keep"), block_model=keep_every_block)
     assert "reader" in kept_with.text and kept_with.nodes == [ids["main"]]
     # Too little outside them (a thread whose every post is marked a comment; here a floor above the post): kept.

@@ -392,6 +392,7 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
     if cfg.filter == "model":
         keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights),
                                          scored)
+        filtered = keep_t
         if cfg.comments == "drop":
             keep_t = without_comments(snap, nodes, pm.arrays, keep_t, cfg)
         n_dropped = int((~keep_t[pb.text_nodes[pb.starts]]).sum()) if pb.starts.size else 0
@@ -399,6 +400,8 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
             first = int(pb.text_nodes[pb.starts[k]])
             blocks.append({"node": int(pb.container[k]), "score": round(float(score[k]), 4),
                            "kept": bool(keep_t[first]), "text": " ".join(snap.texts[first].split())[:80]})
+            if filtered[first] and not keep_t[first]:
+                blocks[-1]["comment"] = True  # kept by the filter, left out as a comment section
     elif cfg.filter == "rules":
         drop = trim_mask(snap, nodes, pm.arrays, cfg)
         removed = F._inside(snap, np.nonzero(drop)[0])
