@@ -861,7 +861,7 @@ def test_comment_sections_leave_the_answer_when_enough_text_stays_outside_them()
     assert (Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, floor) == keep_all).all()
 
 
-def test_a_comment_section_that_holds_the_chosen_node_and_forum_replies_stay():
+def test_a_comment_section_that_holds_the_chosen_node_forum_replies_and_a_commentary_stay():
     b = _post_with_comments(LOREM * 3)
     s, ids = b.snapshot, b.ids
     pm = _model_for(b, results_for(b, semantic=["comments"]))
@@ -874,3 +874,9 @@ def test_a_comment_section_that_holds_the_chosen_node_and_forum_replies_stay():
     fpm = _model_for(forum, results_for(forum, semantic=["main"]))
     keep_all = F._inside(fs, np.array([fids["main"]]))[fs.text_owner]
     assert (Ens.without_comments(fs, (fids["main"],), fpm.arrays, keep_all, Ens.Config()) == keep_all).all()
+    # Nor is a "commentary": an essay, not readers' comments.
+    essay = _post_with_comments(LOREM * 3, section=("commentary", "daily-commentary", "commentary-body"))
+    es, eids = essay.snapshot, essay.ids
+    epm = _model_for(essay, results_for(essay, semantic=["main"]))
+    keep_all = F._inside(es, np.array([eids["main"]]))[es.text_owner]
+    assert (Ens.without_comments(es, (eids["main"],), epm.arrays, keep_all, Ens.Config()) == keep_all).all()

@@ -38,8 +38,8 @@ STRONG_NEGATIVE = re.compile(r"comment|share|social|related|breadcrumb|\bnav|men
                              r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor")
 # A comment section: the readers' comments that follow an article are not its main content (Readability.js and
 # trafilatura leave them out, as dragnet's and scrapinghub-aeb's gold do). Not the forum words (reply, post, message,
-# discussion): a thread's posts and replies are its content.
-COMMENT_SECTION = re.compile(r"comment|disqus")
+# discussion): a thread's posts and replies are its content; nor "commentary", an essay.
+COMMENT_SECTION = re.compile(r"comment(?!ar)|disqus")
 # Finer markup-word groups (what each class/id says the element is): per candidate, whether its own nodes carry
 # the cue and the share of its text inside elements that do. Matched on lower-cased class and id values.
 CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
