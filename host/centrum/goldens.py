@@ -1,7 +1,8 @@
 """Golden real-page cases: each algorithm's answer on pages written for the repository, so a change shows as a diff.
 
-``tests/pages/<slug>/`` holds ``page.html`` (a page written for this repository: an article with comments, a forum
-thread, a product page, a documentation page, CJK and right-to-left news), ``snapshot.json.gz`` (the snapshot the
+``tests/pages/<slug>/`` holds ``page.html`` (a page written for this repository: an article with comments, a short
+post whose theme puts its comments inside the article, a forum thread, a product page, a documentation page, CJK and
+right-to-left news), ``snapshot.json.gz`` (the snapshot the
 extension's collector took of it in Chromium, through :mod:`centrum.render`) and ``expected.json`` (every registered
 algorithm's node ids and text on that snapshot). ``tests/unit/test_goldens.py`` runs the algorithms on the stored
 snapshots and compares; after an intended change, regenerate and review the diff::
