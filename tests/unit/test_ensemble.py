@@ -874,6 +874,12 @@ def test_a_comment_section_that_holds_the_chosen_node_forum_replies_and_a_commen
     fpm = _model_for(forum, results_for(forum, semantic=["main"]))
     keep_all = F._inside(fs, np.array([fids["main"]]))[fs.text_owner]
     assert (Ens.without_comments(fs, (fids["main"],), fpm.arrays, keep_all, Ens.Config()) == keep_all).all()
+    # A forum engine may call its thread's posts "comments": a section that also names a thread keeps them.
+    board = _post_with_comments(LOREM * 3, section=("DiscussionBoard", "comments", "post"))
+    bs, bids = board.snapshot, board.ids
+    bpm = _model_for(board, results_for(board, semantic=["main"]))
+    keep_all = F._inside(bs, np.array([bids["main"]]))[bs.text_owner]
+    assert (Ens.without_comments(bs, (bids["main"],), bpm.arrays, keep_all, Ens.Config()) == keep_all).all()
     # Nor is a "commentary": an essay, not readers' comments.
     essay = _post_with_comments(LOREM * 3, section=("commentary", "daily-commentary", "commentary-body"))
     es, eids = essay.snapshot, essay.ids

@@ -38,8 +38,10 @@ STRONG_NEGATIVE = re.compile(r"comment|share|social|related|breadcrumb|\bnav|men
                              r"subscribe|cookie|pagination|\btags?\b|recommend|promo|sponsor")
 # A comment section: the readers' comments that follow an article are not its main content (Readability.js and
 # trafilatura leave them out, as dragnet's and scrapinghub-aeb's gold do). Not the forum words (reply, post, message,
-# discussion): a thread's posts and replies are its content; nor "commentary", an essay.
+# discussion): a thread's posts and replies are its content; nor "commentary", an essay. An element whose class or id
+# also names a thread (THREAD) holds a thread's posts, even when its engine calls them comments.
 COMMENT_SECTION = re.compile(r"comment(?!ar)|disqus")
+THREAD = re.compile(r"discussion|forum|topic")
 # Finer markup-word groups (what each class/id says the element is): per candidate, whether its own nodes carry
 # the cue and the share of its text inside elements that do. Matched on lower-cased class and id values.
 CUE_GROUPS: dict[str, re.Pattern[str]] = {k: re.compile(v) for k, v in {
@@ -128,7 +130,7 @@ class PageArrays:
     pos_cue: np.ndarray  # per element: class/id matches POSITIVE
     neg_cue: np.ndarray  # NEGATIVE
     strong_cue: np.ndarray  # STRONG_NEGATIVE
-    comment_section: np.ndarray  # COMMENT_SECTION
+    comment_section: np.ndarray  # COMMENT_SECTION and not THREAD
     cues: dict[str, np.ndarray]  # per element: class/id matches CUE_GROUPS[k]
     class_code: np.ndarray  # per element: small int per distinct class value (0: none)
     para_t: np.ndarray  # per text node: rendered characters when its block is paragraph-like, else 0
@@ -450,9 +452,9 @@ CONTEXT_FEATURES = ["para_recall", "para_precision", "log_para_chars", "long_rec
 
 def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
                                          np.ndarray]:
-    """(positive, negative, strong negative, comment section, {group: flag}) class/id cues per element, and a code per
-    distinct class value: one pass per distinct lower-cased value."""
-    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, COMMENT_SECTION, *CUE_GROUPS.values())
+    """(positive, negative, strong negative, comment section (COMMENT_SECTION and not THREAD, on class or id), {group:
+    flag}) class/id cues per element, and a code per distinct class value: one pass per distinct lower-cased value."""
+    pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, COMMENT_SECTION, THREAD, *CUE_GROUPS.values())
     out = [np.zeros(snap.n, dtype=bool) for _ in pats]
     class_code = np.zeros(snap.n, dtype=np.int64)
     memo: dict[str, tuple[bool, ...]] = {}
@@ -475,7 +477,7 @@ def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
             codes: dict[str, int] = {"": 0}  # class="" is no class
             class_code[idx] = np.fromiter((codes.setdefault(v, len(codes)) for v in values.values()),
                                           dtype=np.int64, count=len(values))
-    return out[0], out[1], out[2], out[3], dict(zip(CUE_GROUPS, out[4:], strict=True)), class_code
+    return out[0], out[1], out[2], out[3] & ~out[4], dict(zip(CUE_GROUPS, out[5:], strict=True)), class_code
 
 
 @dataclass
