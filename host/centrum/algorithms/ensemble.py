@@ -147,10 +147,10 @@ class Config:
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
     # product page that no single subtree holds without boilerplate).
     scope: Literal["candidate", "page"] = "page"
-    # Comment sections (class/id "comment" or "disqus", _ensemble_features.COMMENT_SECTION) in the block filter's
-    # answer: "drop" leaves them out when at least `comment_min_body` characters of the answer stay outside them (a
-    # thread whose every post is marked a comment keeps them); "keep" for gold that keeps readers' comments, as
-    # CleanEval's does. Site CV with and without, and the floor's sweep: README "Ensemble".
+    # Comment sections (class/id "comment" or "disqus" naming no thread, _ensemble_features.COMMENT_SECTION) in the
+    # block filter's answer: "drop" leaves them out when at least `comment_min_body` characters of the answer stay
+    # outside them (a thread whose every post is marked a comment keeps them); "keep" for gold that keeps readers'
+    # comments, as CleanEval's does. Site CV with and without, and the floor's sweep: README "Ensemble".
     comments: Literal["drop", "keep"] = "drop"
     comment_min_body: int = ranged(200, 0, 10_000_000)
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
