@@ -861,28 +861,23 @@ def test_comment_sections_leave_the_answer_when_enough_text_stays_outside_them()
     assert (Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, floor) == keep_all).all()
 
 
-def test_a_comment_section_that_holds_the_chosen_node_forum_replies_and_a_commentary_stay():
+def test_a_comment_section_that_holds_the_chosen_node_stays():
     b = _post_with_comments(LOREM * 3)
     s, ids = b.snapshot, b.ids
     pm = _model_for(b, results_for(b, semantic=["comments"]))
     # The candidate is a comment (or inside the section): its own ancestors are not a section to drop.
     inside = F._inside(s, np.array([ids["c1"]]))[s.text_owner]
     assert (Ens.without_comments(s, (ids["c1"],), pm.arrays, inside, Ens.Config()) == inside).all()
-    # A thread's replies ("reply", "post", "discussion") are its content, not a comment section.
-    forum = _post_with_comments(LOREM * 3, section=("replies discussion", "thread", "post-reply"))
-    fs, fids = forum.snapshot, forum.ids
-    fpm = _model_for(forum, results_for(forum, semantic=["main"]))
-    keep_all = F._inside(fs, np.array([fids["main"]]))[fs.text_owner]
-    assert (Ens.without_comments(fs, (fids["main"],), fpm.arrays, keep_all, Ens.Config()) == keep_all).all()
-    # A forum engine may call its thread's posts "comments": a section that also names a thread keeps them.
-    board = _post_with_comments(LOREM * 3, section=("DiscussionBoard", "comments", "post"))
-    bs, bids = board.snapshot, board.ids
-    bpm = _model_for(board, results_for(board, semantic=["main"]))
-    keep_all = F._inside(bs, np.array([bids["main"]]))[bs.text_owner]
-    assert (Ens.without_comments(bs, (bids["main"],), bpm.arrays, keep_all, Ens.Config()) == keep_all).all()
-    # Nor is a "commentary": an essay, not readers' comments.
-    essay = _post_with_comments(LOREM * 3, section=("commentary", "daily-commentary", "commentary-body"))
-    es, eids = essay.snapshot, essay.ids
-    epm = _model_for(essay, results_for(essay, semantic=["main"]))
-    keep_all = F._inside(es, np.array([eids["main"]]))[es.text_owner]
-    assert (Ens.without_comments(es, (eids["main"],), epm.arrays, keep_all, Ens.Config()) == keep_all).all()
+
+
+@pytest.mark.parametrize("section", [
+    ("replies discussion", "thread", "post-reply"),  # a thread's replies are its content, not a comment section
+    ("DiscussionBoard", "comments", "post"),  # a forum engine that calls its posts comments: the element names a thread
+    ("commentary", "daily-commentary", "commentary-body"),  # an essay, not readers' comments
+])
+def test_forum_replies_and_a_commentary_are_no_comment_section(section: tuple[str, str, str]):
+    b = _post_with_comments(LOREM * 3, section=section)
+    s, ids = b.snapshot, b.ids
+    pm = _model_for(b, results_for(b, semantic=["main"]))
+    keep_all = F._inside(s, np.array([ids["main"]]))[s.text_owner]
+    assert (Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, Ens.Config()) == keep_all).all()
