@@ -227,13 +227,7 @@ NOSCRIPT_SHARE = 0.2
 
 def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
     """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
-    if not page:
-        return False
-    hidden = _noscript_text_chars(page)
-    if hidden < NOSCRIPT_MIN_CHARS:
-        return False
-    shown = _shown_text_chars(raw)
-    return shown is not None and shown < NOSCRIPT_SHARE * hidden
+    return bool(page) and _shows_under(raw, _noscript_text_chars(page), NOSCRIPT_MIN_CHARS, NOSCRIPT_SHARE)
 
 
 # A saved or archived page's own scripts may take its text away offline: a consent or paywall script whose server
@@ -282,13 +276,16 @@ def _shown_text_chars(raw: dict[str, Any]) -> int | None:
 
 def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
     """Whether a rendered saved page shows far less text than its body holds (LOST_SHARE)."""
-    if not page:
-        return False
-    saved = _saved_text_chars(page)
-    if saved < LOST_MIN_CHARS:
+    return bool(page) and _shows_under(raw, _saved_text_chars(page), LOST_MIN_CHARS, LOST_SHARE)
+
+
+def _shows_under(raw: dict[str, Any], held: int, min_chars: int, share: float) -> bool:
+    """The test both re-render rules make: the page holds at least ``min_chars`` characters of text somewhere (its
+    <noscript>, its saved body) and the render shows under ``share`` of them (both counted by the same measure)."""
+    if held < min_chars:
         return False
     shown = _shown_text_chars(raw)
-    return shown is not None and shown < LOST_SHARE * saved
+    return shown is not None and shown < share * held
 
 
 # The warnings that say which rules shaped a render: a load that timed out, a render done again without scripts.

@@ -139,8 +139,8 @@ def make_handler(files: dict[str, Path], ids: list[str], port_of: list[int]) -> 
 
 @contextlib.contextmanager
 def _in_thread(server: ThreadingHTTPServer) -> Iterator[ThreadingHTTPServer]:
-    """Serve ``server`` from a daemon thread; shut down, closed and joined on leaving."""
-    server.daemon_threads = True
+    """Serve ``server`` from a daemon thread (its request threads are daemons too, as ThreadingHTTPServer's are); shut
+    down, closed and joined on leaving."""
     thread = threading.Thread(target=server.serve_forever, name="loopback-server", daemon=True)
     thread.start()
     try:
@@ -175,7 +175,6 @@ class DatasetServer:
         self.files, self.ids = index_files(root)
         port_of = [port]
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.files, self.ids, port_of))
-        self.httpd.daemon_threads = True
         self.port = port_of[0] = int(self.httpd.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/"
         self._running = contextlib.ExitStack()
