@@ -2,7 +2,7 @@
  *
  * The campaign the annotator joined lives in storage.local ("campaign": name, annotator, the served origin), so a
  * browser restart resumes: the host answers campaign.next with the open assignment. Pages are keyed by campaign
- * page id; a page served by `centrum serve` is opened at <origin>/p/<id> (the port may change between sessions:
+ * page id; a page served by `centrum serve` is opened at <origin>/p/<id> (host name and port change between runs:
  * joining again from any page of the new server updates it). activeTab ends when the tab navigates: the panel
  * comes back on the annotator's next press on the new page.
  *
@@ -72,19 +72,40 @@ async function joined() {
   return campaign && typeof campaign.name === "string" ? campaign : null;
 }
 
-function loopbackOrigin(url) {
+// `centrum serve` answers at a host name of its own run (centrum/serve.py: 16 hex digits under centrum.localhost,
+// which browsers resolve to the loopback interface), never at 127.0.0.1, whose cookie jar other local services share.
+const SERVED_HOST = /^[0-9a-f]{16}\.centrum\.localhost$/;
+const MAX_CAMPAIGN_URL = 8192; // characters, as the host's campaign URLs (centrum/campaigns.py)
+
+/* The origin of a page served by `centrum serve`, or null. */
+function servedOrigin(url) {
   try {
     const u = new URL(url);
-    return u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "localhost") ? u.origin : null;
+    return u.protocol === "http:" && SERVED_HOST.test(u.hostname) && u.port !== "" ? u.origin : null;
   } catch {
     return null;
   }
 }
 
+/* `url` when it is an http(s) URL of sane length, else E_REQUEST: the host checks campaign URLs when a campaign is
+ * made, and this is the second check before the annotator's tab is sent anywhere (never javascript:, file:, data:). */
+function httpUrl(url) {
+  let u = null;
+  try {
+    u = typeof url === "string" && url.length <= MAX_CAMPAIGN_URL ? new URL(url) : null;
+  } catch {
+    u = null;
+  }
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) {
+    campaignRefuse(`not an http(s) URL: ${String(url).slice(0, 80)}`);
+  }
+  return u.href;
+}
+
 /* The address of a campaign page: <served origin>/p/<id>, or the page's own URL for a URL-list campaign. */
 function campaignPageUrl(c, next) {
   if (next.dataset !== null && c.origin) return `${c.origin}/p/${encodeURIComponent(next.page_id)}`;
-  return next.url;
+  return next.url === null ? null : httpUrl(next.url);
 }
 
 function samePage(a, b) {
@@ -100,12 +121,12 @@ function samePage(a, b) {
 /* Is the tab on the joined campaign's server (a press there opens the annotator at once)? */
 async function onCampaignPage(tab) {
   const c = await joined();
-  return Boolean(c && c.origin && loopbackOrigin(tab.url) === c.origin);
+  return Boolean(c && c.origin && servedOrigin(tab.url) === c.origin);
 }
 
 /* The campaign page id of a tab showing a served page, or null. */
 function servedPageId(c, url) {
-  if (!c.origin || loopbackOrigin(url) !== c.origin) return null;
+  if (!c.origin || servedOrigin(url) !== c.origin) return null;
   const m = /^\/p\/([A-Za-z0-9][A-Za-z0-9._-]{0,199})$/.exec(new URL(url).pathname);
   return m ? m[1] : null;
 }
@@ -127,7 +148,7 @@ async function campaignNext(tab, c) {
   const url = campaignPageUrl(c, next);
   if (!url) campaignRefuse("this campaign's pages are served: join it from a page of `centrum serve DIR`");
   if (!samePage(tab.url, url)) {
-    await api.tabs.update(tab.id, { url });
+    await api.tabs.update(tab.id, { url: httpUrl(url) });
     return { ...progressOf(c, next), opening: url };
   }
   return { ...progressOf(c, next), here: true };
@@ -204,7 +225,7 @@ async function campaignReview(tab, m) {
 
 async function campaignJoin(tab, m) {
   const previous = await joined();
-  const origin = loopbackOrigin(tab.url) || (previous && previous.name === m.campaign ? previous.origin : null);
+  const origin = servedOrigin(tab.url) || (previous && previous.name === m.campaign ? previous.origin : null);
   const c = { name: m.campaign, annotator: m.annotator.trim(), origin };
   // Ask the host first: an unknown campaign or annotator is refused before anything is stored.
   await campaignRequest("campaign.next", { campaign: c.name, annotator: c.annotator });
@@ -226,7 +247,7 @@ async function campaignHandle(tab, m) {
     case "centrum.campaign.goto": {
       const c = await joined();
       if (!c || !c.origin) campaignRefuse("no served campaign joined");
-      const url = `${c.origin}/p/${encodeURIComponent(m.page_id)}`;
+      const url = httpUrl(`${c.origin}/p/${encodeURIComponent(m.page_id)}`);
       await api.tabs.update(tab.id, { url });
       return { opening: url };
     }

@@ -37,6 +37,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -49,6 +50,8 @@ PAGE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 MAX_REASON_CHARS = 1000
 MAX_OVERLAP = 100
 MAX_PAGES = 1_000_000
+MAX_URL_CHARS = L.MAX_URL_CHARS  # a campaign page's URL: the label store's limit for a label's URL
+_HTTP_URL = re.compile(r"(?i:https?)://[^\x00-\x20\x7f]+")
 DEFAULT_THRESHOLD = 0.9  # lowest pair node F1 a page may have and stay off the adjudication list
 STATES = ("open", "done", "skipped", "flagged")
 
@@ -92,20 +95,43 @@ def pages_from(path: str | Path) -> tuple[str | None, list[tuple[str, str | None
         urls: dict[str, str] = {}
         meta = path / "meta.jsonl"
         if meta.is_file():
-            for line in meta.read_text(encoding="utf-8").splitlines():
-                row = json.loads(line) if line.strip() else {}
-                if isinstance(row.get("id"), str) and isinstance(row.get("url"), str):
-                    urls[row["id"]] = row["url"]
+            for k, line in enumerate(meta.read_text(encoding="utf-8").splitlines(), 1):
+                try:
+                    row = json.loads(line) if line.strip() else {}
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{meta}: line {k} is not JSON ({e.msg})") from None
+                if not isinstance(row, dict):
+                    raise ValueError(f"{meta}: line {k} is not a JSON object")
+                if isinstance(row.get("id"), str) and row.get("url") is not None:
+                    urls[row["id"]] = campaign_url(row["url"], f"{meta}: line {k}")
         return path.resolve().name, [(i, urls.get(i)) for i in ids]
-    lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines()]
+    lines = path.read_text(encoding="utf-8").splitlines()
     out = []
-    for k, url in enumerate(x for x in lines if x and not x.startswith("#")):
-        if not re.match(r"https?://[^\s]+\Z", url) or len(url) > L.MAX_URL_CHARS:
-            raise ValueError(f"{path}: line {k + 1} is not an http(s) URL: {url[:80]!r}")
-        out.append((f"u{k + 1:05d}", url))
+    for k, line in enumerate(lines, 1):
+        url = line.strip()
+        if url and not url.startswith("#"):
+            out.append((f"u{len(out) + 1:05d}", campaign_url(url, f"{path}: line {k}")))
     if not out:
         raise ValueError(f"{path}: no URLs")
     return None, out
+
+
+def campaign_url(value: Any, where: str) -> str:
+    """``value`` when it is an http(s) URL with a host, at most :data:`MAX_URL_CHARS` characters, no white space or
+    control characters; else ValueError naming ``where`` (file and line). The extension opens these URLs in the
+    annotator's tab: a ``javascript:``, ``file:`` or ``data:`` one must never get that far."""
+    shown = repr(value[:80]) if isinstance(value, str) else type(value).__name__
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: the URL is a {shown}, not a string")
+    if len(value) > MAX_URL_CHARS:
+        raise ValueError(f"{where}: the URL has {len(value)} characters, over the limit of {MAX_URL_CHARS}")
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # e.g. an unbalanced "[" in the host
+        parts = None
+    if parts is None or not _HTTP_URL.fullmatch(value) or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{where}: not an http(s) URL: {shown}")
+    return value
 
 
 def create_campaign(db: DB, name: str, pages: Sequence[tuple[str, str | None]], *, overlap: int = 1,
@@ -122,6 +148,12 @@ def create_campaign(db: DB, name: str, pages: Sequence[tuple[str, str | None]], 
         raise _err("overlap", f"{overlap} annotators per page, but only {len(names)} annotators")
     if not pages or len(pages) > MAX_PAGES:
         raise _err("pages", f"a campaign has 1..{MAX_PAGES} pages")
+    for pid, url in pages:
+        if url is not None:
+            try:
+                campaign_url(url, f"page {pid!r}")
+            except ValueError as e:
+                raise _err("pages", str(e)) from None
     with L._open(db) as conn:
         try:
             with L.write_transaction(conn):

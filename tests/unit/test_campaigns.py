@@ -295,7 +295,7 @@ def test_cli_create_status_export(tmp_path: Path) -> None:
     urls = tmp_path / "urls.txt"
     urls.write_text("# list\nhttps://example.test/x\nftp://nope\n", encoding="utf-8")
     bad = cli("campaign", "create", "c2", "--pages", str(urls), "--db", str(db))
-    assert bad.returncode == 2 and "line 2 is not an http(s) URL" in bad.stderr
+    assert bad.returncode == 2 and "urls.txt: line 3: not an http(s) URL: 'ftp://nope'" in bad.stderr
     st = cli("campaign", "status", "camp", "--db", str(db))
     assert st.returncode == 0, st.stderr
     assert "campaign camp: 4 pages, 2 per page, 0 complete" in st.stdout and "to adjudicate" in st.stdout
@@ -457,3 +457,52 @@ def test_pair_figures_are_computed_once_per_pair(tmp_path: Path, monkeypatch: py
     assert len(parsed) == 4  # two pages with two labels each
     again = C.review(db, {"campaign": "camp", "reviewer": "r"})  # the panel asks for the list again
     assert len(parsed) == 4 and again["adjudicate"] == first["adjudicate"] == ["p2"]
+
+
+@pytest.mark.parametrize("url, message", [
+    ("javascript:alert(document.cookie)", "not an http(s) URL: 'javascript:alert(document.cookie)'"),
+    ("file:///etc/passwd", "not an http(s) URL"),
+    ("data:text/html,<script>x()</script>", "not an http(s) URL"),
+    ("JavaScript://example.test/%0aalert(1)", "not an http(s) URL"),
+    ("http://", "not an http(s) URL"),
+    ("https://exa mple.test/", "not an http(s) URL"),
+    ("https://example.test/\nSet-Cookie: x", "not an http(s) URL"),
+    ("http://[::1/", "not an http(s) URL"),
+    ("https://example.test/" + "a" * 20_000, "the URL has 20021 characters, over the limit of 8192"),
+    (12, "the URL is a int, not a string"),
+])
+def test_campaign_urls_are_http_and_bounded_with_the_line_named(tmp_path: Path, url: Any, message: str) -> None:
+    ds = tmp_path / "set"
+    (ds / "pages").mkdir(parents=True)
+    for pid in ("p1", "p2"):
+        (ds / "pages" / f"{pid}.html").write_text("<p>x</p>", encoding="utf-8")
+    rows = [{"id": "p1", "url": "https://example.test/fine?q=1"}, {"id": "p2", "url": url}]
+    (ds / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(ValueError) as e:
+        C.pages_from(ds)
+    assert str(e.value).startswith(f"{ds / 'meta.jsonl'}: line 2: ") and message in str(e.value), str(e.value)
+    # The same URL in a file of URLs, and given to create_campaign directly: refused too.
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"# campaign\n\nhttps://example.test/ok\n{url}\n", encoding="utf-8")
+    if isinstance(url, str) and "\n" not in url:
+        with pytest.raises(ValueError, match=f"^{urls}: line 4: "):
+            C.pages_from(urls)
+    with pytest.raises(L.LabelError) as refused:
+        C.create_campaign(tmp_path / "l.sqlite3", "camp", [("p1", url)])
+    assert refused.value.field == "pages" and "page 'p1'" in refused.value.message
+
+
+def test_good_campaign_urls_and_a_bad_meta_line(tmp_path: Path) -> None:
+    ds = tmp_path / "set"
+    (ds / "pages").mkdir(parents=True)
+    for pid in ("p1", "p2", "p3"):
+        (ds / "pages" / f"{pid}.html").write_text("<p>x</p>", encoding="utf-8")
+    rows = [{"id": "p1", "url": "HTTPS://Example.test/a?b=c#d"}, {"id": "p2", "url": None}, {"id": "p3"}]
+    (ds / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert C.pages_from(ds) == ("set", [("p1", "HTTPS://Example.test/a?b=c#d"), ("p2", None), ("p3", None)])
+    (ds / "meta.jsonl").write_text('{"id": "p1"}\n{"id": "p2", "url": \n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"meta.jsonl: line 2 is not JSON"):
+        C.pages_from(ds)
+    (ds / "meta.jsonl").write_text('["p1", "javascript:x"]\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"meta.jsonl: line 1 is not a JSON object"):
+        C.pages_from(ds)

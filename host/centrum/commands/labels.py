@@ -60,7 +60,9 @@ def _campaign_arguments(parser: argparse.ArgumentParser, with_db: Any) -> None:
     p = with_db(sub.add_parser("create", help="a new campaign: each page goes to K distinct annotators"))
     p.add_argument("name", metavar="NAME", help="campaign name (A-Z a-z 0-9 . _ -)")
     p.add_argument("--pages", required=True, metavar="DIR|URLS.txt",
-                   help="a data-set folder (pages/<id>.html; serve it with centrum serve DIR) or a file of URLs")
+                   help="a data-set folder (pages/<id>.html; serve it with centrum serve DIR) or a file of URLs "
+                        f"(one a line); every URL, in the file or in the folder's meta.jsonl, must be http(s) and at "
+                        f"most {campaigns.MAX_URL_CHARS} characters")
     p.add_argument("--annotators", default=None, metavar="a,b",
                    help="who may annotate (default: anyone who asks for a page)")
     p.add_argument("--overlap", type=int, default=1, metavar="K", help="annotators per page (default 1)")
@@ -168,8 +170,13 @@ def _campaign_create(args: argparse.Namespace) -> int:
                                      dataset=dataset)
     who = ", ".join(info["annotators"]) if info["annotators"] else "anyone"
     print(f"campaign {info['name']}: {info['pages']} pages, {info['overlap']} annotator(s) per page ({who})"
-          + (f"; serve the pages with: centrum serve {args.pages}" if dataset else ""))
+          + (f"; serve the pages with: centrum serve {_served_folder(Path(args.pages))}" if dataset else ""))
     return 0
+
+
+def _served_folder(pages: Path) -> Path:
+    """The folder to give `centrum serve` (which serves DIR/pages/ only) for a campaign made from ``pages``."""
+    return pages.parent if not (pages / "pages").is_dir() and pages.name == "pages" else pages
 
 
 def _pct(x: float | None) -> str:
