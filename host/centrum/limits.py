@@ -8,6 +8,8 @@ reads it on every cold start.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 MIB = 1024 * 1024
 
 # Browser -> host: Chrome's documented maximum message size. A larger frame is answered E_TOO_LARGE (skipped).
@@ -42,3 +44,40 @@ LIMITS: dict[str, int] = {
     "response_bytes": RESPONSE_BYTES,
     "message_bytes": MESSAGE_BYTES,
 }
+
+
+# ---- `centrum batch`'s inputs ---------------------------------------------------------------------------------------
+# Crawled bytes are untrusted: a record may lie about its size or inflate a thousandfold (a 1 MB gzip body of zeros
+# is 1 GiB decoded). Each limit is checked while the bytes stream in (read in chunks, stopped one byte past it), so
+# an oversized input is refused after reading at most its limit, never held or inflated whole. A page over a limit
+# becomes a failed row (error_code E_TOO_LARGE, a message naming the limit, its value and the record) and the run goes
+# on; an archived subresource over one is refused to the page, as one the crawl lacks, with a warning on the row.
+# These are not part of the native-messaging protocol (LIMITS above, PROTOCOL.md's table).
+
+
+@dataclass(frozen=True)
+class InputLimit:
+    name: str
+    value: int
+    why: str
+
+
+WARC_RECORD_BYTES = 64 * MIB
+BODY_BYTES = 16 * MIB
+PAGE_FILE_BYTES = 16 * MIB
+PAGE_ARCHIVE_BYTES = 64 * MIB
+
+INPUT_LIMITS: dict[str, InputLimit] = {limit.name: limit for limit in (
+    InputLimit("warc_record_bytes", WARC_RECORD_BYTES,
+               "a WARC record's stored block (its WARC Content-Length: HTTP headers and body as sent), checked on "
+               "the header before a byte of the body is read; web pages and their parts are far smaller, while "
+               "video or dataset records need not be rendered"),
+    InputLimit("body_bytes", BODY_BYTES,
+               "an archived HTTP body after its Content- and Transfer-Encoding are decoded, counted while it inflates: "
+               "the decompression-bomb bound, for the page and for every subresource served to it"),
+    InputLimit("page_file_bytes", PAGE_FILE_BYTES,
+               "an .html file of an input folder, read at most this far: the same bound as an archived page's body"),
+    InputLimit("page_archive_bytes", PAGE_ARCHIVE_BYTES,
+               "all archived bodies served to one page (itself, its stylesheets, scripts, images and fonts, over the "
+               "renderer's passes): a page that names thousands of large archived files is cut off at this total"),
+)}

@@ -10,6 +10,8 @@ import struct
 import zlib
 from pathlib import Path
 
+from ..limits import MIB
+
 HOST = "http://archive.test"
 CSS = b"""body { font-family: serif; margin: 0 auto; max-width: 50em; }
 nav, footer { font-size: 80%; color: #555; }
@@ -48,18 +50,23 @@ def page_html(i: int, charset_meta: bool = True, paragraphs: int = 5) -> str:
             f"<footer>Copyright {i} Archive Test</footer></body></html>")
 
 
-def response_record(url: str, content_type: str, body: bytes, status: int = 200, location: str | None = None) -> bytes:
-    """One gzip member holding a WARC response record of an HTTP response with this body."""
+def response_record(url: str, content_type: str, body: bytes, status: int = 200, location: str | None = None,
+                    headers: dict[str, str] | None = None, record_id: str | None = None) -> bytes:
+    """One gzip member holding a WARC response record of an HTTP response with this body (``headers``: more HTTP
+    headers, e.g. a Content-Encoding the body is in; ``record_id``: the WARC-Record-ID instead of a fresh one)."""
     from fastwarc.warc import WarcRecord, WarcRecordType
 
     rec = WarcRecord()
     rec.init_headers(record_type=WarcRecordType.response)
     rec.headers["WARC-Target-URI"] = url
     rec.headers["Content-Type"] = "application/http; msgtype=response"
+    if record_id is not None:
+        rec.headers["WARC-Record-ID"] = record_id
     reason = "OK" if status == 200 else "Status"
     where = f"Location: {location}\r\n" if location else ""
-    http = (f"HTTP/1.1 {status} {reason}\r\n{where}Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
-            .encode("ascii") + body)
+    more = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    http = (f"HTTP/1.1 {status} {reason}\r\n{where}{more}Content-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body)
     rec.set_bytes_content(http)
     buf = io.BytesIO()
     rec.write(buf, checksum_data=True)
@@ -99,3 +106,45 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
         for k in range(3):
             (folder / "static" / f"img{k}.png").write_bytes(_png((40 * k, 90, 200 - 40 * k)))
     return urls
+
+
+# ---- hostile records (the tests of centrum.limits.INPUT_LIMITS) ----------------------------------------------------
+_ZEROS = bytes(MIB)
+
+
+def gzip_zeros(size: int, prefix: bytes = b"", suffix: bytes = b"") -> bytes:
+    """A gzip member that inflates to ``prefix``, ``size`` zero bytes, then ``suffix`` (1 GiB of zeros: ~1 MB), built
+    without compressing the zeros: one MiB of them is compressed once after a full flush (which makes the deflate
+    output of equal input equal) and repeated, so a 1 GiB bomb takes a second and a few MB of memory."""
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the gzip header and trailer are written here
+    crc = zlib.crc32(prefix)
+    parts = [b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff", comp.compress(prefix), comp.flush(zlib.Z_FULL_FLUSH)]
+    block = comp.compress(_ZEROS) + comp.flush(zlib.Z_FULL_FLUSH)
+    whole, rest = divmod(size, MIB)
+    if whole:
+        parts.append(block * whole)
+        for _ in range(whole):
+            crc = zlib.crc32(_ZEROS, crc)
+    parts += [comp.compress(bytes(rest) + suffix), comp.flush()]
+    crc = zlib.crc32(suffix, zlib.crc32(bytes(rest), crc))
+    total = len(prefix) + size + len(suffix)
+    parts.append(struct.pack("<II", crc & 0xFFFFFFFF, total & 0xFFFFFFFF))
+    return b"".join(parts)
+
+
+def bomb_record(url: str, decoded: int, content_type: str = "text/html") -> bytes:
+    """A response record (one gzip member) whose body is ``Content-Encoding: gzip`` of ``decoded`` zero bytes."""
+    return response_record(url, content_type, gzip_zeros(decoded), headers={"Content-Encoding": "gzip"})
+
+
+def long_record(url: str, body_bytes: int, content_type: str = "text/html") -> bytes:
+    """A response record of ``body_bytes`` zero bytes as sent (a stored block that long), streamed into its gzip
+    member without holding it."""
+    import uuid
+
+    http = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {body_bytes}\r\n\r\n".encode()
+    head = (f"WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{uuid.uuid4()}>\r\n"
+            f"WARC-Date: 2026-01-01T00:00:00Z\r\nWARC-Target-URI: {url}\r\n"
+            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http) + body_bytes}\r\n\r\n"
+            ).encode()
+    return gzip_zeros(body_bytes, head + http, b"\r\n\r\n")

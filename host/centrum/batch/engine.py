@@ -15,9 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import Task, WarcIndex, iter_inputs
+from .inputs import Task, WarcIndex, as_duplicate, iter_inputs
+from .reaper import Reaper
 from .shards import ShardWriter, done_ids, shard_files
 from .worker import E_WORKER, BatchWorker, WorkerOptions, empty_row
+
+# The row of a record whose id an earlier input record already has (its own row is keyed by its position instead).
+SKIPPED_DUPLICATE = "skipped: duplicate record id"
+E_DUPLICATE_ID = "E_DUPLICATE_ID"
 
 LOCAL_IP = "127.0.0.1"
 # Ray's local-only mode (its default on Windows and macOS). Without it, Ray replaces a loopback node address
@@ -60,6 +65,7 @@ class BatchSummary:
     ok: int = 0
     failed: int = 0
     skipped: int = 0  # already in the output (--resume)
+    duplicates: int = 0  # rows written with status SKIPPED_DUPLICATE (included in `records`, not in `failed`)
     worker_deaths: int = 0
     actors: int = 0
     nodes: set[str] = field(default_factory=set)
@@ -126,10 +132,12 @@ def _check_loopback(ray: Any) -> None:
 def _tasks(opts: BatchOptions, done: set[str], summary: BatchSummary,
            on_index: Any, on_total: Any) -> Iterator[Task]:
     seen = 0
+    ids: set[str] = set()  # every record id of the inputs so far, in input order (the same on --resume)
     for path, index, tasks in iter_inputs(opts.inputs):
         if opts.limit is not None:
             tasks = tasks[: max(0, opts.limit - seen)]
         seen += len(tasks)
+        tasks = _mark_duplicates(tasks, ids)
         todo = [t for t in tasks if t.record_id not in done]
         summary.skipped += len(tasks) - len(todo)
         on_total(len(todo))
@@ -138,6 +146,19 @@ def _tasks(opts: BatchOptions, done: set[str], summary: BatchSummary,
         yield from todo
         if opts.limit is not None and seen >= opts.limit:
             return
+
+
+def _mark_duplicates(tasks: list[Task], ids: set[str]) -> list[Task]:
+    """``tasks`` with each WARC record whose id is already in ``ids`` turned into its duplicate row's task (so every
+    record is accounted for); a file or URL repeated across inputs is the same page and is left out."""
+    marked = []
+    for task in tasks:
+        if task.record_id not in ids:
+            ids.add(task.record_id)
+            marked.append(task)
+        elif task.kind == "warc":
+            marked.append(as_duplicate(task))
+    return marked
 
 
 class _Slot:
@@ -227,8 +248,19 @@ class _Run:
                     return None
             else:
                 return None
-            if item[0].record_id not in self.done:
-                return item
+            if item[0].record_id in self.done:
+                continue
+            if item[0].duplicate_of:  # accounted for here, never sent to a worker
+                self._write(self._duplicate_row(item[0]))
+                continue
+            return item
+
+    def _duplicate_row(self, task: Task) -> dict[str, Any]:
+        row = empty_row(task, self.opts.worker.algorithm, E_DUPLICATE_ID,
+                        f"{SKIPPED_DUPLICATE}: this record ({task.path} at offset {task.offset}) has the "
+                        f"WARC-Record-ID {task.duplicate_of} of an earlier input record, whose row has that id; "
+                        f"this one was not processed")
+        return {**row, "status": SKIPPED_DUPLICATE}
 
     def _submit(self, slot: _Slot, items: list[tuple[Task, int]]) -> None:
         for path in {t.path for t, _ in items if t.kind == "warc"} - slot.indexes:
@@ -275,6 +307,8 @@ class _Run:
             summary.first_row_s = summary.last_row_s
         if row["status"] == "ok":
             summary.ok += 1
+        elif row["status"] == SKIPPED_DUPLICATE:
+            summary.duplicates += 1
         else:
             summary.failed += 1
         if row.get("worker_node"):
@@ -320,10 +354,18 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
     """Run every input record not yet in ``opts.out`` on the Ray cluster, streaming its rows into shards there."""
     done = _done_before(opts)
     writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard)
-    run = _Run(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
+    # A local cluster is this run's own: its processes end with the run, also when the driver is killed.
+    reaper = Reaper() if not opts.address else None
+    if reaper is not None:
+        reaper.start()
     try:
-        run.loop()
+        run = _Run(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
+        try:
+            run.loop()
+        finally:
+            run.close()  # also on an interrupt: the rows finished before it are kept
     finally:
-        run.close()  # also on an interrupt: the rows finished before it are kept
+        if reaper is not None:
+            reaper.stop()
     run.summary.shards = [str(p) for p in writer.written]
     return run.summary

@@ -12,8 +12,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import charset
+from ..limits import BODY_BYTES, INPUT_LIMITS, MIB, PAGE_FILE_BYTES, WARC_RECORD_BYTES
 from ..render import Archived
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -23,8 +25,22 @@ WARC_SUFFIXES = (".warc", ".warc.gz")
 SERVED_HEADERS = ("content-type", "location")
 
 
+# Decoded bytes asked of the WARC reader at a time: the most one read holds beyond a limit.
+READ_CHUNK = 1 * MIB
+
+
 class InputError(ValueError):
     """An input path that cannot be read as a WARC, a folder of pages or a URL list."""
+
+
+class TooLarge(InputError):
+    """An input over one of :data:`centrum.limits.INPUT_LIMITS`, found while streaming it (E_TOO_LARGE)."""
+
+    def __init__(self, subject: str, limit: str, what: str) -> None:
+        value = INPUT_LIMITS[limit].value
+        super().__init__(f"{subject}: {what} is over the {limit} limit ({value} bytes, {value / MIB:g} MiB); "
+                         f"refused without reading further")
+        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,8 @@ class Task:
     kind: str  # "warc" | "file" | "url"
     path: str = ""  # the WARC or the HTML file
     offset: int = -1  # the record's start in the WARC
+    # A record repeating an earlier record's id: its row (keyed by :func:`position_id`) says so, it is not processed.
+    duplicate_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,7 +80,6 @@ def index_warc(path: Path) -> tuple[WarcIndex, list[Task]]:
 
     index: WarcIndex = {}
     tasks: list[Task] = []
-    seen: set[str] = set()
     records = 0
     try:
         for record in ArchiveIterator(str(path), parse_http=True):
@@ -76,9 +93,8 @@ def index_warc(path: Path) -> tuple[WarcIndex, list[Task]]:
             status = int(record.http_headers.status_code or 0)
             key = url.split("#", 1)[0]
             index.setdefault(key, IndexEntry(int(record.stream_pos), status, ctype))
-            rid = record.record_id or f"{path.name}@{record.stream_pos}"
-            if _is_html(ctype) and rid not in seen:
-                seen.add(rid)
+            if _is_html(ctype):  # every one, repeated ids too: the engine gives each record its row
+                rid = record.record_id or position_id(str(path), int(record.stream_pos))
                 tasks.append(Task(rid, url, "warc", str(path), int(record.stream_pos)))
     except OSError as e:
         raise InputError(f"{path}: not a readable WARC file: {e}") from None
@@ -88,19 +104,56 @@ def index_warc(path: Path) -> tuple[WarcIndex, list[Task]]:
     return index, tasks
 
 
-def read_response(path: str, offset: int) -> tuple[int, dict[str, str], bytes, str | None]:
-    """(HTTP status, headers (lower-case names), decoded body, HTTP charset) of the response record at ``offset``."""
+def position_id(path: str, offset: int) -> str:
+    """The row key of a WARC record that has no id of its own to use (none, or an earlier record's)."""
+    return f"{Path(path).name}@{offset}"
+
+
+def as_duplicate(task: Task) -> Task:
+    """``task``, a WARC record repeating an id already given to another record, as the row that accounts for it."""
+    return Task(position_id(task.path, task.offset), task.url, task.kind, task.path, task.offset,
+                duplicate_of=task.record_id)
+
+
+def read_response(path: str, offset: int, body: bool = True) -> tuple[int, dict[str, str], bytes, str | None]:
+    """(HTTP status, headers (lower-case names), decoded body, HTTP charset) of the response record at ``offset``;
+    ``body=False`` reads the headers only (the body comes back empty). Raises :class:`TooLarge` for a record over
+    ``warc_record_bytes`` (before its body is read) or a body over ``body_bytes`` (while it is decoded)."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     with open(path, "rb") as f:
         f.seek(offset)
         for record in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=True,
                                       auto_decode="all"):
+            subject = f"record {record.record_id or position_id(path, offset)}"
+            if int(record.content_length) > WARC_RECORD_BYTES:
+                raise TooLarge(subject, "warc_record_bytes", f"its stored length of {record.content_length} bytes")
             http = record.http_headers
             headers = {k.lower(): v for k, v in (http.items() if http is not None else [])}
-            body = record.reader.read()
-            return int(http.status_code or 0) if http is not None else 0, headers, body, record.http_charset
+            data = read_capped(record.reader, BODY_BYTES, subject, "body_bytes", "its decoded body") if body else b""
+            return int(http.status_code or 0) if http is not None else 0, headers, data, record.http_charset
     raise InputError(f"{path}: no response record at offset {offset}")
+
+
+def read_capped(reader: Any, limit: int, subject: str, name: str, what: str) -> bytes:
+    """At most ``limit`` bytes of ``reader`` (``read(n)`` -> bytes, b"" at the end), read in chunks: one byte past
+    the limit raises :class:`TooLarge`, so a stream that would inflate without end is stopped there."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = reader.read(min(READ_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(subject, name, what)
+        chunks.append(chunk)
+
+
+def read_page_file(path: str) -> bytes:
+    """An input folder's .html file, refused past ``page_file_bytes``."""
+    with open(path, "rb") as f:
+        return read_capped(f, PAGE_FILE_BYTES, f"file {path}", "page_file_bytes", "the file")
 
 
 def html_charset(body: bytes, http_charset: str | None) -> str:
@@ -118,7 +171,7 @@ def follow(path: str, index: WarcIndex, url: str, hops: int = 5) -> IndexEntry |
     for _ in range(hops):
         if entry is None or entry.status not in (301, 302, 303, 307, 308):
             return entry
-        _status, headers, _body, _charset = read_response(path, entry.offset)
+        _status, headers, _body, _charset = read_response(path, entry.offset, body=False)
         location = headers.get("location")
         if not location:
             return None

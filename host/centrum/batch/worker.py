@@ -17,12 +17,14 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .inputs import IndexEntry, Task, WarcIndex, archived, follow, html_charset, read_response
+from ..limits import PAGE_ARCHIVE_BYTES
+from .inputs import IndexEntry, Task, TooLarge, WarcIndex, archived, follow, html_charset, read_page_file, read_response
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
 E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)
 E_TIMEOUT = "E_TIMEOUT"  # the page outlasted --page-timeout (twice); its browser was killed
 E_INPUT = "E_INPUT"  # the record could not be read or decoded
+E_TOO_LARGE = "E_TOO_LARGE"  # the record is over one of centrum.limits.INPUT_LIMITS (the message names it)
 E_SNAPSHOT = "E_SNAPSHOT"  # the collected snapshot was rejected
 E_ALGORITHM = "E_ALGORITHM"  # the algorithm raised
 E_EMPTY = "E_EMPTY"  # the algorithm found no main content
@@ -136,8 +138,7 @@ class BatchWorker:
             status, _headers, body, http_charset = read_response(task.path, task.offset)
             return status, body, http_charset
         if task.kind == "file":
-            with open(task.path, "rb") as f:
-                return None, f.read(), None
+            return None, read_page_file(task.path), None
         return None, b"", None
 
     def _process(self, task: Task) -> dict[str, Any]:
@@ -148,6 +149,8 @@ class BatchWorker:
             t0 = time.perf_counter()
             try:
                 status, body, http_charset = self._read(task)
+            except TooLarge as e:
+                return {**row, "error_code": E_TOO_LARGE, "error_message": str(e), "status": "failed"}
             except (OSError, ValueError) as e:
                 return {**row, "error_code": E_INPUT, "error_message": f"cannot read the record: {e}",
                         "status": "failed"}
@@ -216,25 +219,43 @@ class BatchWorker:
         except Exception:  # noqa: BLE001 - already dead or wedged: its processes are killed below
             _kill_browsers()
 
-    def _lookup(self, task: Task) -> Any:
+    def _lookup(self, task: Task, notes: list[str]) -> Any:
+        """The archive as the renderer sees it for ``task``: a response over a limit is refused (as one the crawl
+        lacks) with a note for the row's warnings, and so is every response once the page's archived bodies would
+        pass ``page_archive_bytes``."""
         index = self._indexes.get(task.path) or {}
+        served = 0
 
         def lookup(url: str) -> Any:
+            nonlocal served
             try:
                 entry: IndexEntry | None = follow(task.path, index, url)
                 if entry is None:
                     return None
-                return archived(task.path, entry, page=url == task.url.split("#", 1)[0])
+                hit = archived(task.path, entry, page=url == task.url.split("#", 1)[0])
+            except TooLarge as e:
+                note(f"refused {url[:200]}: {e}")
+                return None
             except (OSError, ValueError):
                 return None
+            if served + len(hit.body) > PAGE_ARCHIVE_BYTES:
+                note(f"refused {url[:200]}: the page's archived bodies would pass the page_archive_bytes limit "
+                     f"({PAGE_ARCHIVE_BYTES} bytes)")
+                return None
+            served += len(hit.body)
+            return hit
+
+        def note(message: str) -> None:
+            if len(notes) < 20:  # a page naming thousands of refused files gets a sample, not a second payload
+                notes.append(message[:400])
 
         return lookup
 
-    def _render_once(self, task: Task) -> Any:
+    def _render_once(self, task: Task, notes: list[str]) -> Any:
         archive = task.kind == "warc"
         renderer = self._renderer(archive)
         target = task.url if task.kind != "file" else task.path
-        fut = self._pool.submit(renderer.render, target, True, None, self._lookup(task) if archive else None)
+        fut = self._pool.submit(renderer.render, target, True, None, self._lookup(task, notes) if archive else None)
         try:
             return fut.result(timeout=self.opts.page_timeout_s)
         except concurrent.futures.TimeoutError:
@@ -259,11 +280,13 @@ class BatchWorker:
 
         out = None
         errors: list[str] = []
+        notes: list[str] = []  # archived responses refused over a limit
         code = E_RENDER
         for attempt in (1, 2):  # once, then once more on a fresh browser
             row["attempts"] = attempt
+            notes.clear()
             try:
-                out = self._render_once(task)
+                out = self._render_once(task, notes)
                 break
             except TimeoutError as e:
                 code = E_TIMEOUT
@@ -275,7 +298,7 @@ class BatchWorker:
             return {**row, "status": "failed", "error_code": code, "error_message": "; ".join(errors)}
         timing.update({f"render.{k}": float(v) for k, v in out.timing.items()})
         row.update(render_class=render_class(out.stylesheets), stylesheets_loaded=int(out.stylesheets["loaded"]),
-                   stylesheets_failed=int(out.stylesheets["failed"]), warnings=list(out.warnings) + errors)
+                   stylesheets_failed=int(out.stylesheets["failed"]), warnings=list(out.warnings) + errors + notes)
         t0 = time.perf_counter()
         try:
             snapshot = parse_snapshot(out.raw)

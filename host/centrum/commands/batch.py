@@ -6,7 +6,11 @@ text file of http(s) URLs (one a line; rendered live). By default Ray starts a l
 (usage stats off, no dashboard, a bounded object store); --address auto|HOST:PORT joins a running one. Each actor
 owns one headless Chromium. A page that fails or outlasts --page-timeout is retried once on a fresh browser, then
 written as failed with its reason (error_code, error_message); a worker that dies has its records re-run; every
-record is written exactly once, also across --resume. Needs the batch extra: pip install 'centrum[batch]'.
+record is written exactly once, also across --resume. A WARC record repeating an earlier record's WARC-Record-ID gets
+its own row (keyed FILE@OFFSET, status "skipped: duplicate record id"). Inputs are bounded (centrum.limits
+INPUT_LIMITS): a record or page over a limit is a failed row E_TOO_LARGE naming the limit, found while its bytes stream
+in. A local cluster's processes end with the command, also when it is killed (SIGKILL included). Needs the batch
+extra: pip install 'centrum[batch]'.
 Exit codes: 0 done (failed rows included), 2 usage or input error.
 """
 
@@ -95,8 +99,12 @@ def run(args: argparse.Namespace) -> int:
     except (BatchError, InputError) as e:
         _err(str(e))
         return 2
+    if summary.duplicates:
+        _err(f"{summary.duplicates} WARC record(s) repeat an earlier record's WARC-Record-ID: each has a row keyed "
+             "FILE@OFFSET with status 'skipped: duplicate record id'")
     print(json.dumps({"records": summary.records, "ok": summary.ok, "failed": summary.failed,
-                      "skipped": summary.skipped, "worker_deaths": summary.worker_deaths, "actors": summary.actors,
+                      "duplicates": summary.duplicates, "skipped": summary.skipped,
+                      "worker_deaths": summary.worker_deaths, "actors": summary.actors,
                       "nodes": len(summary.nodes), "seconds": round(summary.seconds, 2),
                       "pages_per_s": round(summary.pages_per_s, 3), "shards": len(summary.shards)}))
     return 0
