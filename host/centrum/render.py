@@ -47,8 +47,9 @@ T = TypeVar("T")
 # Version 6 renders a saved or archived page again with its scripts off when they took most of its text away
 # (_lost_to_scripts). Version 7 counts the text of <noscript> and of the render the way version 6 counts a saved
 # body's (non-blank characters of decoded text, scripts and styles left out: _text_chars, _shown_text_chars), where
-# the <noscript> rule counted bytes with blanks, a <style> inside <noscript> included.
-RENDERER_VERSION = 7
+# the <noscript> rule counted bytes with blanks, a <style> inside <noscript> included. Version 8 confines a saved
+# page to its own folder (no file access from files, no file request outside the folder) and turns WebRTC off.
+RENDERER_VERSION = 8
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 # The starts of the warnings of a page rendered again with its scripts off, by the rule that did it (the carry-over
 # rules read them back from cached entries).
@@ -56,8 +57,8 @@ NAVIGATED = "the page tried to navigate"
 NOSCRIPT_SHOWN = "the page showed almost no text and holds it in <noscript>"
 SCRIPTS_HID = "the page's scripts hid most of its text"
 
+# Every page is a stranger (SECURITY.md): no flag here may give a page more than a browser gives a web page.
 CHROMIUM_ARGS = [
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -66,10 +67,21 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--hide-scrollbars",
     "--mute-audio",
+    # WebRTC's sockets bypass request interception and host resolver rules alike: without a proxy this policy
+    # leaves it no UDP at all, so a page cannot send STUN datagrams (with data in them) to any address.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 ]
-# Local pages: a saved page's iframes and stylesheets are siblings on disk; without this every file:// URL is its
-# own origin and the collector could not walk a saved same-origin iframe.
-FILE_ARGS = ["--allow-file-access-from-files"]
+# Without a sandbox, a renderer exploit runs as the user. Chromium refuses its sandbox to root and needs user
+# namespaces (or its setuid helper) otherwise; sandbox_state() says which applies here.
+NO_SANDBOX = "--no-sandbox"
+# What a page's own scripts find of WebRTC: nothing (defence in depth beside the policy above). Runs in every frame
+# before the page's scripts, so a fresh iframe's window offers no constructor either.
+_NO_WEBRTC = """(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel", "RTCIceTransport",
+                      "RTCSctpTransport", "RTCDtlsTransport", "RTCRtpSender", "RTCRtpReceiver"]) {
+    try { delete globalThis[name]; } catch (e) { /* not configurable: the policy flag still holds */ }
+  }
+})()"""
 # Archived pages (``centrum batch`` over WARC files): every request is answered from the archive by interception;
 # no host name resolves either, so a request that escapes interception (a preconnect, DNS prefetch) reaches nobody.
 ARCHIVE_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND"]
@@ -161,6 +173,14 @@ def find_chromium() -> str | None:
         if candidate and Path(candidate).exists():
             return candidate
     return None
+
+
+def sandbox_state() -> tuple[bool, str]:
+    """(whether to start Chromium with its sandbox, why not). Root cannot have it (Chromium refuses); any other user
+    tries it, and the launch falls back, saying so, where the kernel refuses the user namespaces it needs."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return False, "running as root: Chromium refuses its sandbox to root (run centrum as a normal user to have it)"
+    return True, ""
 
 
 def collector_path() -> Path:
@@ -325,22 +345,34 @@ def _same_noscript_rule(entry: dict[str, Any], page: bytes) -> bool:
     return not _shown_only_without_scripts(entry.get("raw") or {}, page)
 
 
-def _carried_to_7(*earlier: Callable[[dict[str, Any], bytes], bool]) -> Callable[[dict[str, Any], bytes], bool]:
-    return lambda entry, page: all(same(entry, page) for same in (*earlier, _same_noscript_rule))
+def uses_no_webrtc(entry: dict[str, Any], page: bytes) -> bool:
+    """Whether version 8 leaves the render as version 7 made it: it takes WebRTC away from the page's scripts, and
+    confines file requests to the page's folder, which changes nothing for a page saved as one file (what lies beside
+    it in a data set's pages/ is other pages, which no page of the shared sets frames)."""
+    return b"RTCPeerConnection" not in page
+
+
+def _carried(*same: Callable[[dict[str, Any], bytes], bool]) -> Callable[[dict[str, Any], bytes], bool]:
+    return lambda entry, page: all(rule(entry, page) for rule in same)
 
 
 # Renders of earlier versions that this one makes the same, known by their cache entry and the page's bytes, so that
 # a version bump that changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages
 # whose load event never came (an image reloading itself after failing, a frame left loading); version 6 only pages
-# whose scripts took most of their text away; version 7 only pages that the <noscript> rule decides otherwise: a render
-# of 3 or 4 whose load finished, of 5 whose text stayed, and of 6 whose <noscript> decision stands is kept.
+# whose scripts took most of their text away; version 7 only pages that the <noscript> rule decides otherwise; version
+# 8 only pages whose scripts use WebRTC: a render of 3 or 4 whose load finished, of 5 whose text stayed, of 6 whose
+# <noscript> decision stands, and of 7, each of a page that does not name RTCPeerConnection, is kept.
 CARRIED_OVER: dict[int, Callable[[dict[str, Any], bytes], bool]] = {
-    6: _same_noscript_rule, 5: _carried_to_7(_kept_its_text), 4: _carried_to_7(_loaded_and_kept),
-    3: _carried_to_7(_loaded_and_kept)}
+    7: uses_no_webrtc,
+    6: _carried(_same_noscript_rule, uses_no_webrtc),
+    5: _carried(_kept_its_text, _same_noscript_rule, uses_no_webrtc),
+    4: _carried(_loaded_and_kept, _same_noscript_rule, uses_no_webrtc),
+    3: _carried(_loaded_and_kept, _same_noscript_rule, uses_no_webrtc)}
 
 # Versions whose render of a page this one makes the same whenever the same rules shape both (CARRIED_OVER decides
 # from the entry alone; these need a fresh render to compare with): version 7 changed only how the <noscript> rule
-# counts, so a version-6 render that the rule rendered again is the same as a fresh one that it renders again. Two
+# counts, so a version-6 render that the rule rendered again is the same as a fresh one that it renders again
+# (version 8 leaves such a render of a page that does not use WebRTC as it was). Two
 # renders of one page differ by a few pixels of layout now and then, and a model trained on the snapshots moves with
 # them: the earlier render is kept.
 SAME_WHEN_RULES_AGREE = frozenset({6})
@@ -386,13 +418,26 @@ def _refuse(r: Any, state: _PageState) -> None:
     r.abort("blockedbyclient")
 
 
+def _local_path(file_url: str) -> Path:
+    return Path(unquote(urlparse(file_url).path))
+
+
+def _inside(file_url: str, folder: Path) -> bool:
+    """Whether a file:// URL names a path under ``folder`` once symlinks and ``..`` are resolved (a symlink in the
+    page's folder that points elsewhere leads outside it)."""
+    try:
+        return _local_path(file_url).resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+
+
 def _missing_file(file_url: str) -> bool:
-    return not Path(unquote(urlparse(file_url).path)).is_file()
+    return not _local_path(file_url).is_file()
 
 
 def _read_local(file_url: str) -> bytes | None:
     try:
-        return Path(unquote(urlparse(file_url).path)).read_bytes()
+        return _local_path(file_url).read_bytes()
     except OSError:
         return None
 
@@ -468,6 +513,7 @@ class Renderer:
         self._pw: Any = None
         self._browser: Any = None
         self._lock = threading.Lock()
+        self.sandbox_note = ""  # why the browser runs without Chromium's sandbox ("" while it has it)
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> Renderer:
@@ -498,17 +544,33 @@ class Renderer:
         exe = self.chromium or find_chromium()
         if self._pw is None:
             self._pw = sync_playwright().start()
+        args = CHROMIUM_ARGS + (ARCHIVE_ARGS if self.archive else [])
+        sandboxed, self.sandbox_note = sandbox_state()
         try:
-            self._browser = self._pw.chromium.launch(
-                executable_path=exe, headless=True,
-                args=CHROMIUM_ARGS + FILE_ARGS + (ARCHIVE_ARGS if self.archive else []), timeout=60_000
-            )
+            if sandboxed:
+                try:
+                    self._browser = self._launch(exe, args)
+                except PlaywrightError as e:
+                    # The kernel refused the namespaces the sandbox needs: render anyway, and say so (doctor too).
+                    sandboxed = False
+                    self.sandbox_note = f"Chromium could not start sandboxed: {str(e).splitlines()[0]}"
+            if not sandboxed:
+                self._browser = self._launch(exe, [*args, NO_SANDBOX])
         except PlaywrightError as e:
             where = exe or "Playwright's bundled Chromium"
             raise RenderError(
                 f"could not start Chromium ({where}): {str(e).splitlines()[0]}. Install Debian's chromium "
                 "(apt-get install chromium) or set CENTRUM_CHROMIUM to a Chromium binary."
             ) from None
+
+    def _launch(self, exe: str | None, args: list[str]) -> Any:
+        return self._pw.chromium.launch(executable_path=exe, headless=True, args=args, timeout=60_000,
+                                        chromium_sandbox=NO_SANDBOX not in args)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the running browser has Chromium's sandbox (``sandbox_note`` says why not)."""
+        return self._browser is not None and not self.sandbox_note
 
     def close(self) -> None:
         if self._pool is None:
@@ -590,8 +652,10 @@ class Renderer:
         context = self._new_context()
         state = _PageState()
         try:
+            context.add_init_script(script=_NO_WEBRTC)
             if local:
-                context.route("**/*", lambda r: self._route_local(r, state, javascript))
+                folder = _local_path(url).parent
+                context.route("**/*", lambda r: self._route_local(r, state, javascript, folder))
             elif archive is not None:
                 context.route("**/*", lambda r: self._route_archive(r, state, archive, javascript))
             elif self.block_stylesheets:
@@ -657,10 +721,16 @@ class Renderer:
         if not self._block_style(r, state):
             r.continue_()
 
-    def _route_local(self, r: Any, state: _PageState, javascript: bool) -> None:
-        """A saved page renders offline: only file:// (and inline data:) requests may go out."""
+    def _route_local(self, r: Any, state: _PageState, javascript: bool, folder: Path) -> None:
+        """A saved page renders offline: only file:// requests inside its own folder (and inline data:) may go out."""
         req = r.request
         req_url = req.url
+        if req_url.startswith("file:") and not _inside(req_url, folder):
+            # What "Save page as" writes sits beside the page (its _files/ folder); anything else on disk is the
+            # user's, never the page's to load, frame or read.
+            state.blocked += 1
+            _refuse(r, state)
+            return
         if req.is_navigation_request() and not _has_frame(req):
             # A window the page opens (window.open on load): Playwright has no frame for its first navigation yet,
             # and what loads there is never part of the page's snapshot.
