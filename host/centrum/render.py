@@ -179,7 +179,7 @@ def sandbox_state() -> tuple[bool, str]:
     """(whether to start Chromium with its sandbox, why not). Root cannot have it (Chromium refuses); any other user
     tries it, and the launch falls back, saying so, where the kernel refuses the user namespaces it needs."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        return False, "running as root: Chromium refuses its sandbox to root (run centrum as a normal user to have it)"
+        return False, "running as root, to whom Chromium refuses its sandbox; run centrum as a normal user to have it"
     return True, ""
 
 

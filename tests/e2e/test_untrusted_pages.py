@@ -190,3 +190,12 @@ def test_eval_of_a_data_set_of_saved_pages_keeps_them_in(tmp_path: Path, udp: Ud
     assert any("Harbour council" in f.read_text(errors="replace") for f in written)
     assert not [f for f in written if secret in f.read_text(errors="replace")]
     no_datagram_after(udp)
+
+
+def test_doctor_says_whether_pages_render_in_chromiums_sandbox() -> None:
+    p = centrum("doctor", "--browser", "chromium", timeout=120)
+    (line,) = [line for line in p.stdout.splitlines() if line.startswith("renderer:")]
+    if os.geteuid() == 0:
+        assert line.startswith("renderer: Chromium sandbox OFF") and "running as root" in line, line
+    else:  # on, or off with the launch error that says why
+        assert line == "renderer: Chromium sandbox on" or "could not start sandboxed" in line, line

@@ -117,6 +117,25 @@ def check_browser(browser: str, user_data_dir: Path | None, extension_id: str, g
     return c
 
 
+def check_renderer() -> str:
+    """What rendering saved pages runs with: Chromium's sandbox, or why not (SECURITY.md). Informational: a renderer
+    without its sandbox still renders, and the browsers' checks decide the exit status."""
+    try:
+        from ..render import Renderer, RenderError, sandbox_state
+    except ImportError as e:  # the render extra is not installed
+        return f"renderer: not available ({e})"
+    wanted, why = sandbox_state()
+    if wanted:
+        try:
+            with Renderer(timeout_s=10) as r:
+                why = r.sandbox_note
+        except RenderError as e:
+            return f"renderer: Chromium does not start: {e}"
+    if why:
+        return f"renderer: Chromium sandbox OFF, pages render without it: {why}"
+    return "renderer: Chromium sandbox on"
+
+
 def run(args: argparse.Namespace) -> int:
     from ..hostinstall import expand
 
@@ -136,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{c.browser}: PROBLEM (manifest {c.manifest})")
                 for p in c.problems:
                     print(f"  - {p}")
+        print(check_renderer())
     found = [c for c in checks if c.found]
     if not found:
         print("doctor: no browser has the Centrum host installed", file=sys.stderr)
