@@ -576,17 +576,8 @@ def export_campaign(db: DB, name: str, out_dir: str | Path, *, force: bool = Fal
     """Write the campaign as a data set in the shared layout: per labelled page, ``pages/<page id>.html`` (the page
     as the gold's annotator saw it), ``gold/<page id>.txt`` and a meta row with ``node_paths``. The gold is the
     adjudicated label where there is one, else the page's only label, else its first (``gold_from`` says which)."""
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()) and not force:
-        raise FileExistsError(f"{out} is not empty (use --force to replace its pages/, gold/ and meta.jsonl)")
-    pages_dir, gold_dir = out / "pages", out / "gold"
-    for folder, ext in ((pages_dir, ".html"), (gold_dir, ".txt")):
-        for f in folder.glob(f"*{ext}") if folder.is_dir() else ():
-            f.unlink()
-    pages_dir.mkdir(parents=True, exist_ok=True)
-    gold_dir.mkdir(parents=True, exist_ok=True)
     rows = []
-    with L._open(db) as conn:
+    with L.ExportFolder(out_dir, force=force) as out, L._open(db) as conn:
         info = campaign_info(conn, name)
         adjudicated = _adjudicated(conn, info["id"])
         for pid, labs in _page_labels(conn, info["id"]).items():
@@ -595,8 +586,8 @@ def export_campaign(db: DB, name: str, out_dir: str | Path, *, force: bool = Fal
             gold = L.load_label(conn, gold_id)
             how = (f"adjudicated ({adj['how']} by {adj['reviewer']})" if adj else
                    "single label" if len(labs) == 1 else f"first of {len(labs)} labels, not adjudicated")
-            L._inside(pages_dir, f"{pid}.html").write_text(L.export_html(gold["source"]), encoding="utf-8")
-            L._inside(gold_dir, f"{pid}.txt").write_text(gold["text"], encoding="utf-8")
+            out.page(pid, gold["source"])
+            out.gold(pid, gold["text"])
             primary = re.split(r"[-_]", (gold["lang"] or "").strip().lower())[0]
             rows.append({"id": pid, "url": gold["url"], "title": gold["title"], "language": primary or "und",
                          "lang": gold["lang"], "annotator": gold["annotator"], "time": gold["created"],
@@ -606,15 +597,14 @@ def export_campaign(db: DB, name: str, out_dir: str | Path, *, force: bool = Fal
                          "node_paths": gold["node_paths"], "n_elements": gold["n_elements"],
                          "source_dataset": f"centrum labels campaign {info['name']}",
                          "gold_type": "text of the selected nodes (node-level gold in node_paths)", "split": "test"})
-    with (out / "meta.jsonl").open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    (out / "README.md").write_text(
-        f"# Campaign `{info['name']}` exported by `centrum labels export --campaign`\n\n"
-        f"{len(rows)} labelled pages of {info['pages']} ({sum(r['gold_from'].startswith('adj') for r in rows)} "
-        "adjudicated). `pages/<id>.html`: the page as the gold's annotator saw it; `gold/<id>.txt`: the text of the\n"
-        "selected nodes; `meta.jsonl`: `node_paths` (node-level gold, `tag:k>...` from the root), `gold_from`,\n"
-        "every annotator of the page.\n", encoding="utf-8")
+        out.file("meta.jsonl", "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        out.file("README.md",
+                 f"# Campaign `{info['name']}` exported by `centrum labels export --campaign`\n\n"
+                 f"{len(rows)} labelled pages of {info['pages']} "
+                 f"({sum(r['gold_from'].startswith('adj') for r in rows)} adjudicated). `pages/<id>.html`: the page\n"
+                 "as the gold's annotator saw it (scripts, event handlers and javascript: URLs cut, every element\n"
+                 "kept); `gold/<id>.txt`: the text of the selected nodes; `meta.jsonl`: `node_paths` (node-level\n"
+                 "gold, `tag:k>...` from the root), `gold_from`, every annotator of the page.\n")
     return rows
 
 

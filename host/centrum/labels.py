@@ -22,14 +22,18 @@ page, where node ids may shift, so node-level scores can be computed against a n
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import html
 import json
+import os
 import re
 import sqlite3
+import stat
 import time
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
@@ -40,7 +44,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from . import charset
-from .paths import centrum_home, data_dir, make_private, private_dir, private_file
+from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, centrum_home, data_dir, make_private, private_dir, private_file
 from .snapshot import Snapshot, SnapshotError, parse_snapshot
 from .tree import covered
 
@@ -495,6 +499,91 @@ def scrub_source(source: str) -> str:
     return "".join(keep)
 
 
+# ---- what an exported page may still do (issue #40): nothing. The attributes that run script or navigate to script
+# are cut in place; every element stays where it was, so node paths (which count element children) and the text the
+# labels refer to are unchanged.
+_TEXT_RUN = _PLAIN_FALLBACK  # text and lone "<": every tag is looked at here, not only the _SPECIAL ones
+_ATTR_VALUE = re.compile(r"""[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"([^"]*+)"?+|'([^']*+)'?+|([^\t\n\f\r >]*+))""")
+_URL_SPACE = re.compile(r"[\x00-\x20\x7f]+")  # what a browser drops from a URL before reading its scheme
+# Attributes that hold a URL a document may load or navigate to (HTML, SVG, MathML); a data: URL is kept only as an
+# image outside a frame (a data: document in a frame runs its scripts).
+_URL_ATTRS = frozenset(("href", "src", "srcset", "action", "formaction", "data", "poster", "background", "cite",
+                        "codebase", "longdesc", "usemap", "dynsrc", "lowsrc", "ping", "manifest", "icon", "archive",
+                        "classid", "xlink:href", "imagesrcset"))
+_FRAMES = frozenset(("iframe", "frame", "object", "embed", "portal", "fencedframe"))
+
+
+def _runs_script(tag: str, name: str, raw: str) -> bool:
+    """Whether attribute ``name="raw"`` of a ``<tag>`` runs or loads script: event handlers (``on*``), ``srcdoc``,
+    anything of ``<script>``, a ``<meta http-equiv=refresh>``, a ``javascript:``/``vbscript:`` URL anywhere in the
+    value (also in ``style``, ``srcset`` or SVG ``values``), and a non-image ``data:`` URL."""
+    if name.startswith("on") or name == "srcdoc" or tag == "script":
+        return True
+    value = html.unescape(raw)
+    if tag == "meta" and name == "http-equiv" and value.strip().lower() == "refresh":
+        return True
+    compact = _URL_SPACE.sub("", value).lower()
+    if "javascript:" in compact or "vbscript:" in compact:
+        return True
+    return (name in _URL_ATTRS or name.endswith(":href")) and compact.startswith("data:") and (
+        tag in _FRAMES or not compact.startswith("data:image/"))
+
+
+def inert_html(source: str) -> str:
+    """``source`` with nothing left that runs: no script contents (``<script>`` elements stay, empty and without
+    attributes), no event-handler attributes, no ``javascript:``/``vbscript:`` URLs (see :func:`_runs_script`).
+
+    The same linear, browser-like scan as :func:`scrub_source`, looking at every start tag's attributes; only
+    attributes and script text are cut, so the elements, their order and their text stay byte for byte.
+    """
+    keep: list[str] = []
+    last = pos = 0
+    n = len(source)
+    while pos < n:
+        pos = _TEXT_RUN.match(source, pos).end()  # type: ignore[union-attr]  # (...)* always matches
+        m = _MARKUP.match(source, pos)
+        if m is None:
+            break
+        if m.group(1):  # comment (as in scrub_source)
+            if source.startswith(">", m.end()) or source.startswith("->", m.end()):
+                pos = source.index(">", m.end()) + 1
+                continue
+            e = _COMMENT_END.search(source, m.end())
+            pos = e.end() if e else n
+            continue
+        name = m.group(2)
+        if m.group(3) or name is None:  # end tag (attributes skipped as a unit) or bogus comment
+            t = _TAG_REST.match(source, m.end()) if m.group(3) else None
+            gt = source.find(">", m.end())
+            pos = (t.end() if t else n) if m.group(3) else (gt + 1 if gt >= 0 else n)
+            continue
+        t = _TAG_REST.match(source, m.end())
+        if t is None:  # the tag never ends: the parser drops it and everything after it
+            keep.append(source[last:m.start()])
+            last = pos = n
+            break
+        lname = name.lower()
+        for a in _ATTR.finditer(source, m.end(), t.end() - 1):
+            v = _ATTR_VALUE.match(source, a.end(1), a.end())
+            raw = next((g for g in v.groups() if g is not None), "") if v else ""
+            if _runs_script(lname, a.group(1).lower(), raw):
+                keep.append(source[last:a.start()])
+                last = a.end()
+        pos = t.end()
+        if lname == "plaintext":
+            break
+        end_re = _RAW_END.get(lname)
+        if end_re is not None:
+            e = end_re.search(source, pos)
+            close = e.start() if e else n
+            if lname in _DROP_CONTENT and close > pos:
+                keep.append(source[last:pos])
+                last = close
+            pos = close
+    keep.append(source[last:])
+    return "".join(keep)
+
+
 def strip_query(url: str) -> str:
     """``url`` without its query and fragment (they can carry session tokens, search terms, e-mail addresses)."""
     cut = len(url)
@@ -803,8 +892,9 @@ _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def export_html(source: str) -> str:
-    """The serialized page as a stand-alone file: no ``data-cx`` ids; declared UTF-8 (it is written as UTF-8)."""
-    return charset.declare_utf8(_DATA_CX.sub("", source))
+    """The serialized page as a stand-alone file: inert (:func:`inert_html`), no ``data-cx`` ids; declared UTF-8 (it
+    is written as UTF-8)."""
+    return charset.declare_utf8(_DATA_CX.sub("", inert_html(scrub_source(source))))
 
 
 def safe_page_id(label_id: int, hint: str | None) -> str:
@@ -813,12 +903,98 @@ def safe_page_id(label_id: int, hint: str | None) -> str:
     return f"{int(label_id):06d}-{slug}" if slug else f"{int(label_id):06d}"
 
 
-def _inside(folder: Path, name: str) -> Path:
-    # Belt and braces: ids are built from [A-Za-z0-9._-] only, so a file can never leave its folder.
-    path = folder / name
-    if "/" in name or "\\" in name or "\0" in name or name.startswith(".") or path.resolve().parent != folder.resolve():
-        raise ValueError(f"unsafe export file name {name!r}")
-    return path
+class ExportError(OSError):
+    """An export folder this program will not write into (a symbolic link, not a folder, not empty)."""
+
+
+class ExportFolder:
+    """``DIR/pages/``, ``DIR/gold/`` and the files beside them (``meta.jsonl``, ``README.md``) for an export: private
+    (folders this creates, and pages/ and gold/, are 0700; every file is 0600, whatever the umask) and never through a
+    symbolic link: the folders are opened with O_NOFOLLOW and every file is made, removed or written relative to its
+    folder's descriptor, so a link planted as DIR, pages/, gold/ or a file is refused or replaced, never followed.
+
+    A non-empty DIR needs ``force``, which removes the ``*.html`` of pages/ and the ``*.txt`` of gold/ (a link among
+    them is removed itself, not its target) and nothing else; ``meta.jsonl`` and ``README.md`` are rewritten.
+    """
+
+    def __init__(self, out_dir: str | Path, *, force: bool) -> None:
+        out = Path(out_dir)
+        if out.is_symlink():
+            raise ExportError(f"{out} is a symbolic link: not followed (give the folder it points to)")
+        if out.exists() and not out.is_dir():
+            raise ExportError(f"{out} is not a folder")
+        if out.is_dir() and any(out.iterdir()) and not force:
+            raise FileExistsError(f"{out} is not empty (use --force to replace its pages/, gold/ and meta.jsonl)")
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.mkdir(mode=PRIVATE_DIR_MODE)
+            os.chmod(out, PRIVATE_DIR_MODE)  # mkdir's mode is filtered by the umask
+        self.out = out
+        self._fds: list[int] = []
+        self._root = self._dir(None, str(out), out)
+        self._pages = self._dir(self._root, "pages", out / "pages")
+        self._gold = self._dir(self._root, "gold", out / "gold")
+        for fd, ext in ((self._pages, ".html"), (self._gold, ".txt")):
+            for entry in os.scandir(fd):
+                if entry.name.endswith(ext) and not entry.is_dir(follow_symlinks=False):
+                    os.unlink(entry.name, dir_fd=fd)
+
+    def _dir(self, parent: int | None, name: str, shown: Path) -> int:
+        if parent is not None:
+            try:
+                os.mkdir(name, PRIVATE_DIR_MODE, dir_fd=parent)
+            except FileExistsError:
+                pass
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise ExportError(f"{shown} is a symbolic link or not a folder: not followed") from None
+            raise
+        self._fds.append(fd)
+        if parent is not None:
+            os.fchmod(fd, PRIVATE_DIR_MODE)
+        return fd
+
+    def _write(self, dir_fd: int, name: str, text: str, shown: Path) -> None:
+        # Belt and braces: ids are built from [A-Za-z0-9._-] only, so a file can never leave its folder.
+        if not name or "/" in name or "\\" in name or "\0" in name or name.startswith("."):
+            raise ValueError(f"unsafe export file name {name!r}")
+        with suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                os.unlink(name, dir_fd=dir_fd)  # the link goes, not what it points to
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         PRIVATE_FILE_MODE, dir_fd=dir_fd)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ExportError(f"{shown} is a symbolic link: not followed") from None
+            raise
+        with open(fd, "w", encoding="utf-8", newline="") as f:
+            os.fchmod(fd, PRIVATE_FILE_MODE)  # an older file of this name may have had a wider mode
+            f.write(text)
+
+    def page(self, pid: str, source: str) -> None:
+        """``pages/<pid>.html``: the stored page, inert (:func:`export_html`)."""
+        self._write(self._pages, f"{pid}.html", export_html(source), self.out / "pages" / f"{pid}.html")
+
+    def gold(self, pid: str, text: str) -> None:
+        self._write(self._gold, f"{pid}.txt", text, self.out / "gold" / f"{pid}.txt")
+
+    def file(self, name: str, text: str) -> None:
+        """A file beside pages/ and gold/ (``meta.jsonl``, ``README.md``)."""
+        self._write(self._root, name, text, self.out / name)
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+
+    def __enter__(self) -> ExportFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def page_key(label: dict[str, Any]) -> tuple[str, str]:
@@ -845,17 +1021,7 @@ def export_dataset(db: str | Path | sqlite3.Connection | None, out_dir: str | Pa
     One page per labelled page (:func:`page_key`) with the gold of its first label, the other annotators listed in
     ``meta["annotators"]``; ``every=True`` writes every label as its own page instead. Returns the meta rows.
     """
-    out = Path(out_dir)
-    pages_dir, gold_dir = out / "pages", out / "gold"
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise FileExistsError(f"{out} is not empty (use --force to replace its pages/, gold/ and meta.jsonl)")
-        for folder, ext in ((pages_dir, ".html"), (gold_dir, ".txt")):
-            for f in folder.glob(f"*{ext}") if folder.is_dir() else ():
-                f.unlink()
-    pages_dir.mkdir(parents=True, exist_ok=True)
-    gold_dir.mkdir(parents=True, exist_ok=True)
-    with _open(db) as conn:
+    with ExportFolder(out_dir, force=force) as out, _open(db) as conn:
         labels = list_labels(conn)
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for lab in labels:
@@ -865,9 +1031,8 @@ def export_dataset(db: str | Path | sqlite3.Connection | None, out_dir: str | Pa
             first = group[0]
             full = load_label(conn, first["id"])
             pid = safe_page_id(first["id"], _hint(first))
-            page_file, gold_file = _inside(pages_dir, f"{pid}.html"), _inside(gold_dir, f"{pid}.txt")
-            page_file.write_text(export_html(full["source"]), encoding="utf-8")
-            gold_file.write_text(first["text"], encoding="utf-8")
+            out.page(pid, full["source"])
+            out.gold(pid, first["text"])
             primary = re.split(r"[-_]", (first["lang"] or "").strip().lower())[0]
             rows.append({
                 "id": pid, "url": first["url"], "title": first["title"],
@@ -881,16 +1046,15 @@ def export_dataset(db: str | Path | sqlite3.Connection | None, out_dir: str | Pa
                 "gold_type": "text of the annotator-selected nodes (node-level labels in nodes / node_paths)",
                 "split": "test",
             })
-    with (out / "meta.jsonl").open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    (out / "README.md").write_text(
-        "# Annotator labels exported by `centrum labels export`\n\n"
-        f"{len(rows)} pages from {len(labels)} labels ({'every label' if every else 'first label per page'}).\n"
-        "`pages/<id>.html`: the serialized page as the annotator saw it (node ids removed); `gold/<id>.txt`: the\n"
-        "text of the selected nodes; `meta.jsonl`: url, annotator, time, language, `nodes` (ids in the stored\n"
-        "snapshot) and `node_paths` (`tag:k>...` from the root, k = position among element children).\n",
-        encoding="utf-8")
+        out.file("meta.jsonl", "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        out.file("README.md",
+                 "# Annotator labels exported by `centrum labels export`\n\n"
+                 f"{len(rows)} pages from {len(labels)} labels "
+                 f"({'every label' if every else 'first label per page'}).\n"
+                 "`pages/<id>.html`: the serialized page as the annotator saw it (node ids removed; scripts, event\n"
+                 "handlers and javascript: URLs cut, every element kept); `gold/<id>.txt`: the text of the selected\n"
+                 "nodes; `meta.jsonl`: url, annotator, time, language, `nodes` (ids in the stored snapshot) and\n"
+                 "`node_paths` (`tag:k>...` from the root, k = position among element children).\n")
     return rows
 
 
