@@ -7,13 +7,14 @@
  * Options: {source: bool (default false), offline: bool (the renderer blocked every request leaving a local page,
  * so a cross-origin stylesheet cannot have loaded), encoding: "packed" (default) or "json"}.
  *
- * Speed: one iterative walk, one getComputedStyle per element reading five properties, one reused Range for text
+ * Speed: one iterative walk, one getComputedStyle per element reading five properties (and the few SEEN.judge
+ * reads: background, filter, mask, clip-path, text fill), one reused Range for text
  * rectangles, enum strings interned into small tables, numbers rounded to 0.1 px, parallel arrays instead of
  * per-element objects, and numeric columns packed into base64 strings (see pack()).
  */
 (() => {
   "use strict";
-  const VERSION = "1.3.0";
+  const VERSION = "1.4.0";
 
   // Pristine references, taken before any later page script can replace them. In the extension's isolated world
   // and in the renderer's isolated world the page cannot touch these at all; in the main world we at least detect
@@ -200,6 +201,191 @@
     return { loaded, failed };
   }
 
+  // ---- what a reader sees (issue #40) -----------------------------------------------------------------------------
+  /* The one rule for text a reader of the page does not see, beyond the VISIBLE flag's (no box, visibility,
+     opacity, off the document's top/left edge, 1x1 box): used by the reader view (clean.js calls judge() on the live
+     elements, in this same content-script world) and by the host's outputs (the collector records judge() per
+     element in `unseen`, PROTOCOL.md), so the two cannot disagree. No algorithm reads it: answers stay the same.
+     judge(el, cs, rect, under) says NOTHING (nothing in the subtree is seen: clipped or masked to nothing, filtered
+     to opacity 0, a box of at most 1 px that cuts its overflow, fixed outside the viewport), NO_TEXT (the element's
+     own text draws nothing, children judge for themselves: a font under MIN_FONT px, a text fill with no alpha, or
+     the colour of what lies under it) or 0. `under` is what lies beneath the element's text: under(el, cs, parent's)
+     from the root's (canvas()) down. */
+  const NO_TEXT = 1, NOTHING = 2;
+  const MIN_FONT = 3;  // px: smaller letters are specks, not text (0 and 1 px are the usual tricks)
+  const MIN_CONTRAST = 1.1;  // WCAG contrast ratio (1 = same colour, 21 = black on white) below which text is not read
+  const CANVAS = [255, 255, 255];  // the page's backdrop when neither <html> nor <body> paints one
+  const REPLACED = new Set(["img", "picture", "video", "canvas", "svg", "iframe", "embed", "object", "input",
+    "textarea", "select", "button"]);
+  const MEDIA = "img, picture, video, canvas, svg, iframe, embed, object";
+  const num = (v) => (v.endsWith("%") ? parseFloat(v) / 100 : parseFloat(v));
+
+  /* [r, g, b, alpha] of a computed colour, null when its colour space is not sRGB (oklch, lab: compared as text).
+     Computed colours are rgb()/rgba() with numbers in both browsers, or color(srgb r g b / a) in 0..1. */
+  function rgba(value) {
+    let m = /^rgba?\(\s*([\d.]+)[\s,]+([\d.]+)[\s,]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$/.exec(value);
+    if (m) return [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : num(m[4])];
+    m = /^color\(srgb\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s*\/\s*([\d.]+%?))?\s*\)$/.exec(value);
+    if (m) return [m[1] * 255, m[2] * 255, m[3] * 255, m[4] === undefined ? 1 : num(m[4])];
+    return null;
+  }
+
+  // Alpha of any computed colour (the part after "/" in the modern colour functions).
+  function alpha(value) {
+    const c = rgba(value);
+    if (c) return c[3];
+    if (value === "transparent") return 0;
+    const m = /\/\s*([\d.]+%?)\s*\)$/.exec(value);
+    return m ? num(m[1]) : 1;
+  }
+
+  // Every colour in a computed value (mask gradients, shadows) has alpha 0, and nothing else (an image) paints.
+  function allClear(value) {
+    if (value === "none" || value.indexOf("url(") >= 0) return false;
+    const colours = value.match(/(?:rgba?|color|hsla?|hwb|lab|lch|oklab|oklch)\([^()]*\)|\btransparent\b/g);
+    return Boolean(colours) && colours.every((c) => alpha(c) === 0);
+  }
+
+  /* A colour as {value, rgb (null outside sRGB), a, lum (relative luminance)}: memoized, a page uses a few dozen
+     colours on thousands of elements. `value` is a computed colour or an [r, g, b] triple. */
+  const paints = new Map();
+  function paint(value) {
+    const key = typeof value === "string" ? value : `rgb(${value.join(", ")})`;
+    let out = paints.get(key);
+    if (out === undefined) {
+      const c = typeof value === "string" ? rgba(value) : [...value, 1];
+      const a = c ? c[3] : alpha(key);
+      const lum = c ? luminance(c) : 0;
+      out = { value: key, rgb: c ? c.slice(0, 3) : null, a, lum };
+      if (paints.size < 10000) paints.set(key, out);
+    }
+    return out;
+  }
+  const blend = (top, a, below) => [0, 1, 2].map((k) => Math.round(top[k] * a + below[k] * (1 - a)));
+  function luminance(rgb) {
+    const [r, g, b] = [rgb[0], rgb[1], rgb[2]].map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  const contrast = (x, y) => (Math.max(x.lum, y.lum) + 0.05) / (Math.min(x.lum, y.lum) + 0.05);
+
+  /* What lies under the text of an element whose parent's is `below`: {rgb, text (a colour spelled outside sRGB),
+     by (the element that painted it)}; null when unknown (a background image, a translucent colour over the
+     unknown) until an opaque colour covers it again; LETTERS under a background clipped to the letters (gradient
+     headings: their transparent fill is how the background shows). */
+  const LETTERS = { rgb: null, text: null, lum: 0, by: null };
+  function under(el, cs, below) {
+    if (cs === null) return below;
+    const image = cs.backgroundImage !== "none";
+    const colour = paint(cs.backgroundColor);
+    if (cs.backgroundClip.indexOf("text") >= 0 && (image || colour.a > 0)) return LETTERS;
+    if (image) return null;
+    if (colour.a === 0) return below;
+    if (colour.rgb === null) return { rgb: null, text: colour.value, lum: 0, by: el };
+    if (colour.a === 1) return { rgb: colour.rgb, text: "", lum: colour.lum, by: el };
+    if (below === null || below.rgb === null) return null;
+    const mix = paint(blend(colour.rgb, colour.a, below.rgb));
+    return { rgb: mix.rgb, text: "", lum: mix.lum, by: el };
+  }
+  const canvas = (doc) => ({ rgb: CANVAS, text: "", lum: 1, by: doc.documentElement });
+
+  // The pictures painted inside the element that gave the backdrop: text drawn over one of them is seen whatever its
+  // colour (white letters on a dark hero photo). Asked only for the rare text the colour rule would drop; memo per
+  // backdrop element.
+  const mediaRects = new WeakMap();
+  function overMedia(rect, by) {
+    if (!by) return false;
+    let rects = mediaRects.get(by);
+    if (!rects) {
+      rects = [];
+      const found = by.querySelectorAll(MEDIA);
+      for (let k = 0; k < found.length && k < 2000; k++) {
+        const r = gbcr.call(found[k]);
+        if (r.width > 1 && r.height > 1) rects.push(r);
+      }
+      mediaRects.set(by, rects);
+    }
+    return rects.some((r) => r.left < rect.right && rect.left < r.right && r.top < rect.bottom && rect.top < r.bottom);
+  }
+
+  // A basic shape (computed clip-path) that encloses no area of a w x h box; url() and unknown shapes do not.
+  function emptyShape(value, w, h) {
+    const m = /^(inset|circle|ellipse|polygon)\((.*)\)/.exec(value);
+    if (!m) return false;
+    const len = (v, size) => (v.endsWith("%") ? (parseFloat(v) / 100) * size : parseFloat(v));
+    const args = m[2].split(/\s+at\s+/)[0].trim();
+    if (m[1] === "inset") {
+      const v = args.split(/\s+round\s+/)[0].split(/\s+/);
+      const [t, r = t, b = t, l = r] = v;
+      return len(t, h) + len(b, h) >= h || len(l, w) + len(r, w) >= w;
+    }
+    if (m[1] === "circle") return args !== "" && len(args, Math.hypot(w, h) / Math.SQRT2) <= 0;
+    if (m[1] === "ellipse") {
+      const [rx, ry] = args.split(/\s+/);
+      return ry !== undefined && (len(rx, w) <= 0 || len(ry, h) <= 0);
+    }
+    const points = args.replace(/^(nonzero|evenodd)\s*,\s*/, "").split(",").map((p) => {
+      const [x, y] = p.trim().split(/\s+/);
+      return [len(x, w), len(y, h)];
+    });
+    let area = 0;
+    for (let k = 0; k < points.length; k++) {
+      const [x1, y1] = points[k], [x2, y2] = points[(k + 1) % points.length];
+      area += x1 * y2 - x2 * y1;
+    }
+    return Math.abs(area) / 2 < 1;
+  }
+
+  function judge(el, cs, rect, below) {
+    if (cs === null || cs.display === "none") return 0;  // the VISIBLE flag and the reader's own checks say so
+    const tag = localNameGet.call(el);
+    const boxed = cs.display !== "contents" && rect !== null;
+    if (boxed) {
+      if (cs.filter !== "none" && /opacity\(0(?:\.0*)?%?\)/.test(cs.filter)) return NOTHING;
+      if (allClear(cs.maskImage || "none")) return NOTHING;
+      if (cs.clipPath !== "none" && emptyShape(cs.clipPath, rect.width, rect.height)) return NOTHING;
+      const pos = cs.position;
+      if (pos === "absolute" || pos === "fixed") {
+        const m = /^rect\(([^)]*)\)$/.exec(cs.clip || "");
+        if (m) {
+          const [t, r, b, l] = m[1].split(/[\s,]+/).map((v) => parseFloat(v));
+          if ([t, r, b, l].every(Number.isFinite) && (r - l) * (b - t) <= 1) return NOTHING;
+        }
+      }
+      if (pos === "fixed" && (rect.width > 0 || rect.height > 0)) {
+        const view = el.ownerDocument.defaultView;
+        if (rect.right <= 0 || rect.bottom <= 0 || rect.left >= view.innerWidth || rect.top >= view.innerHeight) {
+          return NOTHING;  // a fixed box never scrolls into view
+        }
+      }
+      // Overflow clips only boxes that hold their children (not inline ones, not pictures and controls).
+      // <html> and <body> hand their overflow to the viewport.
+      if ((rect.width <= 1 || rect.height <= 1) && cs.display !== "inline" && !cs.display.startsWith("table-") &&
+          !REPLACED.has(tag) && tag !== "html" && tag !== "body" &&
+          ((rect.width <= 1 && cs.overflowX !== "visible") || (rect.height <= 1 && cs.overflowY !== "visible"))) {
+        return NOTHING;
+      }
+    }
+    if (parseFloat(cs.fontSize) < MIN_FONT) return NO_TEXT;
+    if (below === LETTERS) return 0;
+    const fill = paint(cs.getPropertyValue("-webkit-text-fill-color") || cs.color);
+    if (below === null) {
+      if (fill.a >= 0.05) return 0;
+    } else if (fill.rgb === null || below.rgb === null) {
+      if (fill.value !== below.text && fill.a > 0) return 0;
+    } else if (contrast(fill.a === 1 ? fill : paint(blend(fill.rgb, fill.a, below.rgb)), below) >= MIN_CONTRAST) {
+      return 0;
+    }
+    // Letters drawn another way: a stroke, or a shadow.
+    if (parseFloat(cs.getPropertyValue("-webkit-text-stroke-width")) > 0 &&
+        alpha(cs.getPropertyValue("-webkit-text-stroke-color")) > 0) return 0;
+    if (cs.textShadow !== "none" && !allClear(cs.textShadow)) return 0;
+    return fill.a > 0 && rect !== null && below !== null && overMedia(rect, below.by) ? 0 : NO_TEXT;
+  }
+
+  const SEEN = { NO_TEXT, NOTHING, judge, under, canvas };
   // ---- the walk -------------------------------------------------------------------------------------------------
   // One state object holds every column (parallel arrays, no object per element) and the explicit stack of
   // "levels" (a sibling list being walked), so that 10k-deep pages do not overflow the JS stack.
@@ -215,6 +401,8 @@
       nodes: [],
       effOpacity: [],  // product of opacities along the ancestors (flat tree), per element
       rendered: [],    // false inside a display:none subtree (no layout box for anything below)
+      under: [],       // what lies beneath each element's text (SEEN.under)
+      unseenSubtree: [], unseenText: [],  // ids SEEN.judge calls NOTHING / NO_TEXT (the `unseen` section)
       src: [],
       // Frame contexts: offset of a same-origin iframe's viewport in top-document coordinates + its Range.
       frames: [{ dx: sx, dy: sy, range: createRange.call(document), flag: 0 }],
@@ -350,6 +538,11 @@
     const s = styleOf(st, node, par, f);
     const eff = (par >= 0 ? st.effOpacity[par] : 1) * s.op;
     st.rendered.push(s.disp !== "none");
+    const below = SEEN.under(node, s.cs, par >= 0 ? st.under[par] : SEEN.canvas(document));
+    st.under.push(below);
+    const unseen = SEEN.judge(node, s.cs, s.rect, below);
+    if (unseen === NOTHING) st.unseenSubtree.push(id);
+    else if (unseen === NO_TEXT) st.unseenText.push(id);
     st.effOpacity.push(eff);
     const [attrFlags, attrSrc] = attributes(st, node, id, tname, visibilityFlags(s, node, tname, eff, f.flag),
       withSrc);
@@ -463,12 +656,14 @@
       visibility: [1, false], opacity: [1000, false], font_size: [10, false], flags: [1, false] },
     attrs: { node: [1, true] },
     text: { owner: [1, true], seq: [1, true], rect_offsets: [1, true], rects: [10, false] },
+    unseen: { subtree: [1, true], text: [1, true] },
   };
 
   // The same snapshot with its numeric columns packed (the JSON number-list form stays valid protocol).
   function pack(snapshot) {
     const out = { ...snapshot };
     for (const section of Object.keys(PACKED)) {
+      if (!snapshot[section]) continue;  // an optional section (unseen) another collector did not send
       const cols = { ...snapshot[section] };
       for (const [name, [scale, delta]] of Object.entries(PACKED[section])) {
         if (Array.isArray(cols[name])) cols[name] = varint(cols[name], scale, delta);
@@ -526,6 +721,7 @@
         visibility: st.visibility, opacity: st.opacity, font_size: st.fontSize, flags: st.flags },
       attrs: { node: st.aNode, name: st.aName, value: st.aValue },
       text: { owner: st.tOwner, seq: st.tSeq, text: st.tText, rect_offsets: st.tOff, rects: st.tRects },
+      unseen: { subtree: st.unseenSubtree, text: st.unseenText },
     };
     if (st.wantSource) snapshot.source = st.src.join("");
     if (options.encoding !== "json") snapshot = pack(snapshot);
@@ -539,4 +735,6 @@
   globalThis.centrumCollect = collect;
   globalThis.centrumPack = pack;
   globalThis.centrumCollectorVersion = VERSION;
+  // Under a symbol, as clean.js is: a page element id="centrumSeen" cannot stand in for it.
+  globalThis[Symbol.for("centrum.seen")] = SEEN;
 })();

@@ -79,6 +79,11 @@ class Snapshot:
     text_rect_offsets: np.ndarray  # int64 (m+1,) CSR offsets into text_rects
     text_rects: np.ndarray  # float64 (k, 4) rendered line rectangles, document coordinates
     source: str | None = None  # collector serialization with data-cx node ids
+    # The collector's judgement of what a reader does not see (PROTOCOL.md "unseen"; None from collectors before
+    # 1.4.0): ids of elements whose subtree shows nothing, and of elements whose own text draws nothing. Read by
+    # the outputs only (centrum.outputs), never by an algorithm, so answers do not depend on it.
+    unseen_subtree: np.ndarray | None = None  # int64, ascending
+    unseen_text: np.ndarray | None = None  # int64, ascending
 
     # ---- sizes -------------------------------------------------------------------------------
     @property
@@ -387,6 +392,7 @@ PACKED_COLUMNS: dict[str, dict[str, tuple[int, bool]]] = {
                  "font_size": (10, False), "flags": (1, False)},
     "attrs": {"node": (1, True)},
     "text": {"owner": (1, True), "seq": (1, True), "rect_offsets": (1, True), "rects": (10, False)},
+    "unseen": {"subtree": (1, True), "text": (1, True)},
 }
 
 
@@ -575,8 +581,9 @@ def parse_snapshot(raw: Any) -> Snapshot:
     source = raw.get("source")
     if source is not None and not isinstance(source, str):
         raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
+    unseen = _parse_unseen(raw.get("unseen"), n)
     return Snapshot(page=page, tag_names=[t.lower() for t in tables["tag"]], attrs=attrs, source=source, **columns,
-                    **text)
+                    **text, **unseen)
 
 
 def _check_sizes(raw: dict[str, Any]) -> None:
@@ -658,6 +665,22 @@ def _parse_attrs(raw_attrs: Any, n: int) -> dict[str, dict[int, str]]:
     for node, name, value in zip(a_node.tolist(), a_name, a_value, strict=True):
         attrs.setdefault(name.lower(), {})[node] = value
     return attrs
+
+
+def _parse_unseen(raw: Any, n: int) -> dict[str, np.ndarray | None]:
+    """The optional ``unseen`` section: two lists of element ids (absent: both None)."""
+    if raw is None:
+        return {"unseen_subtree": None, "unseen_text": None}
+    if not isinstance(raw, dict):
+        raise SnapshotError("unseen", "expected an object")
+    out: dict[str, np.ndarray | None] = {}
+    for key in ("subtree", "text"):
+        ids = _num_array(_require(raw, key, "unseen"), f"unseen.{key}", int)
+        if ids.shape[0] > n:
+            raise SnapshotError(f"unseen.{key}", f"{ids.shape[0]} ids for {n} elements")
+        _first_bad((ids < 0) | (ids >= n), f"unseen.{key}", f"not an element id (n={n})")
+        out[f"unseen_{key}"] = ids
+    return out
 
 
 def _parse_text(tx: Any, n: int) -> dict[str, Any]:
