@@ -28,6 +28,7 @@ from .clean_tree import ALLOWLIST_PATH, CODE_LANG, FN_BODY, FN_REF, PRIVATE, Con
 from .markdown import convert, document
 
 if TYPE_CHECKING:
+    import numpy as np
     from lxml.html import HtmlElement
 
     from .metadata import Metadata
@@ -92,22 +93,9 @@ class SourcePage:
             self._visibility(snapshot)
 
     def _visibility(self, snap: Snapshot) -> None:
-        import numpy as np
-
-        from .snapshot import VISIBLE
-
-        vis = (snap.flags & VISIBLE) != 0
-        contents = snap.display == "contents"
-        # An element is shown when something in its subtree is painted: a container may have no box of its own
-        # (floated children, display: contents) and still hold the article; display none, visibility hidden and
-        # opacity 0 reach every descendant, so such a subtree has nothing painted.
-        # The text of a collapsed disclosure panel is part of the answer's text (Snapshot.text_disclosed): its
-        # elements are shown here as the reader view shows them, open.
-        disclosed = snap.text_per_element(snap.text_disclosed.astype(np.float64)) > 0
-        painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner)) | disclosed
-        self._shown = (snap.subtree_sum(painted.astype(np.float64)) > 0).tolist()
-        styled = (snap.display != "none") & (snap.visibility == "visible") & (snap.opacity > 0)
-        self._own_text = ((vis | contents | styled | disclosed) & (snap.font_size > 0)).tolist()
+        shown, own_text = seen(snap)
+        self._shown = shown.tolist()
+        self._own_text = own_text.tolist()
         self._box_area = snap.area.tolist()
         self._display = snap.display.tolist()
         self._visibility_col = snap.visibility.tolist()
@@ -168,6 +156,40 @@ class SourcePage:
         if not url:
             return None
         return _join(self.base_url, url.strip()) or None
+
+
+def seen(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """Per element: whether it is shown, and whether its own text nodes are; the one visibility of every output
+    (text, Markdown, HTML), from the snapshot alone.
+
+    An element is shown when something in its subtree is painted: a container may have no box of its own (floated
+    children, display: contents) and still hold the article; display none, visibility hidden and opacity 0 reach
+    every descendant, so such a subtree has nothing painted. The text of a collapsed disclosure panel is part of the
+    answer's text (Snapshot.text_disclosed): its elements are shown here as the reader view shows them, open. Then
+    the collector's ``unseen`` judgement (``SEEN.judge`` in collect.js, the rule the reader view applies to the live
+    page: clipped, masked, filtered, zero-size, fixed off-screen, invisible letters) takes its subtrees and texts
+    out, except the disclosure panels the reader opens (``Snapshot.disclosed_in``, the reader's ``disclosed``)."""
+    import numpy as np
+
+    from . import tree
+    from .snapshot import VISIBLE
+
+    vis = (snap.flags & VISIBLE) != 0
+    contents = snap.display == "contents"
+    disclosed = snap.text_per_element(snap.text_disclosed.astype(np.float64)) > 0
+    painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner)) | disclosed
+    shown = snap.subtree_sum(painted.astype(np.float64)) > 0
+    styled = (snap.display != "none") & (snap.visibility == "visible") & (snap.opacity > 0)
+    own_text = (vis | contents | styled | disclosed) & (snap.font_size > 0)
+    if snap.unseen_subtree is not None and snap.unseen_text is not None and snap.n:
+        nothing = np.zeros(snap.n, dtype=bool)
+        nothing[snap.unseen_subtree] = True
+        nothing[snap.disclosed_in([0])] = False
+        gone = tree.covered(snap, np.flatnonzero(nothing))
+        shown &= ~gone
+        own_text &= ~gone
+        own_text[snap.unseen_text] = False
+    return shown, own_text
 
 
 # HTML5 void elements libxml2's HTML parser does not know: it nests what follows them inside them.
@@ -554,8 +576,24 @@ def clean_content(page: SourcePage, nodes: list[int]) -> Content:
 # ---- serializations -------------------------------------------------------------------------------------------------
 def content_text(snapshot: Snapshot, result: Result) -> str:
     """The main content's text: an algorithm that states its own text (zoning: exactly its zones' text, DANA
-    without a browser) knows better than whole subtrees; otherwise the snapshot's text joiner."""
-    return result.text if result.text else snapshot.text_of(result.nodes)
+    without a browser) knows better than whole subtrees; otherwise the snapshot's text joiner. When the answer's
+    elements hold text a reader does not see (:func:`seen`, as the Markdown and HTML outputs leave it out), the
+    text is that of the seen text nodes under the answer's elements instead, which the Markdown and HTML are made
+    of too. The algorithms and metrics read their own text: their answers do not depend on this."""
+    if not result.nodes or snapshot.m == 0:
+        return result.text or ""
+    import numpy as np
+
+    from . import tree
+
+    shown, own_text = seen(snapshot)
+    owner = snapshot.text_owner
+    under = tree.covered(snapshot, result.nodes)[owner]
+    visible = (shown & own_text)[owner]
+    drawn = (np.diff(snapshot.text_rect_offsets) > 0) | snapshot.text_disclosed  # what the joiner would write
+    if not (under & ~visible & drawn & ~snapshot.text_blank).any():
+        return result.text if result.text else snapshot.text_of(result.nodes)
+    return snapshot.text_of_mask(under & visible)
 
 
 def _strip_private(el: HtmlElement) -> HtmlElement:
