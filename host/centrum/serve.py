@@ -334,11 +334,12 @@ class BoundedServer:
         except OSError:
             data = b""
         head = entry[1]
-        head += data
-        if not data or len(head) > MAX_HEAD_BYTES + 4 or (len(head) > MAX_HEAD_BYTES and not _HEAD_END.search(head)):
+        head += data  # in place: the bytearray in self._silent
+        complete = _HEAD_END.search(head) is not None
+        if not data or (not complete and len(head) >= MAX_HEAD_BYTES):
             self._close(sel, sock)  # gone, or a head no browser sends
             return
-        if not _HEAD_END.search(head):
+        if not complete:
             return
         del self._silent[sock]
         sel.unregister(sock)
