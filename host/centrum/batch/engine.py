@@ -108,9 +108,13 @@ def init_ray(address: str | None, object_store_mb: int) -> Any:
         if address:
             ray.init(address=address, **kwargs)
         else:
-            # address="local": a new cluster even when `ray start` left one running here (join it with --address)
+            # address="local": a new cluster even when `ray start` left one running here (join it with --address).
+            # No prestarted workers: Ray would start one idle Python (~50 MB) per CPU, where a run with fewer
+            # --actors than CPUs uses only as many; an actor's worker starts when the actor does.
             ray.init(address="local", _node_ip_address=LOCAL_IP, include_dashboard=False,
-                     object_store_memory=object_store_mb * 1024 * 1024, **kwargs)
+                     object_store_memory=object_store_mb * 1024 * 1024,
+                     _system_config={"prestart_worker_first_driver": False, "enable_worker_prestart": False},
+                     **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise BatchError(f"cannot {'join the Ray cluster at ' + address if address else 'start Ray'}: {e}") from None
     if not address:
