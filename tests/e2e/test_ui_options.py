@@ -2,7 +2,7 @@
 end with the real host: choices made on the options page (an extension page driven with real input) change the
 algorithm the next press uses and the debugger starts from them; an answer with little text says so and offers the
 debugger; no web page can open, frame or fetch the options page; every command the manifest declares gets its
-suggested key on a fresh profile (``chrome.commands.getAll()``), and the README lists exactly those keys."""
+suggested key on a fresh profile (``chrome.commands.getAll()``), and docs/extension.md lists exactly those keys."""
 
 from __future__ import annotations
 
@@ -207,9 +207,9 @@ def test_every_declared_shortcut_is_bound(ui: Session) -> None:
     worker = next(w for w in ui.browser.contexts[0].service_workers if "chrome-extension://" in w.url)
     bound = {c["name"]: c["shortcut"] for c in worker.evaluate("() => chrome.commands.getAll()")}
     assert bound == declared
-    # The README promises exactly these keys (the ones Chromium refuses are named only as refused).
-    readme = re.sub(r"\([^()]*stay unset\)", "", (REPO / "README.md").read_text())
-    assert set(re.findall(r"`(Alt\+Shift\+[A-Z])`", readme)) == set(declared.values())
+    # docs/extension.md promises exactly these keys (the ones Chromium refuses are named only as refused).
+    page = re.sub(r"\([^()]*stay unset\)", "", (REPO / "docs" / "extension.md").read_text())
+    assert set(re.findall(r"`(Alt\+Shift\+[A-Z])`", page)) == set(declared.values())
 
 
 def test_stage_is_clean_after_the_module(ui: Session, server: str) -> None:
