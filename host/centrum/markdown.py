@@ -354,13 +354,28 @@ def convert(content: Content) -> str:
     return "\n\n".join(blocks)
 
 
+# In a front-matter value, the characters written as \uXXXX escapes: a Markdown renderer that does not know front
+# matter (CommonMark, markdown-it's default) shows it as text, where < > & would open a live tag, entity or
+# autolink (a page title "<img src=x onerror=...>") and [ ] a link or image; and the characters YAML would not give
+# back as they are (line breaks it folds: U+0085, U+2028, U+2029; controls, lone surrogates, non-characters and the
+# BOM that YAML refuses or strips), which json.dumps leaves raw.
+_FRONT_MATTER_ESCAPE = re.compile("[<>&\\[\\]\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
+def yaml_string(value: str) -> str:
+    """``value`` as a double-quoted YAML scalar (JSON string syntax, which YAML reads as it is) that no Markdown
+    renderer turns into markup."""
+    return _FRONT_MATTER_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
 def front_matter(meta: Metadata) -> str:
-    """YAML front matter (values as JSON strings, which YAML reads as they are); the URL only when it is public."""
+    """YAML front matter (values as escaped JSON strings, see :func:`yaml_string`); the URL only when it is
+    public."""
     fields = (("title", meta.title), ("author", meta.byline), ("date", meta.published),
               ("sitename", meta.site_name), ("lang", meta.language),
               ("url", meta.url if meta.url and allowlist().safe_link.match(meta.url) else None),
               ("image", meta.image), ("description", meta.excerpt))
-    lines = [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields if v]
+    lines = [f"{k}: {yaml_string(v)}" for k, v in fields if v]
     return "---\n" + "\n".join(lines) + "\n---\n" if lines else ""
 
 

@@ -7,6 +7,8 @@ shown; the tests at the end use hand-built snapshots to check what the snapshot'
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from centrum.markdown import escape
 from centrum.outputs import Outputs, clean_content, content_html, from_html, image_url, markdown_of_html, parse_srcset
@@ -235,3 +237,69 @@ def test_nodes_missing_from_the_source_fall_back_to_their_text() -> None:
 def test_list_edge_cases() -> None:
     # Text outside any <li> is shown by browsers; GFM list numbers cannot be negative.
     assert md('<ul>loose<li>x</li>tail</ul><ol start="-5"><li>a</li></ol>') == "- loose\n- x\n- tail\n\n0. a"
+
+
+# ---- front matter a page controls (issue #40) --------------------------------------------------------------------
+# Values a page writes into its <title> and <meta> tags, made to come alive when the front matter is rendered as
+# Markdown (a renderer that does not know front matter shows it as text).
+PAYLOADS = ('<img src=x onerror="alert(1)">', "<iframe srcdoc='<script>alert(2)</script>'></iframe>",
+            "&lt;svg onload=alert(3)&gt;", "[click](javascript:alert(4))", "![x](https://evil.example/x.png)",
+            "<https://evil.example/>", "a\u2028b\x85c\ufeffd\x7f", "tab\there \"quoted\" back\\slash")
+# The only elements CommonMark makes of the front matter block itself: a rule, paragraphs, a setext heading.
+FRONT_MATTER_TAGS = {"hr", "p", "h2", "br"}
+
+
+def _front_matter_doc(value: str) -> str:
+    from centrum.clean_tree import Content
+    from centrum.markdown import document
+    from centrum.metadata import Metadata
+
+    meta = Metadata(title=value, byline=value, site_name=value, excerpt=value, published=value, language=value,
+                    image=value)
+    return document(Content(), meta)
+
+
+def _rendered_tags(markdown: str) -> list[tuple[str, list[str]]]:
+    """(tag, attribute names) of every element markdown-it's default renderer (CommonMark, raw HTML on) makes."""
+    from lxml import html
+    from markdown_it import MarkdownIt
+
+    body = html.fromstring(f"<div>{MarkdownIt().render(markdown)}</div>")
+    return [(el.tag, list(el.attrib)) for el in body.iter() if el is not body]
+
+
+def _front_matter_values(markdown: str) -> dict[str, str]:
+    import yaml
+
+    head = markdown.split("---\n")[1]
+    values: dict[str, str] = yaml.safe_load(head)
+    return values
+
+
+@pytest.mark.parametrize("value", PAYLOADS)
+def test_front_matter_renders_no_page_html(value: str) -> None:
+    doc = _front_matter_doc(value)
+    tags = _rendered_tags(doc)
+    assert {t for t, _ in tags} <= FRONT_MATTER_TAGS | {"h1"}, tags  # h1: the title heading of the body
+    assert all(attrs == [] for _, attrs in tags), tags
+    # YAML still reads every value back exactly.
+    values = _front_matter_values(doc)
+    assert set(values) == {"title", "author", "date", "sitename", "lang", "image", "description"}
+    assert set(values.values()) == {value}
+
+
+def test_the_unescaped_front_matter_would_have_rendered_live_html() -> None:
+    # The renderer the tests above use does make live HTML of raw tags: the check can fail.
+    tags = _rendered_tags('---\ntitle: "<img src=x onerror=alert(1)>"\n---\n')
+    assert ("img", ["src", "onerror"]) in tags
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_front_matter_value_reads_back_and_renders_as_text(value: str) -> None:
+    value = " ".join(value.split()) or "x"  # metadata values arrive whitespace-collapsed and non-empty
+    doc = _front_matter_doc(value)
+    values = _front_matter_values(doc)
+    assert values["title"] == value and values["description"] == value
+    assert all(tag in FRONT_MATTER_TAGS | {"h1", "code", "em", "strong"} and not attrs
+               for tag, attrs in _rendered_tags(doc)), doc
