@@ -62,12 +62,12 @@ REGISTRY: dict[str, AlgorithmSpec] = {
 
 # Algorithms that run on raw HTML (`centrum extract --no-render`, `centrum batch --no-render`).
 SOURCE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.raw_html)
-SOURCE_DEFAULT = SOURCE_ALGORITHMS[0]  # the learned source-only extractor (README "Source-only default")
+SOURCE_DEFAULT = SOURCE_ALGORITHMS[0]  # the learned source-only extractor (docs/algorithms/source.md)
 # The ensemble's base algorithms: its feature columns follow this order, so a trained model fixes it.
 BASE_ALGORITHMS: tuple[str, ...] = tuple(n for n, s in REGISTRY.items() if s.proposer)
 
 # The default of `centrum extract`, of the host's `ping` answer and so of the extension: the learned ensemble over
-# every base algorithm's candidates (README "Evaluation" and "Ensemble" give its measured figures); the base
+# every base algorithm's candidates (docs/evaluation.md and docs/ensemble.md give its measured figures); the base
 # algorithms stay selectable by name.
 DEFAULT_ALGORITHM = "ensemble"
 

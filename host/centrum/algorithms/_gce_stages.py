@@ -53,7 +53,7 @@ def link_density(snapshot: Snapshot, alive: Alive, word_text: np.ndarray, beta: 
     child and the parent has no text of its own (the single-child rule of section 3.1, applied recursively), never
     onto ``<body>``/``<html>``. The climb is pointer doubling, O(n log depth).
 
-    Approximation (documented in the README): A_l(e), the *union* area of the containers inside e, is the *sum*
+    Approximation (docs/algorithms/gce.md): A_l(e), the *union* area of the containers inside e, is the *sum*
     of their areas after dropping containers nested in another container; sibling containers whose boxes overlap
     are counted twice. An element that itself lies inside a container is all link (D_l = 1). Images inside a link
     count by area: a container's area is max(own box area, total area of its visible images).

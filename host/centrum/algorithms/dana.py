@@ -21,7 +21,7 @@ lower-cased copy (no HTML parse, no per-line or per-anchor Python loop). ``run_s
 a browser; ``run`` works on ``snapshot.source`` (the collector's serialization with ``data-cx`` node ids) and maps
 the selected lines back to node ids.
 
-The figures behind the defaults (token F1 on the dev sets per option, throughput) are in README "DANA".
+The figures behind the defaults (token F1 on the dev sets per option, throughput) are in docs/algorithms/dana.md.
 """
 
 from __future__ import annotations
@@ -60,13 +60,13 @@ class Config:
 
     # Phase 3 (DANA, DANAg, AdDANAg): regions separated by at most `gap` lines are merged into the main content.
     # 20 is the papers' default; AdDANAg uses 160 for wiki-like, link-rich pages, which helps some sets and costs
-    # others more (README "DANA").
+    # others more (docs/algorithms/dana.md).
     gap: int = ranged(20, 0, 10_000_000)
     # Pre-processing "line-length normalization" (phase 1's fixed segments): lines are fixed segments of this many
     # bytes of the cleaned, whitespace-collapsed source, so the result does not depend on how the author wrapped
     # or minified the HTML; 0 keeps the source's own lines (the original DANA). 100 bytes is about one sentence of
     # prose: the 3-line smoothing window then spans a short paragraph and the default gap bridges ~2 KB of markup
-    # (an inline ad or figure); on the dev sets it beat 50, 200 and the source's own lines (README "DANA").
+    # (an inline ad or figure); on the dev sets it beat 50, 200 and the source's own lines (docs/algorithms/dana.md).
     line_length: int = ranged(100, 0, 10_000_000)
     # Phase 2: smoothing window half-width, diff_i = sum over j = i-w .. i+w of (T_j - S_j) (papers: w = 1).
     smoothing: int = ranged(1, 0, 10_000_000)
@@ -79,12 +79,12 @@ class Config:
     # of its text lies in the selected lines and its text outside them is at most `max_outside` times the
     # selection's text (so <body>, or a wrapper that also holds the comments, is not chosen while a paragraph cut
     # by the first line is); then reduced to the top-most selected elements. 0.1 scored best of 0.1 / 0.2 / 0.3
-    # on the dev sets (README "DANA").
+    # on the dev sets (docs/algorithms/dana.md).
     min_overlap: float = ranged(0.5, 0.0, 1.0)
     max_outside: float = ranged(0.1, 0.0, 1e6)
     # Centrum option, off by default (the papers keep them): drop lines at the ends of the merged selection whose
     # own T - S <= 0 (selected only because the smoothing window reaches into the dense block next to them).
-    # It did not help on the dev sets (README "DANA"), so the papers' rule stays the default.
+    # It did not help on the dev sets (docs/algorithms/dana.md), so the papers' rule stays the default.
     trim_edges: bool = False
 
 

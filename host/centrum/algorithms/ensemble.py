@@ -141,7 +141,7 @@ class Config:
     block_weights: str = field(default=BLOCK_WEIGHTS_NAME, metadata={"check": check_model_name})
     # Keep a block when its predicted gold share is at least this. Above one half: the filter's shares do not mean the
     # same on every data set, and the site-CV sweep of `centrum train --cv` (with its nested choice, each fold at the
-    # threshold best on the other folds) puts the best mean here (README "Ensemble").
+    # threshold best on the other folds) puts the best mean here (docs/ensemble.md).
     block_threshold: float = ranged(0.55, 0.0, 1.0)
     # Where the block filter looks: "candidate" (drop blocks of the chosen subtree) or "page" (every block of the page
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
@@ -150,7 +150,7 @@ class Config:
     # Comment sections (class/id "comment" or "disqus" naming no thread, _ensemble_features.COMMENT_SECTION) in the
     # block filter's answer: "drop" leaves them out when at least `comment_min_body` characters of the answer stay
     # outside them (a thread whose every post is marked a comment keeps them); "keep" for gold that keeps readers'
-    # comments, as CleanEval's does. Site CV with and without, and the floor's sweep: README "Ensemble".
+    # comments, as CleanEval's does. Site CV with and without, and the floor's sweep: docs/ensemble.md.
     comments: Literal["drop", "keep"] = "drop"
     comment_min_body: int = ranged(200, 0, 10_000_000)
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):

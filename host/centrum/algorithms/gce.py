@@ -24,7 +24,7 @@ expansion stops only on block elements, size jump ``cW > 2·gridW and (pW - cW >
 Fields given explicitly next to ``preset`` override the preset's values (``--param preset=framework rows=5``).
 
 The default preset is ``framework``: on the dev pages it scored higher than ``paper``, and within each preset its own
-width-jump mode scored higher (README "Evaluation" has the figures). Most of the gap to the other extractors is
+width-jump mode scored higher (docs/algorithms/gce.md has the figures). Most of the gap to the other extractors is
 pages where every root is ``<body>``, which have no result by design.
 """
 
@@ -57,7 +57,7 @@ class Config:
     (``Config.named(name)`` lists them all); a value given explicitly always wins over the preset."""
 
     # Named parameter set: "paper" (the paper's text) or "framework" (the authors' public code); "framework"
-    # scored higher on the dev sets (README "GCE"), so it is the default.
+    # scored higher on the dev sets (docs/algorithms/gce.md), so it is the default.
     preset: Literal["paper", "framework"] = "framework"
     # preset. §3.1 grid: rows x cols cells per browser window (paper 7 x 8 at 1920 x 1080; framework 4 x 6).
     # Ranges (config.ranged, checked before any work): the grid has up to rows·α x cols cells, each compared with

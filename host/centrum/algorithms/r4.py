@@ -11,7 +11,7 @@ subtree aggregates are prefix sums over ``[i, subtree_end[i])``; the word ratio,
 ``1 / (depth(owner(k)) - depth(n) + 1)`` is not a prefix sum, is computed per distinct text depth ``D`` as
 ``sum_D W_n(D) / (D - depth(n) + 1)`` with ``W_n(D)`` from one prefix sum over the texts of depth ``D``:
 O((m + r) * H) for m text nodes, r rated nodes and H distinct text depths (H <= tree height, ~20-40 on real
-pages), which is linear for a bounded height (timings in README "R4 ranking").
+pages), which is linear for a bounded height (timings in docs/algorithms/r4.md).
 
 Deviations from the paper, all because we score the *rendered* page rather than its source:
 - only rendered text counts (text nodes with at least one line rectangle) and only *shown* elements (an element
@@ -41,7 +41,7 @@ _CANDIDATE_CAP = 50
 
 @dataclass(frozen=True)
 class Config:
-    """R4 parameters, paper defaults; the effect of each option on the dev sets is in README "R4 ranking"."""
+    """R4 parameters, paper defaults; the effect of each option on the dev sets is in docs/algorithms/r4.md."""
 
     # Section 3.3: the size of the c-SET, "c = 3" in the paper's experiments.
     c: int = ranged(3, 1, 10_000)

@@ -44,8 +44,8 @@ class Config:
     # The block model: a model *name* (shipped centrum/weights/NAME.lgb.txt, or installed with `centrum models
     # install` from the output of `centrum train-source`), never a path; checked as the ensemble's are.
     weights: str = field(default=WEIGHTS_NAME, metadata={"check": E.check_model_name})
-    # Keep a block when the model's expected gold share is at least this (the block filter's rule, README
-    # "Ensemble": a block is kept when more of it is expected to be main text than not).
+    # Keep a block when the model's expected gold share is at least this (the block filter's rule,
+    # docs/ensemble.md: a block is kept when more of it is expected to be main text than not).
     block_threshold: float = ranged(0.5, 0.0, 1.0)
     # When no block reaches the threshold, the best block alone if its share is at least this; else no answer.
     min_best: float = ranged(0.2, 0.0, 1.0)

@@ -39,7 +39,7 @@ Deviations from the paper / public code, because we work on a live rendered snap
 
 On an unstyled page every column is full width, so the collapse folds the whole column tree into the root and
 the answer is the body; on styled pages the defaults find <main>. The figures behind the defaults (per data set,
-per option, and timings) are in README "HTML zoning".
+per option, and timings) are in docs/algorithms/zoning.md.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ class Config:
     # Section 3.3 uses an English verb test ("verb", needs textblob-aptagger); "script" is the language-
     # independent stand-in (Unicode terminators, a sentence "has a verb" when it has >= min_sentence_words tokens).
     sentence_test: Literal["script", "verb"] = "script"
-    # Stand-in for "has a verb" in the script test (not in the paper); measured on dev pages, see README.
+    # Stand-in for "has a verb" in the script test (not in the paper); measured on dev pages:
+    # docs/algorithms/zoning.md.
     min_sentence_words: int = ranged(4, 0, 10_000)
     # Public code: <br>/<hr> split zones only when significant text stands on both sides of them.
     linebreak_needs_text: bool = True

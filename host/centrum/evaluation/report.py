@@ -306,7 +306,7 @@ def write_all(out: Path, pages: Sequence[dict[str, Any]], extractors: Sequence[s
         if scored:
             v, e = max(scored)
             best[label] = {"name": e, "mean_f1": v}
-    info["best"] = best  # in place: the caller's README block names it too
+    info["best"] = best  # in place: the caller's generated table (docs/evaluation.md) names it too
     write_csv(out / "results.csv", pages)
     write_failures(out / "failures.csv", summary)
     info["plots"] = write_plots(out, summary, pages, extractors)
@@ -334,7 +334,7 @@ README_END = "<!-- centrum-eval:end -->"
 
 
 def readme_block(summary: dict[str, Any], extractors: Sequence[str], info: dict[str, Any]) -> str:
-    """The README's table: F1 per data set (all pages) with the mean, and how it was produced."""
+    """The generated table of docs/evaluation.md: F1 per data set (all pages) with the mean, and how it was produced."""
     r = summary["render"]
     return "\n".join([
         f"F1 per data set (all pages; {r['pages']} pages, {r['unstyled']} rendered unstyled, "

@@ -50,7 +50,8 @@ class EvalOptions:
 
 
 def render_class(stylesheets: dict[str, int] | None) -> str:
-    """``styled`` when at least one external stylesheet loaded and none failed, else ``unstyled`` (README rule)."""
+    """``styled`` when at least one external stylesheet loaded and none failed, else ``unstyled`` (the rule of
+    docs/evaluation.md, "Splits")."""
     if stylesheets is None:
         return "unrendered"
     loaded, failed = int(stylesheets.get("loaded", 0)), int(stylesheets.get("failed", 0))
