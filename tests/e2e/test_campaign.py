@@ -36,8 +36,11 @@ def article_page(k: int) -> str:
     p1 = " ".join(words[:12]).capitalize() + "."
     p2 = " ".join(reversed(words[4:18])).capitalize() + "."
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Canal notes {k}</title>'
-            '<style>body{margin:0;font:16px/1.5 serif} article{margin:20px 20px 0 20px}</style></head><body>'
-            '<nav id="nav"><a href="/">Home</a> <a href="/p/p1">First</a></nav>'
+            '<style>body{margin:0;font:16px/1.5 serif} article{margin:20px 20px 0 20px}</style>'
+            # A saved page's own script runs (sandboxed) and its handlers and javascript: links are cut on export.
+            '<script>document.documentElement.dataset.ran = "yes";</script></head><body>'
+            '<nav id="nav"><a href="/">Home</a> <a href="/p/p1">First</a> '
+            '<a href="javascript:void(0)" onclick="return false">Menu</a></nav>'
             f'<article id="story"><h1 id="h">Canal notes number {k}</h1><p id="p1">{p1}</p><p id="p2">{p2}</p>'
             '</article><aside id="side">Most read: the weather, the markets and the football results.</aside>'
             '<footer>Copyright the canal society</footer></body></html>')
@@ -110,6 +113,7 @@ def annotate_as_alice(ui: Session, page: Page, base: str) -> None:
     ui_wait(page, "(s) => !!s?.querySelector('.panel.annot .progress')", timeout_s=60)
     p = panel(page)
     assert p["progress"] == "Campaign camp \u00b7 page 1 of 4" and p["suggested"] == 1, p
+    assert page.evaluate("document.documentElement.dataset.ran + ' ' + self.origin") == "yes null"  # sandboxed
     shot(page, "campaign.png")  # README "Annotation campaigns"
     page.keyboard.press("a")  # one key accepts the suggestion (semantic: the <article>)
     page.wait_for_url(f"{base}p/p2", timeout=60_000)
@@ -208,6 +212,14 @@ def test_campaign_queue_agreement_adjudication_export_eval_train(ui: Session, se
     assert meta["p2"]["node_paths"] == ["html:1>body:2>article:2>p:2"] and meta["p2"]["annotator"] == "alice"
     assert meta["p1"]["node_paths"] == ["html:1>body:2>article:2"] and meta["p1"]["annotator"] == "bob"
     assert meta["p1"]["gold_from"] == "adjudicated (merge by bob)"
+    # The exported pages are private and inert; every element stays, so the node paths resolve in eval below.
+    assert {p.relative_to(out).as_posix(): p.stat().st_mode & 0o777 for p in out.rglob("*") if p.is_dir()} == {
+        "pages": 0o700, "gold": 0o700}
+    assert {p.stat().st_mode & 0o777 for p in out.rglob("*") if p.is_file()} == {0o600}
+    for k in range(1, 5):
+        html = (out / "pages" / f"p{k}.html").read_text(encoding="utf-8")
+        assert "onclick" not in html and "javascript:" not in html and "dataset.ran" not in html, html
+        assert "<script></script>" in html and ">Menu</a>" in html
 
     cache = tmp_path / "cache"
     report = tmp_path / "report"
@@ -319,10 +331,25 @@ def test_campaign_resumes_after_a_browser_restart(playwright: Any, served: Any, 
     assert st["flagged"] == [{"page_id": "p2", "annotator": "erin", "reason": "login wall covers the article"}]
 
 
+def served_extension(bidi: Any, extension: Path) -> None:
+    """Install again the test copy of the extension with its press shim (and the host permission a click would grant)
+    on the host names of `centrum serve` (<random>.centrum.localhost), which test_extension_firefox.py's copy, made
+    for its 127.0.0.1 pages, lacks."""
+    from centrum.hostinstall import GECKO_ID
+
+    manifest = json.loads((extension / "manifest.json").read_text())
+    manifest["host_permissions"].append("http://*.centrum.localhost/*")
+    manifest["content_scripts"][0]["matches"].append("http://*.centrum.localhost/*")
+    (extension / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    bidi.call("webExtension.uninstall", {"extension": GECKO_ID})
+    installed = bidi.call("webExtension.install", {"extensionData": {"type": "path", "path": str(extension)}})
+    assert installed["extension"] == GECKO_ID
+
+
 def test_firefox_campaign_page(tmp_path: Path) -> None:
     """One campaign page in Firefox ESR over WebDriver BiDi (the test copy of the extension of
     test_extension_firefox.py): join in the panel, the suggestion outlined, one key accepts it, the host stores it."""
-    from test_extension_firefox import PRESS, STAGE, _wait, keys, run_firefox, set_algorithm
+    from test_extension_firefox import PRESS, STAGE, _wait, keys, make_test_extension, run_firefox, set_algorithm
     from test_extension_firefox import ui_click as ff_click
     from test_extension_firefox import ui_eval as ff_eval
     from test_extension_firefox import ui_wait as ff_wait
@@ -335,11 +362,17 @@ def test_firefox_campaign_page(tmp_path: Path) -> None:
         made = centrum("labels", "campaign", "create", "ff", "--pages", str(root), "--annotators", "dora",
                        home=centrum_home)
         assert made.returncode == 0, made.stderr
+        served_extension(bidi, make_test_extension(tmp_path / "served"))
         with DatasetServer(root) as server:
             context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
             bidi.call("browsingContext.navigate", {"context": context, "url": server.page_url("p1"),
                                                    "wait": "complete"})
             time.sleep(0.5)  # the shim content script is injected at document_idle
+            # Firefox resolves the served name to loopback itself and sandboxes the page (an opaque origin, no
+            # cookies); the extension works there all the same.
+            assert bidi.evaluate(context, "self.origin + ' ' + location.host") == f"null {server.name}:{server.port}"
+            assert bidi.evaluate(context, "(() => { try { return document.cookie; } catch (e) { return e.name; } })()"
+                                 ) == "SecurityError"
             set_algorithm(bidi, context, "semantic")
             bidi.evaluate(context, PRESS)
             _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
