@@ -511,17 +511,21 @@ _URL_ATTRS = frozenset(("href", "src", "srcset", "action", "formaction", "data",
                         "codebase", "longdesc", "usemap", "dynsrc", "lowsrc", "ping", "manifest", "icon", "archive",
                         "classid", "xlink:href", "imagesrcset"))
 _FRAMES = frozenset(("iframe", "frame", "object", "embed", "portal", "fencedframe"))
+_TAG_LIKE = re.compile(r"<[A-Za-z/]")
 
 
 def _runs_script(tag: str, name: str, raw: str) -> bool:
     """Whether attribute ``name="raw"`` of a ``<tag>`` runs or loads script: event handlers (``on*``), ``srcdoc``,
-    anything of ``<script>``, a ``<meta http-equiv=refresh>``, a ``javascript:``/``vbscript:`` URL anywhere in the
-    value (also in ``style``, ``srcset`` or SVG ``values``), and a non-image ``data:`` URL."""
+    anything of ``<script>``, a ``<meta http-equiv=refresh>``, an SVG animation of a handler or link, a
+    ``javascript:``/``vbscript:`` URL anywhere in the value (also in ``style``, ``srcset`` or SVG ``values``), and a
+    non-image ``data:`` URL."""
     if name.startswith("on") or name == "srcdoc" or tag == "script":
         return True
     value = html.unescape(raw)
     if tag == "meta" and name == "http-equiv" and value.strip().lower() == "refresh":
         return True
+    if name == "attributename" and value.strip().lower().startswith(("on", "href", "xlink:href")):
+        return True  # SVG <set>/<animate> writing an event handler or a link
     compact = _URL_SPACE.sub("", value).lower()
     if "javascript:" in compact or "vbscript:" in compact:
         return True
@@ -570,13 +574,14 @@ def inert_html(source: str) -> str:
                 keep.append(source[last:a.start()])
                 last = a.end()
         pos = t.end()
-        if lname == "plaintext":
-            break
         end_re = _RAW_END.get(lname)
-        if end_re is not None:
-            e = end_re.search(source, pos)
+        if end_re is not None or lname == "plaintext":  # plaintext: text to the end
+            e = end_re.search(source, pos) if end_re is not None else None
             close = e.start() if e else n
-            if lname in _DROP_CONTENT and close > pos:
+            # Inside <svg> or <math> these names are foreign elements whose content is markup (an <img onerror>
+            # there breaks out into HTML), which this scan, reading it as text, would not look at: such content
+            # is cut whole. Text without tags is the same in both readings and stays (a style sheet, a title).
+            if close > pos and (lname in _DROP_CONTENT or _TAG_LIKE.search(source, pos, close)):
                 keep.append(source[last:pos])
                 last = close
             pos = close
