@@ -139,47 +139,58 @@
     out.push(...found);
   }
 
-  // clip: rect(...) of the "visually hidden" pattern: an area of at most one pixel shows nothing.
-  function clippedAway(cs) {
-    if (cs.position === "absolute" || cs.position === "fixed") {
-      const m = /^rect\(([^)]*)\)$/.exec(cs.clip || "");
-      if (m) {
-        const [top, right, bottom, left] = m[1].split(/[\s,]+/).map((v) => parseFloat(v));
-        if ([top, right, bottom, left].every(Number.isFinite) && (right - left) * (bottom - top) <= 1) return true;
-      }
-    }
-    const inset = /^inset\((\d+(?:\.\d+)?)%/.exec(cs.clipPath || "");
-    return Boolean(inset) && parseFloat(inset[1]) >= 50;
+  /* The one rule for text a reader does not see beyond the checks below (clipped, masked or filtered to nothing,
+     a box that cuts its overflow at 1 px, fixed off-screen, letters too small or of the colour beneath them): the
+     collector's (collect.js, injected before this file; the host's outputs read what it recorded), so the reader
+     and the host's text, Markdown and HTML leave out the same text (issue #40). The reader tab only builds. */
+  function seenRule() {
+    const rule = globalThis[Symbol.for("centrum.seen")];
+    if (!rule) throw new Error("collect.js must run before clean.js reads a page");
+    return rule;
   }
 
   /* Text a reader of the page does not see stays out of the reader view (issue #20): display none, hidden,
-     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants),
-     clipped to nothing, or a box entirely off the document's top/left edge (left: -10000px) or a one-pixel box
-     with its overflow cut (the screen-reader-only pattern). The same rules as the collector's VISIBLE flag, asked of
-     the live elements here because the snapshot's flags stay in the background and a display: contents element
-     (no box, visible children) must not take its subtree with it. Font size 0 is a per-text-node rule (see walk):
-     a child may set a size again. */
-  function isHidden(el) {
-    if (el.hidden) return true;
+     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants), or a
+     box entirely off the document's top/left edge (left: -10000px): the collector's VISIBLE flag, asked of the live
+     elements here because the snapshot's flags stay in the background and a display: contents element (no box,
+     visible children) must not take its subtree with it; then the shared rule. `below`: what lies under the
+     parent's text (seenRule().under). Returns {hidden, noText (its own text draws nothing), under}. */
+  function look(el, below) {
+    const rule = seenRule();
     const cs = getComputedStyle(el);
-    if (cs.display === "none" || cs.visibility === "hidden" || cs.visibility === "collapse") return true;
-    if (cs.display === "contents") return false;
-    if (parseFloat(cs.opacity) === 0 || clippedAway(cs)) return true;
-    const r = el.getBoundingClientRect();
-    if (r.width > 0 || r.height > 0) {
-      if (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0) return true;
-      if (r.width <= 1 && r.height <= 1 && cs.overflow !== "visible") return true;
+    const under = rule.under(el, cs, below);
+    const out = { hidden: true, noText: false, under };
+    if (el.hidden || cs.display === "none" || cs.visibility === "hidden" || cs.visibility === "collapse") return out;
+    const contents = cs.display === "contents";
+    if (!contents && parseFloat(cs.opacity) === 0) return out;
+    const r = contents ? null : el.getBoundingClientRect();
+    if (r && (r.width > 0 || r.height > 0) && (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0)) {
+      return out;
     }
-    return false;
+    const verdict = rule.judge(el, cs, r, under);
+    out.hidden = verdict === rule.NOTHING;
+    out.noText = verdict === rule.NO_TEXT;
+    return out;
   }
 
-  // An ancestor of a chosen element hides it (opacity 0 up the tree, display none, off-screen container).
-  function hiddenAbove(el) {
-    for (let p = el.parentElement; p; p = p.parentElement) if (isHidden(p)) return true;
-    return false;
-  }
+  const composedParent = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
 
-  const zeroFont = (el) => parseFloat(getComputedStyle(el).fontSize) === 0;
+  /* look() of a chosen element with what lies above it: hidden when an ancestor hides it (opacity 0 up the tree,
+     display none, an off-screen or clipped container). */
+  function lookFrom(el) {
+    const chain = [];
+    for (let p = composedParent(el); p; p = composedParent(p)) chain.push(p);
+    let below = seenRule().canvas(el.ownerDocument);
+    let above = false;
+    for (const p of chain.reverse()) {
+      const seen = look(p, below);
+      above = above || seen.hidden;
+      below = seen.under;
+    }
+    const seen = look(el, below);
+    if (above) seen.hidden = true;
+    return seen;
+  }
 
   function attributes(src, tag, shown) {
     const a = {};
@@ -222,30 +233,30 @@
     return `h${level >= 1 && level <= 6 ? level : 2}`;
   }
 
-  function walk(node, out, budget) {
+  function walk(node, out, budget, seen) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
     const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
-    let noText = null; // font-size 0 on `node`: its own text draws nothing (asked once, on the first text child)
     for (const child of children) {
       if (budget.left-- <= 0) return;
       if (child.nodeType === Node.TEXT_NODE) {
-        if (noText === null) noText = zeroFont(node);
-        if (!noText) out.push(child.data);
+        if (!seen.noText) out.push(child.data);
       } else if (child.nodeType === Node.ELEMENT_NODE) {
         const tag = outTag(child);
         if (tag === "noscript" && budget.images === imagesBefore) noscriptImages(child, out, budget);
+        if (DROP.has(tag)) continue;
+        const own = look(child, seen.under);
         // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
         // A collapsed disclosure panel whose text the answer holds (the host's `disclosed`) is shown open.
-        if (DROP.has(tag) || (isHidden(child) && !lazyImage(child) && !budget.shown.has(child))) continue;
+        if (own.hidden && !lazyImage(child) && !budget.shown.has(child)) continue;
         if (KEEP.has(tag)) {
           const a = attributes(child, tag, budget.shown);
           if (!a) continue;
           if (tag === "img") budget.images++;
           const item = { t: tag, a, c: [] };
           out.push(item);
-          walk(child, item.c, budget);
+          walk(child, item.c, budget, own);
         } else {
-          walk(child, out, budget); // unknown or presentational wrapper: keep what is inside
+          walk(child, out, budget, own); // unknown or presentational wrapper: keep what is inside
         }
       }
     }
@@ -257,12 +268,13 @@
     const budget = { left: MAX_NODES, images: 0, shown: new Set(disclosed) };
     const blocks = [];
     for (const node of nodes) {
-      if (isHidden(node) || hiddenAbove(node)) continue;
+      const seen = lookFrom(node);
+      if (seen.hidden) continue;
       const tag = outTag(node);
       const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag, budget.shown) || {}) : {},
         c: [] };
       blocks.push(item);
-      walk(node, item.c, budget);
+      walk(node, item.c, budget, seen);
     }
     if (!nodes.length) {
       for (const para of String(text || "").split(/\n+/)) if (para.trim()) blocks.push({ t: "p", a: {}, c: [para] });
