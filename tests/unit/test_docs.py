@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,17 @@ def test_evaluation_page_keeps_the_generated_table_markers(tmp_path: Path) -> No
     assert after[:after.index(README_START)] == text[:text.index(README_START)]
     assert after[after.index(README_END):] == text[text.index(README_END):]
     assert "| ensemble | 0.5 |" in after
+
+
+def test_the_docs_extra_is_pinned() -> None:
+    host = REPO / "host"
+    extras = tomllib.loads((host / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    pins = {line.split("==")[0].lower(): line.split("==")[1]
+            for line in (host / "constraints.txt").read_text(encoding="utf-8").splitlines()
+            if "==" in line and not line.startswith("#")}
+    names = {re.split(r"[<>=\[ ]", req)[0].lower() for req in extras["docs"]}
+    assert {"mkdocs", "mkdocs-material", "pymdown-extensions"} <= names
+    assert names <= set(pins), f"unpinned: {names - set(pins)}"
+    # The corpus extra builds MkDocs sites too: one pin serves both.
+    corpus = {re.split(r"[<>=\[ ]", req)[0].lower() for req in extras["corpus"]}
+    assert {"mkdocs", "mkdocs-material"} <= corpus
