@@ -1,11 +1,14 @@
 """The reader with the page's metadata in Firefox ESR over WebDriver BiDi (harness of test_extension_firefox.py):
 an Arabic news page whose metadata sits in a JSON-LD comment gets its header (site, title without the site
 prefix, byline, date, reading time) right to left, Copy and Save are offered (the host sent Markdown), Esc returns
-to the page; and Firefox binds every declared command's suggested key (``commands.getAll()``)."""
+to the page; hidden text stays out of the reader (tests/fixtures/pages/hidden-tricks.html: the collector's SEEN
+rule, which clean.js asks in Firefox too); and Firefox binds every declared command's suggested key
+(``commands.getAll()``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +25,15 @@ from test_extension_firefox import (
     make_test_extension,
     run_firefox,
     set_algorithm,
+    ui_eval,
     ui_wait,
 )
+
+from centrum import algorithms
+from centrum.outputs import Outputs
+from centrum.snapshot import parse_snapshot
+
+COLLECTOR = EXTENSION / "src" / "collect.js"
 
 # BiDi reaches neither the background nor extension pages (navigating to moz-extension: is refused), so this test
 # copy also gets a test-only background script answering commands.getAll() over a port named "centrum-test" (the
@@ -90,6 +100,36 @@ def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) ->
     assert head["reading"] and head["dir"] == "rtl" and head["copy"] is False
     keys(bidi, context, "\ue00c")  # Escape
     _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+
+
+def test_firefox_reader_leaves_hidden_text_out(firefox: tuple[Bidi, Path, str]) -> None:
+    from test_outputs_untrusted import check_hidden_tricks
+
+    bidi, _, url = firefox
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.setViewport", {"context": context, "viewport": {"width": 1280, "height": 800}})
+    page = url.rsplit("/", 1)[0] + "/pages/hidden-tricks.html"
+    bidi.call("browsingContext.navigate", {"context": context, "url": page, "wait": "complete"})
+    time.sleep(0.5)
+    set_algorithm(bidi, context, "semantic")
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    check_hidden_tricks(ui_eval(bidi, context, "(root) => root.querySelector('.reader').innerText"))
+    keys(bidi, context, "\ue00c")  # Escape
+    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+    # The host's outputs of Firefox's own snapshot (the collector's judgement made by Gecko) leave the same text out.
+    out = bidi.call("script.evaluate", {
+        "expression": COLLECTOR.read_text(encoding="utf-8") + ";JSON.stringify(centrumCollect({source: true}))",
+        "target": {"context": context, "sandbox": "centrum-test-collect"}, "awaitPromise": False,
+        "resultOwnership": "none"})
+    assert out.get("type") == "success", out
+    snapshot = parse_snapshot(json.loads(out["result"]["value"]))
+    assert snapshot.unseen_subtree is not None  # the collector judged what is unseen
+    outputs = Outputs(snapshot, algorithms.run("semantic", snapshot))
+    for text in (outputs.text, outputs.markdown(), outputs.html()):
+        check_hidden_tricks(re.sub(r"<[^>]+>", " ", text))
 
 
 def test_firefox_binds_every_declared_shortcut(firefox: tuple[Bidi, Path, str]) -> None:
