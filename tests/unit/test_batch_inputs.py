@@ -38,8 +38,8 @@ def test_warc_index_has_every_response_and_tasks_only_for_html(tmp_path: Path) -
     index, tasks = index_warc(warc)
     assert [t.url for t in tasks] == [page_url(i) for i in range(12)]
     assert len({t.record_id for t in tasks}) == 12 and all(t.record_id.startswith("<urn:uuid:") for t in tasks)
-    assert f"{HOST}/static/site.css" in index and f"{HOST}/static/img2.png" in index
-    css = archived(str(warc), index[f"{HOST}/static/site.css"])
+    assert f"{HOST}/p/static/site.css" in index and f"{HOST}/p/static/img2.png" in index
+    css = archived(str(warc), index[f"{HOST}/p/static/site.css"])
     assert css.status == 200 and css.headers["content-type"] == "text/css" and b"font-family" in css.body
     # Page 9 is windows-1252 declared only by HTTP: served with that charset spelled out.
     page = archived(str(warc), index[page_url(9)], page=True)

@@ -38,11 +38,11 @@ def page_html(i: int, charset_meta: bool = True, paragraphs: int = 5) -> str:
             for k in range(paragraphs)]
     meta = '<meta charset="utf-8">' if charset_meta else ""
     return (f"<!DOCTYPE html><html lang=en><head>{meta}<title>Page {i}</title>"
-            f'<link rel="stylesheet" href="../static/site.css"></head><body>'
+            f'<link rel="stylesheet" href="static/site.css"></head><body>'
             f'<nav><a href="/">Home</a> <a href="/p/{i + 1}.html">Next</a> <a href="/about">About</a></nav>'
             f"<article><h1>Story number {i}</h1>"
             + "".join(f"<p>{p} Paragraph {k} of story {i} caf\u00e9.</p>" for k, p in enumerate(para))
-            + f'<img src="../static/img{i % 3}.png" alt="figure {i}" width="8" height="8">'
+            + f'<img src="static/img{i % 3}.png" alt="figure {i}" width="8" height="8">'
             # A tracker on another host the crawl did not capture: refused, never fetched.
             + f'<img src="http://tracker.invalid/t.gif?p={i}" alt="" width="1" height="1">'
             f'<p class="hidden-by-css">Only visible without the stylesheet {i}.</p></article>'
@@ -81,13 +81,13 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
                 paragraphs: int = 5) -> list[str]:
     """Write ``pages`` pages (plus one stylesheet and three images, each its own record) to ``warc``; every
     ``latin1_every``-th page is windows-1252 bytes declared only by the HTTP header. With ``folder``, the same
-    pages go to ``folder/p/<i>.html`` with ``folder/static/`` beside them (what `centrum extract` renders).
-    Returns the page URLs."""
+    pages go to ``folder/p/<i>.html`` with ``folder/p/static/`` beside them (what `centrum extract` renders: inside
+    the page's folder, since a saved page reaches no file outside it). Returns the page URLs."""
     urls = []
     with warc.open("wb") as f:
-        f.write(response_record(f"{HOST}/static/site.css", "text/css", CSS))
+        f.write(response_record(f"{HOST}/p/static/site.css", "text/css", CSS))
         for k in range(3):
-            f.write(response_record(f"{HOST}/static/img{k}.png", "image/png", _png((40 * k, 90, 200 - 40 * k))))
+            f.write(response_record(f"{HOST}/p/static/img{k}.png", "image/png", _png((40 * k, 90, 200 - 40 * k))))
         for i in range(pages):
             latin = latin1_every > 0 and i % latin1_every == latin1_every - 1
             html = page_html(i, charset_meta=not latin, paragraphs=paragraphs)
@@ -101,10 +101,11 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
                 (folder / "p" / f"{i}.html").write_text(page_html(i, charset_meta=True, paragraphs=paragraphs),
                                                        encoding="utf-8")
     if folder is not None:
-        (folder / "static").mkdir(parents=True, exist_ok=True)
-        (folder / "static" / "site.css").write_bytes(CSS)
+        static = folder / "p" / "static"
+        static.mkdir(parents=True, exist_ok=True)
+        (static / "site.css").write_bytes(CSS)
         for k in range(3):
-            (folder / "static" / f"img{k}.png").write_bytes(_png((40 * k, 90, 200 - 40 * k)))
+            (static / f"img{k}.png").write_bytes(_png((40 * k, 90, 200 - 40 * k)))
     return urls
 
 
