@@ -278,9 +278,9 @@
   const LETTERS = { rgb: null, text: null, lum: 0, by: null };
   function under(el, cs, below) {
     if (cs === null) return below;
-    const image = cs.backgroundImage !== "none";
-    const colour = paint(cs.backgroundColor);
-    if (cs.backgroundClip.indexOf("text") >= 0 && (image || colour.a > 0)) return LETTERS;
+    const image = css(cs, "backgroundImage", "none") !== "none";
+    const colour = paint(css(cs, "backgroundColor", "transparent"));
+    if (css(cs, "backgroundClip", "").indexOf("text") >= 0 && (image || colour.a > 0)) return LETTERS;
     if (image) return null;
     if (colour.a === 0) return below;
     if (colour.rgb === null) return { rgb: null, text: colour.value, lum: 0, by: el };
@@ -338,17 +338,25 @@
     return Math.abs(area) / 2 < 1;
   }
 
+  // A computed property as a string: in the page's main world getComputedStyle may be the page's own function.
+  const css = (cs, name, fallback) => {
+    const v = cs[name];
+    return typeof v === "string" ? v : fallback;
+  };
+
   function judge(el, cs, rect, below) {
-    if (cs === null || cs.display === "none") return 0;  // the VISIBLE flag and the reader's own checks say so
+    // display: none: the VISIBLE flag and the reader's own checks say so.
+    if (cs === null || css(cs, "display", "none") === "none") return 0;
     const tag = localNameGet.call(el);
-    const boxed = cs.display !== "contents" && rect !== null;
-    if (boxed) {
-      if (cs.filter !== "none" && /opacity\(0(?:\.0*)?%?\)/.test(cs.filter)) return NOTHING;
-      if (allClear(cs.maskImage || "none")) return NOTHING;
-      if (cs.clipPath !== "none" && emptyShape(cs.clipPath, rect.width, rect.height)) return NOTHING;
-      const pos = cs.position;
+    const display = css(cs, "display", "inline");
+    if (display !== "contents" && rect !== null) {
+      if (/opacity\(0(?:\.0*)?%?\)/.test(css(cs, "filter", "none"))) return NOTHING;
+      if (allClear(css(cs, "maskImage", "none"))) return NOTHING;
+      const clipPath = css(cs, "clipPath", "none");
+      if (clipPath !== "none" && emptyShape(clipPath, rect.width, rect.height)) return NOTHING;
+      const pos = css(cs, "position", "static");
       if (pos === "absolute" || pos === "fixed") {
-        const m = /^rect\(([^)]*)\)$/.exec(cs.clip || "");
+        const m = /^rect\(([^)]*)\)$/.exec(css(cs, "clip", "auto"));
         if (m) {
           const [t, r, b, l] = m[1].split(/[\s,]+/).map((v) => parseFloat(v));
           if ([t, r, b, l].every(Number.isFinite) && (r - l) * (b - t) <= 1) return NOTHING;
@@ -362,15 +370,16 @@
       }
       // Overflow clips only boxes that hold their children (not inline ones, not pictures and controls).
       // <html> and <body> hand their overflow to the viewport.
-      if ((rect.width <= 1 || rect.height <= 1) && cs.display !== "inline" && !cs.display.startsWith("table-") &&
+      if ((rect.width <= 1 || rect.height <= 1) && display !== "inline" && !display.startsWith("table-") &&
           !REPLACED.has(tag) && tag !== "html" && tag !== "body" &&
-          ((rect.width <= 1 && cs.overflowX !== "visible") || (rect.height <= 1 && cs.overflowY !== "visible"))) {
+          ((rect.width <= 1 && css(cs, "overflowX", "visible") !== "visible") ||
+           (rect.height <= 1 && css(cs, "overflowY", "visible") !== "visible"))) {
         return NOTHING;
       }
     }
-    if (parseFloat(cs.fontSize) < MIN_FONT) return NO_TEXT;
+    if (parseFloat(css(cs, "fontSize", "16px")) < MIN_FONT) return NO_TEXT;
     if (below === LETTERS) return 0;
-    const fill = paint(cs.getPropertyValue("-webkit-text-fill-color") || cs.color);
+    const fill = paint(css(cs, "webkitTextFillColor", "") || css(cs, "color", "rgb(0, 0, 0)"));
     if (below === null) {
       if (fill.a >= 0.05) return 0;
     } else if (fill.rgb === null || below.rgb === null) {
@@ -379,13 +388,16 @@
       return 0;
     }
     // Letters drawn another way: a stroke, or a shadow.
-    if (parseFloat(cs.getPropertyValue("-webkit-text-stroke-width")) > 0 &&
-        alpha(cs.getPropertyValue("-webkit-text-stroke-color")) > 0) return 0;
-    if (cs.textShadow !== "none" && !allClear(cs.textShadow)) return 0;
+    if (parseFloat(css(cs, "webkitTextStrokeWidth", "0")) > 0 && alpha(css(cs, "webkitTextStrokeColor", "")) > 0) {
+      return 0;
+    }
+    const shadow = css(cs, "textShadow", "none");
+    if (shadow !== "none" && !allClear(shadow)) return 0;
     return fill.a > 0 && rect !== null && below !== null && overMedia(rect, below.by) ? 0 : NO_TEXT;
   }
 
   const SEEN = { NO_TEXT, NOTHING, judge, under, canvas };
+
   // ---- the walk -------------------------------------------------------------------------------------------------
   // One state object holds every column (parallel arrays, no object per element) and the explicit stack of
   // "levels" (a sibling list being walked), so that 10k-deep pages do not overflow the JS stack.
