@@ -150,8 +150,9 @@
   }
 
   /* Text a reader of the page does not see stays out of the reader view (issue #20): display none, hidden,
-     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants), or a
-     box entirely off the document's top/left edge (left: -10000px): the collector's VISIBLE flag, asked of the live
+     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants), a
+     box entirely off the document's top/left edge (left: -10000px) or a one-pixel box with its overflow cut (the
+     screen-reader-only pattern, a tracking pixel): the collector's VISIBLE flag, asked of the live
      elements here because the snapshot's flags stay in the background and a display: contents element (no box,
      visible children) must not take its subtree with it; then the shared rule. `below`: what lies under the
      parent's text (seenRule().under). Returns {hidden, noText (its own text draws nothing), under}. */
@@ -164,8 +165,9 @@
     const contents = cs.display === "contents";
     if (!contents && parseFloat(cs.opacity) === 0) return out;
     const r = contents ? null : el.getBoundingClientRect();
-    if (r && (r.width > 0 || r.height > 0) && (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0)) {
-      return out;
+    if (r && (r.width > 0 || r.height > 0)) {
+      if (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0) return out;
+      if (r.width <= 1 && r.height <= 1 && cs.overflow !== "visible") return out;  // a tracking pixel, sr-only text
     }
     const verdict = rule.judge(el, cs, r, under);
     out.hidden = verdict === rule.NOTHING;
