@@ -1,7 +1,8 @@
 """Centrum: main-content extraction on live rendered DOM snapshots.
 
-``centrum.extract(page, output="text" | "markdown" | "html" | "json")`` and ``centrum.Extractor`` (see
-``centrum.api``). They are imported on first use, so ``import centrum`` stays cheap (no numpy, lxml or browser).
+``centrum.extract(page, output_format="text" | "markdown" | "html" | "json")``, ``centrum.extract_many(pages)``
+and ``centrum.Extractor`` (see ``centrum.api``). They are imported on first use, so ``import centrum`` stays cheap
+(no numpy, lxml or browser).
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Extractor", "Metadata", "RenderError", "__version__", "extract"]
+__all__ = ["Extractor", "Metadata", "RenderError", "Result", "__version__", "extract", "extract_many"]
 
 if TYPE_CHECKING:
-    from .api import Extractor, extract
+    from .api import Extractor, Result, extract, extract_many
     from .metadata import Metadata
     from .render import RenderError
 
-_LAZY = {"extract": "api", "Extractor": "api", "Metadata": "metadata", "RenderError": "render"}
+_LAZY = {"extract": "api", "extract_many": "api", "Extractor": "api", "Result": "api", "Metadata": "metadata",
+         "RenderError": "render"}
 
 
 def __getattr__(name: str) -> Any:
