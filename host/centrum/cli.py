@@ -30,12 +30,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """The parser with every command, or with command ``only``: a command's module imports what it needs (numpy,
+    lxml...), so running one command imports that one module, and a request refused before any work is refused
+    quickly."""
     parser = argparse.ArgumentParser(prog="centrum", description="Main-content extraction on rendered pages.")
     parser.add_argument("--version", action="version", version=f"centrum {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as e:
@@ -49,7 +54,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, modules = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    # The command is the first argument when one is given (top-level options are --help and --version only).
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser, modules = build_parser(command)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

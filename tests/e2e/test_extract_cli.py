@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,26 @@ def test_extract_errors_are_clear(args: list[str], message: str) -> None:
     assert p.returncode == 2
     assert message in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_bad_parameter_fails_before_any_page_is_loaded() -> None:
+    """-p rows=-5 is refused before Chromium starts: at once (under 1 s on a quiet machine, loosely 3 s here) and
+    before the load error of a URL nobody answers; so is an output --no-render cannot give."""
+    t0 = time.perf_counter()
+    p = centrum("extract", str(SAMPLE), "-a", "gce", "-p", "rows=-5")
+    elapsed = time.perf_counter() - t0
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == "centrum extract: bad parameter: rows: -5 is outside its range [1, 32]\n"
+    assert elapsed < 3
+    with socket.socket() as s:  # a free port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = centrum("extract", f"http://127.0.0.1:{port}/", "-a", "gce", "-p", "rows=-5")
+    assert p.returncode == 2 and "rows: -5 is outside its range" in p.stderr and "could not" not in p.stderr
+    p = centrum("extract", str(SAMPLE), "--no-render", "-f", "markdown")
+    assert p.returncode == 2 and "--format markdown needs node ids" in p.stderr
+    p = centrum("extract", f"http://127.0.0.1:{port}/", "--no-render")
+    assert p.returncode == 2 and "--no-render needs a local HTML file, not a URL" in p.stderr
 
 
 def test_extract_invalid_snapshot_names_the_field(tmp_path: Path) -> None:

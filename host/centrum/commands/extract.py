@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from .. import algorithms, outputs
 from ..config import ConfigError
@@ -87,6 +88,33 @@ def _load_snapshot_json(page: str) -> dict[str, Any]:
     return raw
 
 
+def _check(args: argparse.Namespace, params: dict[str, Any]) -> str | None:
+    """What is wrong with the request, found before any page is read, loaded or rendered (None: nothing)."""
+    from ..api import check_algorithm, check_page_size
+
+    try:
+        check_algorithm(args.algorithm, params, render=not args.no_render)
+    except ConfigError as e:
+        return f"bad parameter: {e}"
+    except (ValueError, algorithms.AlgorithmUnavailable) as e:  # unknown, or needs a rendered page
+        return str(e)
+    if args.no_render and args.format in ("html", "markdown"):
+        return f"--format {args.format} needs node ids from a rendered page (not available with --no-render)"
+    if args.page == "-" or urlparse(args.page).scheme.lower() in ("http", "https"):
+        if args.no_render and args.page != "-":
+            return f"--no-render needs a local HTML file, not a URL: {args.page}"
+        return None
+    path = Path(urlparse(args.page).path if args.page.lower().startswith("file:") else args.page)
+    if not path.is_file():
+        return f"{'--no-render needs a local HTML file; ' if args.no_render else ''}no such file: {args.page}"
+    if not _is_snapshot_file(args.page):
+        try:
+            check_page_size(path.stat().st_size, f"file {args.page}")
+        except ValueError as e:
+            return str(e)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.algorithm is None:
         args.algorithm = algorithms.SOURCE_DEFAULT if args.no_render else algorithms.DEFAULT_ALGORITHM
@@ -95,8 +123,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         _err(str(e))
         return 2
-    if args.algorithm not in algorithms.REGISTRY:
-        _err(f"unknown algorithm {args.algorithm!r} (known: {', '.join(algorithms.REGISTRY)})")
+    problem = _check(args, params)
+    if problem:
+        _err(problem)
         return 2
     if args.no_render:
         return _run_no_render(args, params)
@@ -155,12 +184,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapshot | None) -> int:
-    """Output of a result made without a browser (--no-render): text and json only."""
+    """Output of a result made without a browser (--no-render): text and json only (_check refused the others)."""
     if args.format == "text":
         print(text)
-    elif args.format in ("html", "markdown"):
-        _err(f"--format {args.format} needs node ids from a rendered page (not available with --no-render)")
-        return 2
     else:
         payload = result.to_json(with_debug=args.debug)
         payload["text"] = text
@@ -169,22 +195,8 @@ def _print(args: argparse.Namespace, result: Result, text: str, snapshot: Snapsh
 
 
 def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:
-    if args.algorithm not in SOURCE_ALGORITHMS:
-        _err(f"--no-render works only with {', '.join(SOURCE_ALGORITHMS)} (they read the HTML source); "
-             f"{args.algorithm!r} needs a rendered page")
-        return 2
-    page = Path(args.page)
-    if not page.is_file():
-        _err(f"--no-render needs a local HTML file; no such file: {args.page}")
-        return 2
-    try:
-        config = algorithms.raw_html_config(args.algorithm, params)
-    except ConfigError as e:
-        _err(f"bad parameter: {e}")
-        return 2
-    except algorithms.AlgorithmUnavailable as e:
-        _err(str(e))
-        return 2
+    page = Path(args.page)  # _check made sure of the algorithm, its parameters, the format and the file
+    config = algorithms.raw_html_config(args.algorithm, params)
     try:
         result = algorithms.run_raw_html(args.algorithm, page.read_bytes(), config)
     except ValueError as e:  # the source extractor's SourceError: a page it cannot read
