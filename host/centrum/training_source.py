@@ -30,6 +30,7 @@ from .algorithms._ensemble_model import Boosted
 from .algorithms._ensemble_train import aggregate_f1, block_labels, light_score
 from .evaluation.datasets import PageItem
 from .evaluation.sites import page_site, site_folds
+from .extras import need
 
 INDEPENDENT_GOLD_EXCLUDES = ("readability-testpages",)  # its gold is Readability.js's output
 
@@ -84,7 +85,7 @@ def collect(items: Iterable[PageItem], progress: Callable[[Iterable[PageItem]], 
 
 def fit(rows: Sequence[PageRows], opts: TrainOptions) -> Boosted:
     """LightGBM cross-entropy on the labelled blocks of ``rows``."""
-    import lightgbm as lgb
+    lgb = need("lightgbm", "train", "centrum train-source")
 
     names = S.feature_names()
     per_set = Counter(r.item.dataset for r in rows)

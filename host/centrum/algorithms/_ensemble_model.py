@@ -19,6 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import need
+from ._trees import Trees
+
 FORMAT = "centrum-ensemble-stumps"
 
 
@@ -192,60 +195,63 @@ LGB_SUFFIX = ".lgb.txt"
 
 
 class Boosted:
-    """A LightGBM booster behind the interface the ensemble reads (``predict``, ``contributions``, ``base``):
-    contributions are LightGBM's exact TreeSHAP values (``pred_contrib``), so that ``base`` plus a candidate's
-    contributions is its score, as with the stumps."""
+    """A LightGBM model behind the interface the ensemble reads (``predict``, ``contributions``, ``base``), evaluated
+    by :mod:`._trees` from LightGBM's text format, so that running it needs numpy only (the LightGBM package is the
+    ``train`` extra): predictions are LightGBM's own doubles, contributions its TreeSHAP values (``pred_contrib``,
+    to rounding), so that ``base`` plus a candidate's contributions is its score, as with the stumps. ``booster``
+    is the LightGBM booster for training code, made from the text when asked for."""
 
-    def __init__(self, booster: Any, feature_names: list[str], meta: dict[str, Any] | None = None) -> None:
-        self.booster = booster
+    def __init__(self, booster: Any, feature_names: list[str], meta: dict[str, Any] | None = None,
+                 text: str | None = None) -> None:
+        self._booster = booster
+        self.text = str(booster.model_to_string(num_iteration=-1)) if text is None else text
+        self.trees = Trees.parse(self.text)
         self.feature_names = list(feature_names)
         self.meta: dict[str, Any] = dict(meta or {})
-        self.meta.setdefault("objective", str(booster.params.get("objective", "")) if booster.params else "")
-        # Prediction on one thread: requests are small and the host must not fight the browser for cores.
-        self._threads = 1
+        self.meta.setdefault("objective", self.trees.objective)
+
+    @property
+    def booster(self) -> Any:
+        if self._booster is None:
+            lgb = need("lightgbm", "train", "a LightGBM booster")
+            self._booster = lgb.Booster(model_str=self.text)
+        return self._booster
 
     @property
     def base(self) -> float:
-        """TreeSHAP's expected value: the same for every row (the contributions' last column)."""
-        if "_base" not in self.__dict__:
-            row = np.zeros((1, len(self.feature_names)))
-            self.__dict__["_base"] = float(self.booster.predict(row, pred_contrib=True, num_threads=self._threads)
-                                           [0, -1])
-        return float(self.__dict__["_base"])
+        """TreeSHAP's expected value: the same for every row."""
+        return self.trees.expected_value()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Raw scores (ranker) or probabilities (block filter, cross-entropy objective)."""
         if X.shape[0] == 0:
             return np.zeros(0)
-        return np.asarray(self.booster.predict(X, num_threads=self._threads), dtype=np.float64)
+        return self.trees.predict(X)
 
     def contributions(self, X: np.ndarray) -> np.ndarray:
         """(rows, features) in raw-score space."""
         if X.shape[0] == 0:
             return np.zeros((0, len(self.feature_names)))
-        c = np.asarray(self.booster.predict(X, pred_contrib=True, num_threads=self._threads), dtype=np.float64)
-        return c[:, :-1]
+        return self.trees.contributions(X)
 
     def used_features(self) -> list[int]:
         """Features some split reads (the others always contribute 0)."""
-        return [int(j) for j in np.nonzero(self.booster.feature_importance("split"))[0]]
+        return self.trees.used_features()
 
     def to_string(self) -> str:
-        return str(self.booster.model_to_string(num_iteration=-1))
+        return self.text
 
     def save(self, path: Path) -> None:
         path.write_text(self.to_string(), encoding="utf-8")
 
     @classmethod
     def from_string(cls, text: str, feature_names: list[str] | None = None) -> Boosted:
-        import lightgbm as lgb
-
-        booster = lgb.Booster(model_str=text)
-        names = list(booster.feature_name())
+        trees = Trees.parse(text)
+        names = trees.feature_names
         if feature_names is not None and names != feature_names:
             differ = sorted(set(names) ^ set(feature_names))
             raise ValueError(f"model was trained on other features (differ: {', '.join(differ[:8]) or 'order'})")
-        return cls(booster, names)
+        return cls(None, names, text=text)
 
     @classmethod
     def load(cls, path: Path, feature_names: list[str] | None = None) -> Boosted:
@@ -261,7 +267,7 @@ _TREE_HEADER = re.compile(r"^Tree=\d+$", re.M)
 def average_boosters(boosters: Sequence[Any]) -> Any:
     """One LightGBM booster scoring the mean raw score of ``boosters`` (same features and objective), written and
     read as LightGBM's own text format; deterministic in its inputs."""
-    import lightgbm as lgb
+    lgb = need("lightgbm", "train", "averaging boosters")
 
     k = len(boosters)
     texts = [str(b.model_to_string(num_iteration=-1)) for b in boosters]

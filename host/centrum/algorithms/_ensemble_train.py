@@ -42,6 +42,7 @@ from ..evaluation.metrics import (
     snippet_counts,
     snippet_scores,
 )
+from ..extras import need
 from ..textmetrics import tokens
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
@@ -320,7 +321,7 @@ def _lgb_params(opts: FitOptions, min_leaf: int) -> dict[str, Any]:
 def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
     """LightGBM lambdarank over each page's candidates (one query per page), pages weighted as in :func:`fit`; the
     mean of ``ranker_bag`` such rankers of consecutive seeds, as one booster (:func:`M.average_boosters`)."""
-    import lightgbm as lgb
+    lgb = need("lightgbm", "train", "centrum train")
 
     names = E.trained_names(F.feature_names(), opts.proposers)
     X = np.concatenate([r.X for r in recs])
@@ -348,7 +349,7 @@ def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
 
 def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions) -> M.Boosted:
     """LightGBM cross-entropy on each block's gold share (a probability, so block_threshold keeps its meaning)."""
-    import lightgbm as lgb
+    lgb = need("lightgbm", "train", "centrum train")
 
     names = E.trained_names(B.feature_names(), opts.proposers)
     params = {**_lgb_params(opts, opts.block_min_leaf), "objective": "cross_entropy"}

@@ -1,0 +1,381 @@
+"""LightGBM's text model format (``Booster.model_to_string``) evaluated with numpy, so that the native host and
+``centrum extract`` run the shipped trees without the LightGBM package (and the scipy it pulls in) at run time.
+LightGBM stays the learner (the ``train`` extra); this module only reads what it wrote.
+
+Scores follow LightGBM's own predictor step by step, so that they are the same doubles: a row's values of magnitude
+at most ``kZeroThreshold`` read as 0 (LightGBM keeps dense rows as sparse pairs), a split sends a value left when
+``value <= threshold`` after the node's missing-value rule (decision_type bit 1: default left; bits 2-3: missing
+type None, which reads NaN as 0, Zero or NaN, which send that value the default way), and the trees' leaf values
+are added in tree order starting from 0. Rows walk all trees at once, one tree level per step (O(rows x trees x
+depth) in a few numpy operations per level).
+
+``contributions`` are path-dependent TreeSHAP values (Lundberg et al. 2018, Algorithm 2, LightGBM's
+``pred_contrib``). They depend on a row only through which of a leaf's path conditions it meets, so each leaf's
+path is merged by feature once (the product of the count ratios of a feature's splits, the conjunction of its
+conditions) and the polynomial of Algorithm 2 is run for all leaves of a given path length and all rows at once.
+The sum runs in another order than LightGBM's recursion, so values agree to rounding, not bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# LightGBM's kZeroThreshold, a float constant compared with doubles.
+K_ZERO = float(np.float32(1e-35))
+# Objectives whose predictions are the raw score (the ranking and regression ones LightGBM leaves untransformed).
+_IDENTITY = {"lambdarank", "rank_xendcg", "regression", "regression_l1", "huber", "fair", "quantile", "mape"}
+# Rows x internal nodes of one prediction pass (bounds the decision matrix's memory: 8 bytes a cell at most).
+_CELLS = 1 << 21
+# The rows of one contributions pass: memory is rows x (leaves x path length) doubles.
+_SHAP_ROWS = 16
+
+
+class ModelFormatError(ValueError):
+    """Text that is not a LightGBM model this evaluator runs (not LightGBM's format, or a feature it lacks)."""
+
+
+def _fields(lines: list[str]) -> dict[str, str]:
+    out = {}
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key] = value
+        elif line:
+            out[line] = ""
+    return out
+
+
+@dataclass
+class _Leaves:
+    """Every leaf of the model whose merged path has ``d`` distinct features (the TreeSHAP tables)."""
+
+    value: np.ndarray  # (L,)
+    feature: np.ndarray  # (L, d) the path's features, in order of first split
+    zero: np.ndarray  # (L, d) the share of training rows that each feature's splits let through
+    node: np.ndarray  # (L, P) the path's internal nodes (global index), P = the longest path of the group
+    left: np.ndarray  # (L, P) whether the path goes left there
+    slot: np.ndarray  # (L, P) the feature's place in ``feature``, -1 past the path's end
+
+
+@dataclass
+class Trees:
+    feature_names: list[str]
+    objective: str  # LightGBM's objective name ("lambdarank", "cross_entropy", "binary"...)
+    sigmoid: float  # binary's sigmoid parameter
+    # Internal nodes of all trees, numbered tree after tree; children are node numbers, or ~leaf for a leaf.
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    missing: np.ndarray  # 0 None, 1 Zero, 2 NaN
+    left: np.ndarray
+    right: np.ndarray
+    root: np.ndarray  # per tree: its root node, or ~leaf for a one-leaf tree
+    leaf_value: np.ndarray
+    leaf_count: np.ndarray
+    internal_count: np.ndarray
+    leaf_tree: np.ndarray  # per leaf: its tree
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def num_trees(self) -> int:
+        return int(self.root.shape[0])
+
+    @classmethod
+    def parse(cls, text: str) -> Trees:
+        try:
+            return cls._parse(text)
+        except (KeyError, IndexError, ValueError) as e:
+            if isinstance(e, ModelFormatError):
+                raise
+            raise ModelFormatError(f"not a LightGBM text model: {type(e).__name__}: {e}") from None
+
+    @classmethod
+    def _parse(cls, text: str) -> Trees:
+        if not text.startswith("tree\n"):
+            raise ModelFormatError("not a LightGBM text model (no 'tree' header)")
+        end = text.find("\nend of trees")
+        if end < 0:
+            raise ModelFormatError("not a LightGBM text model (no 'end of trees')")
+        start = text.find("\nTree=", 0, end)
+        head = _fields(text[: start if start >= 0 else end].splitlines())
+        if int(head["num_class"]) != 1 or int(head.get("num_tree_per_iteration", "1")) != 1:
+            raise ModelFormatError("multiclass models are not supported")
+        if "average_output" in head:
+            raise ModelFormatError("averaged (random forest) models are not supported")
+        names = head["feature_names"].split()
+        obj, *params = head.get("objective", "regression").split()
+        sigmoid = float(next((p.split(":")[1] for p in params if p.startswith("sigmoid:")), "1"))
+        if obj not in _IDENTITY | {"binary", "cross_entropy"} or "sqrt" in params:
+            raise ModelFormatError(f"objective {' '.join([obj, *params])!r} is not supported")
+        blocks = text[start + 1: end].split("\nTree=") if start >= 0 else []
+        feat, thr, dtype, lch, rch, roots = [], [], [], [], [], []
+        lval, lcnt, icnt, ltree = [], [], [], []
+        for t, block in enumerate(blocks):
+            f = _fields(block.splitlines()[1:])
+            n_leaves = int(f["num_leaves"])
+            if int(f.get("num_cat", "0")) or int(f.get("is_linear", "0")):
+                raise ModelFormatError("categorical splits and linear trees are not supported")
+            n0, l0 = len(feat), len(lval)
+            values = [float(v) for v in f["leaf_value"].split()]
+            if len(values) != n_leaves:
+                raise ModelFormatError(f"tree {t}: {len(values)} leaf values for {n_leaves} leaves")
+            lval += values
+            ltree += [t] * n_leaves
+            if n_leaves == 1:
+                lcnt.append(0.0)
+                roots.append(~l0)
+                continue
+            lcnt += [float(v) for v in f["leaf_count"].split()]
+            icnt += [float(v) for v in f["internal_count"].split()]
+            feat += [int(v) for v in f["split_feature"].split()]
+            thr += [float(v) for v in f["threshold"].split()]
+            dtype += [int(v) for v in f["decision_type"].split()]
+            for out, key in ((lch, "left_child"), (rch, "right_child")):
+                out += [c + n0 if c >= 0 else ~(~c + l0) for c in (int(v) for v in f[key].split())]
+            roots.append(n0)
+            if not len(feat) == len(thr) == len(dtype) == len(lch) == len(rch) == n0 + n_leaves - 1:
+                raise ModelFormatError(f"tree {t}: node arrays of different lengths")
+        d = np.asarray(dtype, dtype=np.int64)
+        if (d & 1).any():
+            raise ModelFormatError("categorical splits are not supported")
+        feature = np.asarray(feat, dtype=np.int64)
+        if feature.size and (feature.min() < 0 or feature.max() >= len(names)):
+            raise ModelFormatError("a split reads a feature the model does not name")
+        return cls(names, obj, sigmoid, feature, np.asarray(thr, dtype=np.float64), (d & 2) > 0, (d >> 2) & 3,
+                   np.asarray(lch, dtype=np.int64), np.asarray(rch, dtype=np.int64), np.asarray(roots, dtype=np.int64),
+                   np.asarray(lval, dtype=np.float64), np.asarray(lcnt, dtype=np.float64),
+                   np.asarray(icnt, dtype=np.float64), np.asarray(ltree, dtype=np.int64))
+
+    # ---- prediction ------------------------------------------------------------------------------------------------
+
+    def _rows(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.feature_names):
+            raise ValueError(f"expected rows of {len(self.feature_names)} features, got shape {X.shape}")
+        return np.where(np.abs(X) <= K_ZERO, 0.0, X)
+
+    def _goes_left(self, x: np.ndarray, node: np.ndarray) -> np.ndarray:
+        """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node``
+        (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is exactly 0, and a NaN goes
+        where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
+        left = x <= self.threshold[node]
+        nan = np.isnan(x)
+        if nan.any():
+            left = np.where(nan, self._nan_left()[node], left)
+        if (self.missing == 1).any():
+            left = np.where((x == 0) & (self.missing[node] == 1), self.default_left[node], left)
+        return left
+
+    def _nan_left(self) -> np.ndarray:
+        """Per node, where a NaN goes: missing type None reads it as 0, Zero as a zero (the default side), NaN the
+        default side."""
+        if "nan_left" not in self._cache:
+            self._cache["nan_left"] = np.where(self.missing == 0, self.threshold >= 0.0, self.default_left)
+        return np.asarray(self._cache["nan_left"])
+
+    def _bitmasks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """QuickScorer's tables (Lucchese et al. 2015) when every tree has at most 64 leaves: per internal node the
+        bits of its tree's leaves (numbered left to right) that stay reachable when the node's test fails (its left
+        subtree's are cleared); per tree with splits its first node and its leaves by bit. A row reaches the lowest
+        bit left after AND-ing the masks of the nodes whose test it fails, with no walk from node to node."""
+        if "bitmasks" in self._cache:
+            return self._cache["bitmasks"]  # type: ignore[no-any-return]
+        tables = None
+        counts = np.bincount(self.leaf_tree, minlength=self.num_trees)
+        if counts.size == 0 or counts.max() <= 64:
+            bits = next(b for b in (8, 16, 32, 64) if counts.size == 0 or counts.max() <= b)
+            dtype = np.dtype(f"uint{bits}")
+            mask = np.zeros(self.feature.shape[0], dtype=dtype)
+            multi = self.root[self.root >= 0]
+            by_bit = np.zeros((multi.shape[0], 64), dtype=np.int64)
+            for t, root in enumerate(multi.tolist()):
+                order: list[int] = []  # the tree's leaves left to right
+
+                def visit(code: int, order: list[int] = order) -> tuple[int, int]:
+                    """The bit range [first, end) of the leaves under ``code``."""
+                    if code < 0:
+                        order.append(~code)
+                        return len(order) - 1, len(order)
+                    first, mid = visit(int(self.left[code]))
+                    _, end = visit(int(self.right[code]))
+                    cleared = ((1 << (mid - first)) - 1) << first
+                    mask[code] = ((1 << bits) - 1) ^ cleared
+                    return first, end
+
+                visit(root)
+                by_bit[t, : len(order)] = order
+            tables = (mask, multi, by_bit)
+        self._cache["bitmasks"] = tables
+        return tables
+
+    def leaves(self, X: np.ndarray) -> np.ndarray:
+        """(rows, trees): the leaf (global number) each row reaches in each tree."""
+        X = self._rows(X)
+        tables = self._bitmasks()
+        if tables is None:
+            return self._walk(X)
+        mask, multi, by_bit = tables
+        out = np.empty((X.shape[0], self.num_trees), dtype=np.int64)
+        single = self.root < 0
+        out[:, single] = ~self.root[single]
+        trees = np.nonzero(~single)[0]
+        nodes = np.arange(self.feature.shape[0])
+        step = max(1, _CELLS // max(1, nodes.shape[0]))
+        columns = np.ascontiguousarray(X.T)  # a node's values are then one contiguous copy of a feature's row
+        for s in range(0, X.shape[0], step):
+            held = self._goes_left(columns[self.feature, s: s + step], nodes[:, None]).astype(mask.dtype)
+            # A test that holds keeps every bit (0 - 1 wraps to all ones in unsigned integers), a failed one its mask.
+            kept = np.bitwise_and.reduceat(mask[:, None] | (np.zeros(1, mask.dtype) - held), multi, axis=0)
+            lowest = kept & (~kept + np.ones(1, mask.dtype))
+            bit = np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two is a float64
+            out[s: s + step, trees] = by_bit[np.arange(trees.shape[0])[:, None], bit].T
+        return out
+
+    def _walk(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`leaves` for trees of more than 64 leaves: every row down every tree, one level per step."""
+        cur = np.broadcast_to(self.root, (X.shape[0], self.num_trees)).ravel().copy()
+        row = np.repeat(np.arange(X.shape[0]), self.num_trees)
+        active = np.nonzero(cur >= 0)[0]
+        while active.size:
+            node = cur[active]
+            left = self._goes_left(X[row[active], self.feature[node]], node)
+            nxt = np.where(left, self.left[node], self.right[node])
+            cur[active] = nxt
+            active = active[nxt >= 0]
+        return (~cur).reshape(X.shape[0], self.num_trees)
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        """Raw scores: the leaf values added tree after tree (cumsum adds in order, as LightGBM's loop does)."""
+        if self.num_trees == 0:
+            return np.zeros(np.asarray(X).shape[0])
+        values = self.leaf_value[self.leaves(X)]
+        return np.cumsum(values, axis=1)[:, -1] if values.shape[0] else np.zeros(0)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """What ``Booster.predict`` returns: the objective's transform of the raw score."""
+        raw = self.raw(X)
+        if self.objective in ("binary", "cross_entropy"):
+            # libm's exp, as LightGBM's std::exp: numpy's SIMD exp differs from it in the last bit on some values.
+            scale = self.sigmoid if self.objective == "binary" else 1.0
+            e = np.fromiter(map(math.exp, (-scale * raw).tolist()), dtype=np.float64, count=raw.shape[0])
+            return 1.0 / (1.0 + e)
+        return raw
+
+    # ---- TreeSHAP --------------------------------------------------------------------------------------------------
+
+    def expected_value(self) -> float:
+        """TreeSHAP's base value: per tree the training-count-weighted mean of its leaves, summed in tree order."""
+        if "base" not in self._cache:
+            total = 0.0
+            for t, root in enumerate(self.root.tolist()):
+                leaves = np.nonzero(self.leaf_tree == t)[0]
+                if root < 0:
+                    total += float(self.leaf_value[~root])
+                    continue
+                n = float(self.internal_count[root])
+                value = 0.0
+                for k in leaves.tolist():
+                    value += (float(self.leaf_count[k]) / n) * float(self.leaf_value[k])
+                total += value
+            self._cache["base"] = total
+        return float(self._cache["base"])
+
+    def _shap_groups(self) -> list[_Leaves]:
+        if "groups" in self._cache:
+            return list(self._cache["groups"])
+        paths: dict[int, list[tuple[float, list[int], list[float], list[int], list[bool], list[int]]]] = {}
+
+        def walk(code: int, steps: list[tuple[int, bool]]) -> None:
+            if code >= 0:
+                walk(int(self.left[code]), [*steps, (code, True)])
+                walk(int(self.right[code]), [*steps, (code, False)])
+                return
+            feats: list[int] = []
+            zeros: list[float] = []
+            slots: list[int] = []
+            for i, (node, _) in enumerate(steps):
+                child = steps[i + 1][0] if i + 1 < len(steps) else code
+                count = self.internal_count[child] if child >= 0 else self.leaf_count[~child]
+                share = float(count) / float(self.internal_count[node])
+                f = int(self.feature[node])
+                if f in feats:
+                    zeros[feats.index(f)] *= share
+                else:
+                    feats.append(f)
+                    zeros.append(share)
+                slots.append(feats.index(f))
+            paths.setdefault(len(feats), []).append(
+                (float(self.leaf_value[~code]), feats, zeros, [s[0] for s in steps], [s[1] for s in steps], slots))
+
+        for root in self.root.tolist():
+            if root >= 0:
+                walk(root, [])
+        groups = []
+        for _, items in sorted(paths.items()):
+            width = max(len(it[3]) for it in items)
+
+            def pad(seq: list[Any], fill: Any, w: int = width) -> list[Any]:
+                return list(seq) + [fill] * (w - len(seq))
+
+            groups.append(_Leaves(np.array([it[0] for it in items]), np.array([it[1] for it in items], dtype=np.int64),
+                                  np.array([it[2] for it in items], dtype=np.float64),
+                                  np.array([pad(it[3], 0) for it in items], dtype=np.int64),
+                                  np.array([pad(it[4], False) for it in items], dtype=bool),
+                                  np.array([pad(it[5], -1) for it in items], dtype=np.int64)))
+        self._cache["groups"] = groups
+        return groups
+
+    def contributions(self, X: np.ndarray) -> np.ndarray:
+        """(rows, features): TreeSHAP values in raw-score space; with :meth:`expected_value` they sum to the raw
+        score."""
+        X = self._rows(X)
+        out = np.zeros((X.shape[0], len(self.feature_names)))
+        for s in range(0, X.shape[0], _SHAP_ROWS):
+            out[s: s + _SHAP_ROWS] = self._contributions(X[s: s + _SHAP_ROWS])
+        return out
+
+    def _contributions(self, X: np.ndarray) -> np.ndarray:
+        n_rows, n_feat = X.shape
+        nodes = np.arange(self.feature.shape[0])
+        # Every internal node's decision for every row, once.
+        left_all = self._goes_left(X[:, self.feature], nodes)
+        flat = np.zeros(n_rows * n_feat)
+        rows = np.arange(n_rows)[:, None] * n_feat
+        for g in self._shap_groups():
+            d = g.feature.shape[1]
+            if d == 0:
+                continue
+            agree = left_all[:, g.node] == g.left  # (rows, L, P)
+            # one[r, l, j]: the row meets every condition of the path's feature j.
+            one = np.stack([np.all(agree | (g.slot != j), axis=2) for j in range(d)], axis=2).astype(np.float64)
+            # Algorithm 2's EXTEND for the dummy root element then each feature: weights of the subsets by size.
+            pw = np.zeros((n_rows, g.value.shape[0], d + 1))
+            pw[:, :, 0] = 1.0
+            for k in range(1, d + 1):
+                z, o = g.zero[:, k - 1], one[:, :, k - 1:k]
+                j = np.arange(k + 1)
+                shifted = np.concatenate([np.zeros_like(pw[:, :, :1]), pw[:, :, :k]], axis=2)
+                pw[:, :, : k + 1] = (z[:, None] * pw[:, :, : k + 1] * (k - j)) / (k + 1) + (o * shifted * j) / (k + 1)
+            for i in range(d):
+                z, o = g.zero[:, i], one[:, :, i]
+                # UNWOUND-SUM: the subset weights with feature i taken out, both branches (o is 0 or 1).
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    nxt = pw[:, :, d].copy()
+                    total_one = np.zeros_like(nxt)
+                    total_zero = np.zeros_like(nxt)
+                    for m in range(d - 1, -1, -1):
+                        tmp = nxt * (d + 1) / (m + 1)
+                        total_one += tmp
+                        nxt = pw[:, :, m] - tmp * z * ((d - m) / (d + 1))
+                        total_zero += (pw[:, :, m] / z) / ((d - m) / (d + 1))
+                    w = np.where(o != 0, total_one, total_zero)
+                phi = w * (o - z) * g.value
+                flat += np.bincount((rows + g.feature[:, i]).ravel(), weights=phi.ravel(), minlength=flat.shape[0])
+        return flat.reshape(n_rows, n_feat)
+
+    def used_features(self) -> list[int]:
+        return [int(f) for f in np.unique(self.feature)]

@@ -1,0 +1,138 @@
+"""The numpy evaluator of LightGBM's text models (centrum.algorithms._trees) gives LightGBM's own predictions: the same
+doubles for raw scores and probabilities, TreeSHAP's base value exactly and its contributions to rounding, on every
+shipped model with real feature rows (the golden pages' candidates and blocks, the fixture pages' source blocks) and
+rows drawn at the models' thresholds with NaN, zero and sub-kZeroThreshold values; and on LightGBM models with the
+split kinds the shipped ones lack (missing type Zero and NaN, default right, trees of more than 64 leaves)."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from centrum import charset, goldens
+from centrum.algorithms import _source_features as S
+from centrum.algorithms import ensemble as E
+from centrum.algorithms import source
+from centrum.algorithms._ensemble_model import Boosted
+from centrum.algorithms._trees import K_ZERO, ModelFormatError, Trees
+
+WEIGHTS = resources.files("centrum") / "weights"
+SHIPPED = sorted(p.name for p in WEIGHTS.iterdir() if p.name.endswith(".lgb.txt"))
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
+
+
+@functools.cache
+def golden_rows() -> tuple[np.ndarray, np.ndarray]:
+    """(candidate rows, block rows) of every golden page: the ensemble's features as a press computes them."""
+    cands, blocks = [], []
+    cfg = E.Config()
+    block_model = E.load_block_model()
+    for slug in goldens.slugs():
+        snap = goldens.load_snapshot(slug)
+        results, _ = E.run_base(snap)
+        pm = E.prepare(snap, results, cfg)
+        cands.append(pm.X)
+        for nodes in pm.candidates[:5]:
+            pb, _ = E.block_scores(snap, nodes, pm, cfg, block_model)
+            blocks.append(pb.X)
+    return np.concatenate(cands), np.concatenate(blocks)
+
+
+@functools.cache
+def source_rows() -> np.ndarray:
+    rows = []
+    for page in sorted(FIXTURES.glob("*.html")):
+        try:
+            tree = S.parse(charset.decode(page.read_bytes()), source.Config().max_chars)
+        except S.SourceError:
+            continue
+        rows.append(S.block_features(tree)[0])
+    return np.concatenate(rows)
+
+
+def edge_rows(trees: Trees, n: int, seed: int = 0) -> np.ndarray:
+    """Rows at, just below and just above the model's thresholds, with NaN, 0 and +-1e-36 (read as 0) mixed in."""
+    rng = np.random.default_rng(seed)
+    X = rng.choice(trees.threshold[np.isfinite(trees.threshold)], size=(n, len(trees.feature_names)))
+    X = X + rng.choice([-1e-9, 0.0, 1e-9], size=X.shape) * np.maximum(np.abs(X), 1.0)
+    for value, share in ((np.nan, 0.05), (0.0, 0.05), (1e-36, 0.02), (-1e-36, 0.02), (K_ZERO, 0.02)):
+        X[rng.random(X.shape) < share] = value
+    return X
+
+
+def agree(text: str, X: np.ndarray, contrib_rows: int = 8) -> None:
+    ours, booster = Trees.parse(text), lgb.Booster(model_str=text)
+    assert np.array_equal(ours.raw(X), booster.predict(X, raw_score=True, num_threads=1))
+    assert np.array_equal(ours.predict(X), booster.predict(X, num_threads=1))
+    want = booster.predict(X[:contrib_rows], pred_contrib=True, num_threads=1)
+    assert ours.expected_value() == want[0, -1]
+    np.testing.assert_allclose(ours.contributions(X[:contrib_rows]), want[:, :-1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_models_predict_as_lightgbm_on_real_and_edge_rows(name: str) -> None:
+    text = (WEIGHTS / name).read_text(encoding="utf-8")
+    trees = Trees.parse(text)
+    k = len(trees.feature_names)
+    if name.startswith("source-"):
+        real = source_rows()
+    else:
+        cands, blocks = golden_rows()
+        real = blocks if name.endswith("-blocks.lgb.txt") else cands
+    assert real.shape[0] > 50 and real.shape[1] >= k
+    agree(text, np.concatenate([real[:, :k], edge_rows(trees, 300)]))
+
+
+def test_the_ensemble_scores_with_the_evaluator_as_with_lightgbm() -> None:
+    """What a press computes (Boosted: scores, the debugger's base and contributions) equals LightGBM's."""
+    model = E.load_model()
+    assert isinstance(model, Boosted)
+    booster = lgb.Booster(model_str=model.to_string())
+    cands, _ = golden_rows()
+    X = cands[:, : len(model.feature_names)]
+    assert np.array_equal(model.predict(X), booster.predict(X, num_threads=1))
+    contrib = booster.predict(X[:3], pred_contrib=True, num_threads=1)
+    assert model.base == contrib[0, -1]
+    np.testing.assert_allclose(model.contributions(X[:3]), contrib[:, :-1], rtol=1e-9, atol=1e-12)
+    used = [int(j) for j in np.nonzero(booster.feature_importance("split"))[0]]
+    assert model.used_features() == used
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "regression", "num_leaves": 100, "zero_as_missing": False},  # > 64 leaves: the level walk
+    {"objective": "regression", "num_leaves": 31, "zero_as_missing": True},  # missing type Zero
+    {"objective": "binary", "num_leaves": 15, "sigmoid": 0.7},  # missing type NaN, default sides both ways
+])
+def test_missing_types_and_wide_trees_as_lightgbm(params: dict) -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.1] = 0.0
+    signal = np.nan_to_num(X[:, 0], nan=2.0) + np.where(np.isnan(X[:, 1]), -1.5, X[:, 1] ** 2) + (X[:, 2] == 0)
+    y = (signal > 0.8).astype(float) if params["objective"] == "binary" else signal
+    booster = lgb.train({**params, "min_data_in_leaf": 5, "verbosity": -1, "seed": 0, "num_threads": 1},
+                        lgb.Dataset(X, label=y), num_boost_round=25)
+    text = booster.model_to_string()
+    trees = Trees.parse(text)
+    kinds = set(trees.missing.tolist())
+    assert kinds == ({1} if params.get("zero_as_missing") else {2})
+    assert trees.default_left.any() and not trees.default_left.all()
+    assert (trees._bitmasks() is None) == (params["num_leaves"] > 64)
+    agree(text, np.concatenate([X[:500], edge_rows(trees, 300, seed=2)]))
+
+
+def test_a_file_that_is_not_a_model_is_refused_with_the_reason() -> None:
+    for text, why in (("tree\nnot a model\n", "end of trees"), ("hello", "no 'tree' header"),
+                      ("tree\nversion=v4\nend of trees\n", "KeyError")):
+        with pytest.raises(ModelFormatError, match=why):
+            Trees.parse(text)
+    good = (WEIGHTS / "source-v1.lgb.txt").read_text(encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="leaf values"):
+        Trees.parse(good.replace("leaf_value=", "leaf_value=0.5 ", 1))
+    with pytest.raises(ModelFormatError, match="multiclass"):
+        Trees.parse(good.replace("num_class=1", "num_class=3", 1))
