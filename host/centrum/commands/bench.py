@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dana-throughput", action="store_true",
                         help="also measure DANA variants on the raw HTML of --datasets (MB/s)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder (default: %(default)s)")
+    parser.add_argument("--api", action="store_true",
+                        help="instead: the Python API over --datasets pages in one process with one browser: "
+                        "extract() first vs later calls, extract_many() pages/s, render=False against trafilatura; "
+                        "writes api.json and api.md")
+    parser.add_argument("--pages", type=int, default=100, help="--api: pages, taken in turn from each data set "
+                        "(default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="--api: extract_many's workers (default: %(default)s)")
     parser.add_argument("--batch", action="store_true",
                         help="instead: pages/s of `centrum batch` (Ray) with 1 and 2 actors, rendered and --no-render, "
                         "on a synthetic WARC; writes batch.json and batch.md (needs the batch extra)")
@@ -38,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.batch:
         return _run_batch(args)
+    if args.api:
+        return _run_api(args)
     from ..benchmark import format_table, plot, run_bench
 
     try:
@@ -88,5 +97,29 @@ def _run_batch(args: argparse.Namespace) -> int:
     (args.out / "batch.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     table = format_batch_table(report)
     (args.out / "batch.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return 0
+
+
+def _run_api(args: argparse.Namespace) -> int:
+    from ..api_bench import format_api_table, pick_pages, run_api_bench
+
+    # A shell glob over the data sets (../shared/datasets/*) also matches their README: files are skipped.
+    dirs = [d for d in args.datasets if not d.is_file()]
+    for d in dirs:
+        if not (d / "pages").is_dir():
+            print(f"centrum bench: {d} has no pages/ folder", file=sys.stderr)
+            return 2
+    if not dirs:
+        print("centrum bench: --api needs --datasets (e.g. --datasets ../shared/datasets/*)", file=sys.stderr)
+        return 2
+    if args.pages < 2 or args.workers < 1:
+        print("centrum bench: --api needs --pages of at least 2 and --workers of at least 1", file=sys.stderr)
+        return 2
+    report = run_api_bench(pick_pages(dirs, args.pages), workers=args.workers)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "api.json").write_text(json.dumps(report, indent=1, default=json_default), encoding="utf-8")
+    table = format_api_table(report)
+    (args.out / "api.md").write_text(table + "\n", encoding="utf-8")
     print(table)
     return 0
