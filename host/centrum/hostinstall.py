@@ -172,6 +172,12 @@ def _save_record(entries: list[dict[str, Any]]) -> None:
     path.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
 
 
+def installed_manifests() -> list[Path]:
+    """The manifests install() wrote and recorded, those in --user-data-dir profiles included (``centrum doctor``
+    finds a profile's host through them)."""
+    return [Path(e["manifest"]) for e in _load_record() if isinstance(e.get("manifest"), str)]
+
+
 def expand(browser: str) -> tuple[str, ...]:
     if browser == "all":
         return BROWSERS

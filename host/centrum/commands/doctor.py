@@ -1,7 +1,11 @@
 """Check, for each browser, that its native-messaging host manifest is found, names a launcher that starts and
 answers a ping, and lets the extension connect: the first thing to run when the button says the host is missing.
 
-Exit status: 0 when every browser that has a manifest passes every check and at least one has a manifest, else 1."""
+Each manifest file is checked once: every browser's default location, the Chromium profile given with
+--user-data-dir (whichever Chromium-family browser runs it reads DIR/NativeMessagingHosts), and the profiles
+`centrum install-host --user-data-dir` recorded in $CENTRUM_HOME/installed.json.
+
+Exit status: 0 when every manifest found passes every check and at least one is found, else 1."""
 
 from __future__ import annotations
 
@@ -19,15 +23,26 @@ PING_TIMEOUT_S = 20.0
 
 @dataclass
 class Check:
-    browser: str
+    browser: str  # a browser, or "chromium-family" for a profile any of them may run
     manifest: Path
     found: bool = False
     problems: list[str] = field(default_factory=list)
     host_version: str | None = None
+    profile: Path | None = None  # the --user-data-dir profile whose manifest this is (None: the default location)
+    launcher: Path | None = None
 
     @property
     def ok(self) -> bool:
         return self.found and not self.problems
+
+    @property
+    def where(self) -> str:
+        return f" in profile {self.profile}" if self.profile is not None else ""
+
+    def install_command(self) -> str:
+        family = "chromium" if self.browser == "chromium-family" else self.browser
+        profile = f" --user-data-dir {self.profile}" if self.profile is not None else ""
+        return f"centrum install-host --browser {family}{profile}"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,11 +83,42 @@ def ping_launcher(launcher: Path, timeout: float = PING_TIMEOUT_S) -> dict[str, 
     return answer["result"]
 
 
-def check_browser(browser: str, user_data_dir: Path | None, extension_id: str, gecko_id: str) -> Check:
-    from .. import __version__
-    from ..hostinstall import HOST_NAME, manifest_dir
+def targets(browser: str, user_data_dir: Path | None) -> list[Check]:
+    """What to check, each manifest file once: the given profile first, then each browser's default location, then
+    the profiles install-host recorded."""
+    from ..hostinstall import CHROMIUM_FAMILY, HOST_NAME, expand, installed_manifests, manifest_dir
 
-    c = Check(browser, manifest_dir(browser, user_data_dir) / f"{HOST_NAME}.json")
+    browsers = expand(browser)
+    out: list[Check] = []
+    seen: set[Path] = set()
+
+    def add(c: Check) -> None:
+        key = Path(os.path.abspath(c.manifest))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+
+    # A profile is read by whichever Chromium-family browser was started with it: named after the browser asked
+    # for, when one was.
+    family = browsers[0] if len(browsers) == 1 and browsers[0] in CHROMIUM_FAMILY else "chromium-family"
+    if user_data_dir is not None:
+        add(Check(family, manifest_dir("chromium", user_data_dir) / f"{HOST_NAME}.json", profile=user_data_dir))
+    defaults = {b: manifest_dir(b) / f"{HOST_NAME}.json" for b in expand("all")}
+    for b in browsers:
+        add(Check(b, defaults[b]))
+    if any(b in CHROMIUM_FAMILY for b in browsers):
+        default_paths = {Path(os.path.abspath(m)) for m in defaults.values()}
+        for m in installed_manifests():
+            if Path(os.path.abspath(m)) not in default_paths and m.parent.name == "NativeMessagingHosts":
+                add(Check(family, m, profile=m.parent.parent))
+    return out
+
+
+def check_manifest(c: Check, extension_id: str, gecko_id: str) -> Check:
+    """Fill ``c`` in: is its manifest there, well formed, allowing the extension, naming a launcher that answers."""
+    from .. import __version__
+    from ..hostinstall import HOST_NAME
+
     if not c.manifest.exists():
         return c
     c.found = True
@@ -88,7 +134,7 @@ def check_browser(browser: str, user_data_dir: Path | None, extension_id: str, g
         c.problems.append(f"manifest name is {manifest.get('name')!r}, expected {HOST_NAME!r}")
     if manifest.get("type") != "stdio":
         c.problems.append("manifest type is not 'stdio'")
-    if browser == "firefox":
+    if c.browser == "firefox":
         allowed = manifest.get("allowed_extensions") or []
         if gecko_id not in allowed:
             c.problems.append(f"extension {gecko_id} is not in allowed_extensions {allowed}")
@@ -97,11 +143,11 @@ def check_browser(browser: str, user_data_dir: Path | None, extension_id: str, g
         origin = f"chrome-extension://{extension_id}/"
         if origin not in allowed:
             c.problems.append(f"extension id {extension_id} is not in allowed_origins {allowed}")
-    launcher = Path(str(manifest.get("path", "")))
+    launcher = c.launcher = Path(str(manifest.get("path", "")))
     if not launcher.is_absolute():
         c.problems.append(f"launcher path {str(launcher)!r} is not absolute (browsers refuse relative paths)")
     elif not launcher.exists():
-        c.problems.append(f"launcher {launcher} does not exist (run `centrum install-host --browser {browser}`)")
+        c.problems.append(f"launcher {launcher} does not exist (run `{c.install_command()}`)")
     elif not os.access(launcher, os.X_OK):
         c.problems.append(f"launcher {launcher} is not executable")
     else:
@@ -113,7 +159,7 @@ def check_browser(browser: str, user_data_dir: Path | None, extension_id: str, g
             c.host_version = str(result.get("host"))
             if c.host_version != __version__:
                 c.problems.append(f"launcher runs host {c.host_version}, this centrum is {__version__} "
-                                  "(run `centrum install-host` again)")
+                                  f"(run `{c.install_command()}` again)")
     return c
 
 
@@ -137,27 +183,38 @@ def check_renderer() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hostinstall import expand
+    from ..hostinstall import InstallError
 
-    browsers = [b for b in expand(args.browser) if not (args.user_data_dir is not None and b == "firefox")]
-    checks = [check_browser(b, args.user_data_dir, args.extension_id, args.gecko_id) for b in browsers]
+    if args.user_data_dir is not None and args.browser == "firefox":
+        print("doctor: --user-data-dir is a Chromium-family profile; Firefox reads "
+              "$HOME/.mozilla/native-messaging-hosts", file=sys.stderr)
+        return 2
+    try:
+        checks = [check_manifest(c, args.extension_id, args.gecko_id) for c in targets(args.browser,
+                                                                                      args.user_data_dir)]
+    except InstallError as e:
+        print(f"doctor: {e}", file=sys.stderr)
+        return 2
     if args.json:
-        print(json.dumps([{"browser": c.browser, "manifest": str(c.manifest), "found": c.found, "ok": c.ok,
-                           "host": c.host_version, "problems": c.problems} for c in checks], indent=2))
+        print(json.dumps([{"browser": c.browser, "profile": None if c.profile is None else str(c.profile),
+                           "manifest": str(c.manifest), "found": c.found, "ok": c.ok, "host": c.host_version,
+                           "launcher": None if c.launcher is None else str(c.launcher), "problems": c.problems}
+                          for c in checks], indent=2))
     else:
         for c in checks:
             if not c.found:
-                print(f"{c.browser}: no host manifest at {c.manifest} (run `centrum install-host --browser "
-                      f"{c.browser}`)")
+                print(f"{c.browser}: no host manifest{c.where} at {c.manifest} (run `{c.install_command()}`)")
             elif c.ok:
-                print(f"{c.browser}: ok (manifest {c.manifest}, host {c.host_version} answers)")
+                print(f"{c.browser}: ok{c.where} (manifest {c.manifest}, launcher {c.launcher}, host "
+                      f"{c.host_version} answers)")
             else:
-                print(f"{c.browser}: PROBLEM (manifest {c.manifest})")
+                print(f"{c.browser}: PROBLEM{c.where} (manifest {c.manifest})")
                 for p in c.problems:
                     print(f"  - {p}")
         print(check_renderer())
     found = [c for c in checks if c.found]
     if not found:
-        print("doctor: no browser has the Centrum host installed", file=sys.stderr)
+        looked = ", ".join(f"{c.browser}{c.where}" for c in checks)
+        print(f"doctor: no Centrum host manifest found (looked for {looked})", file=sys.stderr)
         return 1
     return 0 if all(c.ok for c in found) else 1
