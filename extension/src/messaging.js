@@ -39,6 +39,13 @@
     return /not found|no such native application|forbidden|not allowed|manifest/i.test(detail);
   }
 
+  // The page shows the code's plain sentence (errorHostMissing: not installed, run centrum install-host) above this
+  // message, so the message carries only what the browser said, for a bug report: saying it again was noise.
+  function hostMissing(name, detail) {
+    const said = detail || "connectNative failed";
+    return new CentrumError("E_HOST_MISSING", said.includes(name) ? said : `${name}: ${said}`);
+  }
+
   class HostPort {
     constructor(name) {
       this.name = name;
@@ -93,8 +100,7 @@
         const entry = this.pending.get(id);
         this.settle(id);
         if (missing) {
-          entry.reject(new CentrumError("E_HOST_MISSING",
-            `The Centrum host is not installed: run "centrum install-host" (${detail || "connectNative failed"})`));
+          entry.reject(hostMissing(this.name, detail));
         } else {
           entry.reject(new CentrumError("E_DISCONNECTED",
             `The Centrum host exited while working (${detail || "disconnected"}); see host.log. Press again to retry.`));
@@ -140,7 +146,7 @@
         try {
           port = this.connect();
         } catch (e) {
-          reject(new CentrumError("E_HOST_MISSING", `The Centrum host is not installed: run "centrum install-host" (${e.message})`));
+          reject(hostMissing(this.name, e.message));
           return;
         }
         const timer = setTimeout(() => this.timeout(timeoutMs), timeoutMs);
