@@ -112,43 +112,42 @@ class Trees:
         if obj not in _IDENTITY | {"binary", "cross_entropy"} or "sqrt" in params:
             raise ModelFormatError(f"objective {' '.join([obj, *params])!r} is not supported")
         blocks = text[start + 1: end].split("\nTree=") if start >= 0 else []
-        feat, thr, dtype, lch, rch, roots = [], [], [], [], [], []
-        lval, lcnt, icnt, ltree = [], [], [], []
-        for t, block in enumerate(blocks):
-            f = _fields(block.splitlines()[1:])
-            n_leaves = int(f["num_leaves"])
-            if int(f.get("num_cat", "0")) or int(f.get("is_linear", "0")):
-                raise ModelFormatError("categorical splits and linear trees are not supported")
-            n0, l0 = len(feat), len(lval)
-            values = [float(v) for v in f["leaf_value"].split()]
-            if len(values) != n_leaves:
-                raise ModelFormatError(f"tree {t}: {len(values)} leaf values for {n_leaves} leaves")
-            lval += values
-            ltree += [t] * n_leaves
-            if n_leaves == 1:
-                lcnt.append(0.0)
-                roots.append(~l0)
-                continue
-            lcnt += [float(v) for v in f["leaf_count"].split()]
-            icnt += [float(v) for v in f["internal_count"].split()]
-            feat += [int(v) for v in f["split_feature"].split()]
-            thr += [float(v) for v in f["threshold"].split()]
-            dtype += [int(v) for v in f["decision_type"].split()]
-            for out, key in ((lch, "left_child"), (rch, "right_child")):
-                out += [c + n0 if c >= 0 else ~(~c + l0) for c in (int(v) for v in f[key].split())]
-            roots.append(n0)
-            if not len(feat) == len(thr) == len(dtype) == len(lch) == len(rch) == n0 + n_leaves - 1:
-                raise ModelFormatError(f"tree {t}: node arrays of different lengths")
-        d = np.asarray(dtype, dtype=np.int64)
+        trees = [dict(line.split("=", 1) for line in block.split("\n")[1:] if "=" in line) for block in blocks]
+        if any(int(f.get("num_cat", "0")) or int(f.get("is_linear", "0")) for f in trees):
+            raise ModelFormatError("categorical splits and linear trees are not supported")
+        n_leaves = np.array([int(f["num_leaves"]) for f in trees], dtype=np.int64)
+        multi = [f for f, n in zip(trees, n_leaves.tolist(), strict=True) if n > 1]
+
+        def numbers(key: str, of: list[dict[str, str]], kind: type = np.float64) -> np.ndarray:
+            # One C conversion of every tree's values (numpy parses decimal strings correctly rounded, as float()).
+            return np.array(" ".join(f[key] for f in of).split(), dtype=kind)
+
+        lval = numbers("leaf_value", trees)
+        if lval.shape[0] != n_leaves.sum():
+            raise ModelFormatError(f"{lval.shape[0]} leaf values for {n_leaves.sum()} leaves")
+        l0 = np.concatenate([[0], np.cumsum(n_leaves)[:-1]]).astype(np.int64)  # each tree's first leaf
+        n_nodes = n_leaves - 1
+        n0 = np.concatenate([[0], np.cumsum(n_nodes)[:-1]]).astype(np.int64)  # each tree's first internal node
+        nodes_of = np.repeat(np.arange(n_leaves.shape[0]), n_nodes)  # per internal node: its tree
+        lcnt = np.zeros(lval.shape[0])
+        lcnt[np.repeat(n_leaves > 1, n_leaves)] = numbers("leaf_count", multi)
+        feat, thr = numbers("split_feature", multi, np.int64), numbers("threshold", multi)
+        dtype, icnt = numbers("decision_type", multi, np.int64), numbers("internal_count", multi)
+        lch, rch = (numbers(key, multi, np.int64) for key in ("left_child", "right_child"))
+        if not feat.shape[0] == thr.shape[0] == dtype.shape[0] == lch.shape[0] == rch.shape[0] == n_nodes.sum():
+            raise ModelFormatError("node arrays of different lengths")
+        # Children to global numbers: a node's index plus its tree's first node, a leaf's plus its tree's first leaf.
+        lch, rch = (np.where(c >= 0, c + n0[nodes_of], ~(~c + l0[nodes_of])) for c in (lch, rch))
+        roots = np.where(n_leaves > 1, n0, ~l0)
+        ltree = np.repeat(np.arange(n_leaves.shape[0]), n_leaves)
+        d = dtype
         if (d & 1).any():
             raise ModelFormatError("categorical splits are not supported")
-        feature = np.asarray(feat, dtype=np.int64)
+        feature = feat
         if feature.size and (feature.min() < 0 or feature.max() >= len(names)):
             raise ModelFormatError("a split reads a feature the model does not name")
-        return cls(names, obj, sigmoid, feature, np.asarray(thr, dtype=np.float64), (d & 2) > 0, (d >> 2) & 3,
-                   np.asarray(lch, dtype=np.int64), np.asarray(rch, dtype=np.int64), np.asarray(roots, dtype=np.int64),
-                   np.asarray(lval, dtype=np.float64), np.asarray(lcnt, dtype=np.float64),
-                   np.asarray(icnt, dtype=np.float64), np.asarray(ltree, dtype=np.int64))
+        return cls(names, obj, sigmoid, feature, thr, (d & 2) > 0, (d >> 2) & 3, lch, rch, roots, lval, lcnt, icnt,
+                   ltree)
 
     # ---- prediction ------------------------------------------------------------------------------------------------
 
@@ -158,13 +157,13 @@ class Trees:
             raise ValueError(f"expected rows of {len(self.feature_names)} features, got shape {X.shape}")
         return np.where(np.abs(X) <= K_ZERO, 0.0, X)
 
-    def _goes_left(self, x: np.ndarray, node: np.ndarray) -> np.ndarray:
+    def _goes_left(self, x: np.ndarray, node: np.ndarray, nan_possible: bool = True) -> np.ndarray:
         """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node``
         (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is exactly 0, and a NaN goes
         where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
         left = x <= self.threshold[node]
-        nan = np.isnan(x)
-        if nan.any():
+        nan = np.isnan(x) if nan_possible else None
+        if nan is not None and nan.any():
             left = np.where(nan, self._nan_left()[node], left)
         if (self.missing == 1).any():
             left = np.where((x == 0) & (self.missing[node] == 1), self.default_left[node], left)
@@ -177,38 +176,45 @@ class Trees:
             self._cache["nan_left"] = np.where(self.missing == 0, self.threshold >= 0.0, self.default_left)
         return np.asarray(self._cache["nan_left"])
 
-    def _bitmasks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _bitmasks(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
         """QuickScorer's tables (Lucchese et al. 2015) when every tree has at most 64 leaves: per internal node the
         bits of its tree's leaves (numbered left to right) that stay reachable when the node's test fails (its left
-        subtree's are cleared); per tree with splits its first node and its leaves by bit. A row reaches the lowest
-        bit left after AND-ing the masks of the nodes whose test it fails, with no walk from node to node."""
+        subtree's are cleared); a row reaches the lowest bit left after AND-ing the masks of the nodes whose test it
+        fails, with no walk from node to node. Returned as (node, mask, width, leaf by bit): the nodes of each tree
+        with splits, padded to ``width`` per tree with all-ones masks (which change nothing), so that one reduce
+        over a (trees, width, rows) array ANDs every tree's masks."""
         if "bitmasks" in self._cache:
             return self._cache["bitmasks"]  # type: ignore[no-any-return]
         tables = None
         counts = np.bincount(self.leaf_tree, minlength=self.num_trees)
         if counts.size == 0 or counts.max() <= 64:
             bits = next(b for b in (8, 16, 32, 64) if counts.size == 0 or counts.max() <= b)
-            dtype = np.dtype(f"uint{bits}")
-            mask = np.zeros(self.feature.shape[0], dtype=dtype)
+            ones = (1 << bits) - 1
             multi = self.root[self.root >= 0]
+            width = int(counts.max()) - 1 if counts.size else 0
+            node = np.zeros((multi.shape[0], width), dtype=np.int64)
+            mask = np.full((multi.shape[0], width), ones, dtype=np.dtype(f"uint{bits}"))
             by_bit = np.zeros((multi.shape[0], 64), dtype=np.int64)
             for t, root in enumerate(multi.tolist()):
                 order: list[int] = []  # the tree's leaves left to right
+                inner: list[tuple[int, int]] = []  # (node, mask)
 
-                def visit(code: int, order: list[int] = order) -> tuple[int, int]:
+                def visit(code: int, order: list[int] = order, inner: list[tuple[int, int]] = inner
+                          ) -> tuple[int, int]:
                     """The bit range [first, end) of the leaves under ``code``."""
                     if code < 0:
                         order.append(~code)
                         return len(order) - 1, len(order)
                     first, mid = visit(int(self.left[code]))
                     _, end = visit(int(self.right[code]))
-                    cleared = ((1 << (mid - first)) - 1) << first
-                    mask[code] = ((1 << bits) - 1) ^ cleared
+                    inner.append((code, ones ^ (((1 << (mid - first)) - 1) << first)))
                     return first, end
 
                 visit(root)
+                node[t, : len(inner)] = [c for c, _ in inner]
+                mask[t, : len(inner)] = [m for _, m in inner]
                 by_bit[t, : len(order)] = order
-            tables = (mask, multi, by_bit)
+            tables = (node.ravel(), mask.ravel(), width, by_bit)
         self._cache["bitmasks"] = tables
         return tables
 
@@ -218,18 +224,19 @@ class Trees:
         tables = self._bitmasks()
         if tables is None:
             return self._walk(X)
-        mask, multi, by_bit = tables
+        node, mask, width, by_bit = tables
         out = np.empty((X.shape[0], self.num_trees), dtype=np.int64)
         single = self.root < 0
         out[:, single] = ~self.root[single]
         trees = np.nonzero(~single)[0]
-        nodes = np.arange(self.feature.shape[0])
-        step = max(1, _CELLS // max(1, nodes.shape[0]))
+        step = max(1, _CELLS // max(1, node.shape[0]))
         columns = np.ascontiguousarray(X.T)  # a node's values are then one contiguous copy of a feature's row
+        feature, nan_possible = self.feature[node], bool(np.isnan(X).any())
         for s in range(0, X.shape[0], step):
-            held = self._goes_left(columns[self.feature, s: s + step], nodes[:, None]).astype(mask.dtype)
+            held = self._goes_left(columns[feature, s: s + step], node[:, None], nan_possible).astype(mask.dtype)
             # A test that holds keeps every bit (0 - 1 wraps to all ones in unsigned integers), a failed one its mask.
-            kept = np.bitwise_and.reduceat(mask[:, None] | (np.zeros(1, mask.dtype) - held), multi, axis=0)
+            kept = (mask[:, None] | (np.zeros(1, mask.dtype) - held)).reshape(trees.shape[0], width, -1)
+            kept = np.bitwise_and.reduce(kept, axis=1)
             lowest = kept & (~kept + np.ones(1, mask.dtype))
             bit = np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two is a float64
             out[s: s + step, trees] = by_bit[np.arange(trees.shape[0])[:, None], bit].T
