@@ -44,30 +44,46 @@ def marked(token: str) -> list[int]:
     return found
 
 
-def _signal(pids: list[int], sig: int) -> None:
-    for pid in pids:
+def _start_time(pid: int) -> str | None:
+    """A live process's start time (with its pid, names one process across pid reuse); None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def end_run(token: str, grace_s: float = GRACE_S) -> int:
+    """End every process carrying ``token``; returns how many there were. Each one found is remembered (pid and
+    start time) and killed by that identity: a process shutting down may no longer show its environment. Scans again
+    after killing: a process being started while the others die (a worker the raylet was spawning) is caught too."""
+    found: dict[int, str] = {}
+    for _ in range(5):
+        new = {pid: start for pid in marked(token) if (start := _start_time(pid)) is not None}
+        if not new:
+            break
+        found.update(new)
+        _signal(found, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _signal(found, 0):
+            time.sleep(0.1)
+        _signal(found, signal.SIGKILL)
+        time.sleep(0.2)
+    return len(found)
+
+
+def _signal(processes: dict[int, str], sig: int) -> int:
+    """Send ``sig`` to each of ``processes`` (pid -> start time) still alive as itself; returns how many were."""
+    alive = 0
+    for pid, start in processes.items():
+        if _start_time(pid) != start:
+            continue
+        alive += 1
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-
-
-def end_run(token: str, grace_s: float = GRACE_S) -> int:
-    """End every process carrying ``token``; returns how many there were. Scans again after killing: a process
-    being started while the others die (a worker the raylet was spawning) is caught on the next round."""
-    ended: set[int] = set()
-    for _ in range(5):
-        pids = marked(token)
-        if not pids:
-            break
-        ended.update(pids)
-        _signal(pids, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
-            time.sleep(0.1)
-        _signal(marked(token), signal.SIGKILL)
-        time.sleep(0.2)
-    return len(ended)
+    return alive
 
 
 class Reaper:
@@ -106,7 +122,9 @@ def main(argv: list[str]) -> int:
         return 2
     while sys.stdin.buffer.read(4096):  # EOF: the driver closed the pipe or died
         pass
-    end_run(argv[0])
+    ended = end_run(argv[0])
+    if ended:  # a run that ends normally has shut its cluster down already: this is after a killed driver
+        print(f"centrum batch: ended {ended} process(es) left by the run's local Ray cluster", file=sys.stderr)
     return 0
 
 
