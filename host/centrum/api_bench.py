@@ -87,8 +87,8 @@ def run_api_bench(pages: list[Path], workers: int = 2, warm_calls: int = 10, pro
 def format_api_table(r: dict[str, Any]) -> str:
     c, m, s, t = r["extract_calls"], r["extract_many"], r["source_only"], r["trafilatura"]
     lines = [
-        f"centrum bench --api: {r['pages']} pages from {len(r['datasets'])} data sets ({', '.join(r['datasets'])}), "
-        "one process, one browser",
+        f"centrum bench --api: {r['pages']} pages from {len(r['datasets'])} data set"
+        f"{'' if len(r['datasets']) == 1 else 's'} ({', '.join(r['datasets'])}), one process, one browser",
         "",
         "| measure | value |",
         "|---|---|",
