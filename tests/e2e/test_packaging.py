@@ -7,6 +7,7 @@ the repository. The archives are built with the pinned web-ext (``npm run build`
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import json
 import os
@@ -14,11 +15,14 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import centrum
 from centrum.evaluation.peers import READABILITY_PACKAGE, READABILITY_VERSION
@@ -143,6 +147,109 @@ def test_installed_wheel_registers_a_host_that_answers(wheel_venv: tuple[Path, P
     bad = run_in(venv, tmp_path, "centrum", "doctor", "--browser", "chromium", "--user-data-dir", str(profile),
                  env=env)
     assert bad.returncode == 1 and EXTENSION_ID in bad.stdout and "allowed_origins" in bad.stdout
+
+
+# ---- the core install ------------------------------------------------------------------------------------------
+CORE_LIMIT_MB = 150  # issue #45: `pip install ./host` in a fresh venv
+OPTIONAL = ("lightgbm", "scipy", "playwright", "pyarrow", "ray", "fastwarc", "matplotlib", "trafilatura")
+
+
+def core_distributions() -> list[importlib.metadata.Distribution]:
+    """The installed distributions `pip install ./host` brings: pyproject's dependencies (no extra), recursively."""
+    project = tomllib.loads((REPO / "host" / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    todo, seen, out = list(project["dependencies"]), set(), []
+    while todo:
+        req = Requirement(todo.pop())
+        name = canonicalize_name(req.name)
+        if name in seen or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+            continue
+        seen.add(name)
+        dist = importlib.metadata.distribution(req.name)
+        out.append(dist)
+        todo += dist.requires or []
+    return out
+
+
+@pytest.fixture(scope="module")
+def core_venv(wheel_venv: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv (pip included) holding the wheel and, copied from this environment's install, exactly the
+    distributions of its core dependencies: what `pip install ./host` installs, offline."""
+    _, wheel = wheel_venv
+    venv = tmp_path_factory.mktemp("core") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    for dist in core_distributions():
+        root = Path(str(dist.locate_file("")))
+        for f in dist.files or []:
+            if f.parts[0] == ".." or not (root / f).is_file():
+                continue  # console scripts and files removed since install
+            (site / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / f, site / f)
+    out = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    missing = subprocess.run([str(py), "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 0, missing.stdout + missing.stderr  # every core requirement is there
+    return venv
+
+
+def test_core_install_is_small_and_extracts_without_rendering(core_venv: Path, tmp_path: Path) -> None:
+    size = sum(os.lstat(os.path.join(d, f)).st_size for d, _, files in os.walk(core_venv) for f in files)
+    assert size <= CORE_LIMIT_MB * 1e6, f"core venv is {size / 1e6:.0f} MB"
+    found = run_in(core_venv, tmp_path, "python", "-c",
+                   f"import importlib.util as u; print([m for m in {OPTIONAL!r} if u.find_spec(m)])")
+    assert found.stdout.strip() == "[]", found.stdout + found.stderr
+    page = tmp_path / "page.html"
+    shutil.copy(SAMPLE, page)
+    out = run_in(core_venv, tmp_path, "centrum", "extract", "--no-render", "page.html")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert ARTICLE_START in out.stdout and "We use cookies" not in out.stdout
+
+
+def test_core_host_answers_ping_and_the_ensemble(core_venv: Path, tmp_path: Path) -> None:
+    """The core install's registered host, started as a browser starts it, answers a ping and the default algorithm
+    (the ensemble, LightGBM trees run by numpy) on a golden page's snapshot with the golden answer."""
+    from centrum import goldens
+
+    env = {"CENTRUM_HOME": str(tmp_path / "home")}
+    profile = tmp_path / "profile"
+    out = run_in(core_venv, tmp_path, "centrum", "install-host", "--browser", "chromium", "--user-data-dir",
+                 str(profile), env=env)
+    assert out.returncode == 0, out.stderr
+    launcher = json.loads((profile / "NativeMessagingHosts" / f"{HOST_NAME}.json").read_text(encoding="utf-8"))["path"]
+    slug = goldens.slugs()[0]
+    raw = goldens.read_raw(slug)
+    request = encode_message({"v": 1, "id": "p1", "type": "ping"}) + encode_message(
+        {"v": 1, "id": "x1", "type": "extract", "snapshot": raw})
+    proc = subprocess.run([launcher, f"chrome-extension://{EXTENSION_ID}/"], input=request, capture_output=True,
+                          timeout=180, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    stream = io.BytesIO(proc.stdout)
+    ping, _ = read_response(stream)
+    assert ping["status"] == "ok" and ping["result"]["default"] == "ensemble", ping
+    answer, _ = read_response(stream)
+    assert answer["status"] == "ok", answer
+    want = json.loads((goldens.PAGES / slug / goldens.EXPECTED).read_text(encoding="utf-8"))["ensemble"]
+    assert answer["result"]["algorithm"] == "ensemble" and answer["result"]["nodes"] == want["nodes"]
+
+
+def test_core_host_answers_the_button(core_venv: Path, tmp_path: Path, playwright: object,
+                                      fixture_server: str) -> None:
+    """A press in Chromium with the extension, answered by the core install's host (the default algorithm)."""
+    from test_extension_chromium import launch, wait_stage
+
+    profile, home = tmp_path / "profile", tmp_path / "home"
+    profile.mkdir()
+    out = run_in(core_venv, tmp_path, "centrum", "install-host", "--browser", "chromium", "--user-data-dir",
+                 str(profile), env={"CENTRUM_HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    for session in launch(playwright, profile, home):  # type: ignore[arg-type]
+        page = session.open(f"{fixture_server}sample/article.html")
+        session.press(page)
+        wait_stage(session, page, "highlight")
+        marked = page.evaluate("() => [...document.querySelectorAll('[data-centrum-main]')].map(e => e.innerText)")
+        assert any(ARTICLE_START in text for text in marked), marked
 
 
 # ---- the extension archives -------------------------------------------------------------------------------------
