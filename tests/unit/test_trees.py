@@ -126,6 +126,16 @@ def test_missing_types_and_wide_trees_as_lightgbm(params: dict) -> None:
     agree(text, np.concatenate([X[:500], edge_rows(trees, 300, seed=2)]))
 
 
+def test_a_model_of_one_leaf_trees_as_lightgbm() -> None:
+    """Too few rows for any split (a tiny training set): every tree is its leaf."""
+    X = np.random.default_rng(3).normal(size=(20, 3))
+    booster = lgb.train({"objective": "cross_entropy", "min_data_in_leaf": 50, "verbosity": -1, "num_threads": 1},
+                        lgb.Dataset(X, label=(X[:, 0] > 0).astype(float)), num_boost_round=5)
+    text = booster.model_to_string()
+    assert Trees.parse(text).feature.shape[0] == 0
+    agree(text, X)
+
+
 def test_a_file_that_is_not_a_model_is_refused_with_the_reason() -> None:
     for text, why in (("tree\nnot a model\n", "end of trees"), ("hello", "no 'tree' header"),
                       ("tree\nversion=v4\nend of trees\n", "KeyError")):

@@ -232,7 +232,7 @@ class Trees:
         step = max(1, _CELLS // max(1, node.shape[0]))
         columns = np.ascontiguousarray(X.T)  # a node's values are then one contiguous copy of a feature's row
         feature, nan_possible = self.feature[node], bool(np.isnan(X).any())
-        for s in range(0, X.shape[0], step):
+        for s in range(0, X.shape[0] if trees.shape[0] else 0, step):
             held = self._goes_left(columns[feature, s: s + step], node[:, None], nan_possible).astype(mask.dtype)
             # A test that holds keeps every bit (0 - 1 wraps to all ones in unsigned integers), a failed one its mask.
             kept = (mask[:, None] | (np.zeros(1, mask.dtype) - held)).reshape(trees.shape[0], width, -1)
