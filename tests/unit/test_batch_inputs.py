@@ -258,3 +258,27 @@ def test_the_reaper_ends_the_processes_carrying_its_token_and_no_other() -> None
     finally:
         other.kill()
         other.wait()
+
+
+def test_the_reaper_ends_an_unmarked_child_it_noted_below_a_marked_process_after_that_one_died() -> None:
+    """As Ray's agents: started without the mark showing (or with it overwritten) by a marked raylet that then dies
+    first. Noted while below it, ended by pid and start time once orphaned."""
+    from centrum.batch.reaper import RUN_ENV, end_run, run_processes, start_time
+
+    token = secrets.token_hex(8)
+    parent = subprocess.Popen(["sh", "-c", f"env -u {RUN_ENV} sleep 303 & wait"], env={**os.environ, RUN_ENV: token})
+    try:
+        deadline = time.monotonic() + 10
+        while len(noted := run_processes(token)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = set(noted) - {parent.pid}
+        assert b"sleep" in Path(f"/proc/{child}/cmdline").read_bytes()
+        parent.kill()  # the child is orphaned: no longer below a marked process
+        parent.wait()
+        assert child not in run_processes(token) and start_time(child) is not None
+        assert end_run(token, noted, grace_s=1.0) == 1
+        assert start_time(child) is None
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

@@ -2,17 +2,22 @@
 
 Ray ties only the driver's own children to it (``PR_SET_PDEATHSIG``): the GCS and the raylet die with a killed
 driver, but the processes the raylet started (the dashboard and runtime-env agents, still listening) outlive it. So
-the driver marks every process of its cluster: it sets :data:`RUN_ENV` to a random token before Ray starts, and Ray's
-processes, its workers and their browsers inherit it. A small reaper process (``python -m centrum.batch.reaper``)
-waits on a pipe from the driver; when the pipe closes (the run is over, or the driver died), it ends every process
-still carrying the token: SIGTERM, then SIGKILL after a grace period. It runs in its own session, so a signal to the
-driver's process group does not take it along. Linux only (/proc); elsewhere the run starts no reaper.
+the driver marks its cluster: it sets :data:`RUN_ENV` to a random token before Ray starts, and Ray's processes, its
+workers and their browsers inherit it. A small reaper process (``python -m centrum.batch.reaper TOKEN``) waits on a
+pipe from the driver and, once a second meanwhile, notes the run's processes: those carrying the token and every
+process below them. The environment alone is not enough: a process that renames itself (Ray's agents and workers set
+their title, "ray::DashboardAgent") may overwrite the memory /proc shows as its environment, and once the raylet is
+gone its children no longer hang below a marked process. When the pipe closes (the run is over, or the driver died),
+the reaper ends every noted process still alive as itself (same pid and start time) and any marked one: SIGTERM, then
+SIGKILL after a grace period. It runs in its own session, so a signal to the driver's process group does not take it
+along. Linux only (/proc); elsewhere the run starts no reaper.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -22,30 +27,18 @@ from pathlib import Path
 RUN_ENV = "CENTRUM_BATCH_RUN"
 # Seconds between SIGTERM and SIGKILL: enough for a raylet or agent to close its sockets and files.
 GRACE_S = 2.0
+# Seconds between two notes of the run's processes while the driver lives.
+WATCH_S = 1.0
+
+Processes = dict[int, str]  # pid -> start time: one process, whatever later reuses its pid
 
 
 def supported() -> bool:
     return sys.platform.startswith("linux") and Path("/proc/self/environ").exists()
 
 
-def marked(token: str) -> list[int]:
-    """Process ids of this user's processes whose environment carries ``RUN_ENV=token`` (this one excepted)."""
-    mark = f"{RUN_ENV}={token}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:  # gone, or another user's
-            continue
-        if mark in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
-def _start_time(pid: int) -> str | None:
-    """A live process's start time (with its pid, names one process across pid reuse); None once it is gone."""
+def start_time(pid: int) -> str | None:
+    """A live process's start time (jiffies since boot); None once it is gone (or a zombie)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
@@ -53,30 +46,44 @@ def _start_time(pid: int) -> str | None:
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
-def end_run(token: str, grace_s: float = GRACE_S) -> int:
-    """End every process carrying ``token``; returns how many there were. Each one found is remembered (pid and
-    start time) and killed by that identity: a process shutting down may no longer show its environment. Scans again
-    after killing: a process being started while the others die (a worker the raylet was spawning) is caught too."""
-    found: dict[int, str] = {}
-    for _ in range(5):
-        new = {pid: start for pid in marked(token) if (start := _start_time(pid)) is not None}
-        if not new:
-            break
-        found.update(new)
-        _signal(found, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and _signal(found, 0):
-            time.sleep(0.1)
-        _signal(found, signal.SIGKILL)
-        time.sleep(0.2)
-    return len(found)
+def _scan(token: str) -> tuple[list[int], dict[int, list[int]]]:
+    """One pass over /proc: the processes whose environment carries ``RUN_ENV=token`` (this one excepted), and
+    every process's children."""
+    mark = f"{RUN_ENV}={token}".encode()
+    found: list[int] = []
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            environ = (entry / "environ").read_bytes()
+        except (OSError, IndexError, ValueError):  # gone, or another user's
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+        if mark in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found, children
 
 
-def _signal(processes: dict[int, str], sig: int) -> int:
-    """Send ``sig`` to each of ``processes`` (pid -> start time) still alive as itself; returns how many were."""
+def marked(token: str) -> list[int]:
+    """Process ids of the processes whose environment carries ``RUN_ENV=token``."""
+    return _scan(token)[0]
+
+
+def run_processes(token: str) -> Processes:
+    """The run's processes now: those carrying the token and every process below them."""
+    found, children = _scan(token)
+    for pid in found:  # grows while walked: a breadth-first walk down from each marked process
+        found.extend(c for c in children.get(pid, []) if c not in found)
+    return {pid: start for pid in found if (start := start_time(pid)) is not None}
+
+
+def _signal(processes: Processes, sig: int) -> int:
+    """Send ``sig`` to each of ``processes`` still alive as itself; returns how many were."""
     alive = 0
     for pid, start in processes.items():
-        if _start_time(pid) != start:
+        if start_time(pid) != start:
             continue
         alive += 1
         try:
@@ -84,6 +91,27 @@ def _signal(processes: dict[int, str], sig: int) -> int:
         except (ProcessLookupError, PermissionError):
             pass
     return alive
+
+
+def end_run(token: str, noted: Processes | None = None, grace_s: float = GRACE_S) -> int:
+    """End the run's processes: ``noted`` earlier and those found now; returns how many were alive. Scans again
+    after killing: a process being started while the others die (a worker the raylet was spawning) is caught too."""
+    targets: Processes = {}
+    pending = {pid: start for pid, start in (noted or {}).items() if start_time(pid) == start}
+    for _ in range(5):
+        pending.update(run_processes(token))
+        pending = {pid: start for pid, start in pending.items() if pid not in targets}
+        if not pending:
+            break
+        targets.update(pending)
+        _signal(targets, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _signal(targets, 0):
+            time.sleep(0.1)
+        _signal(targets, signal.SIGKILL)
+        time.sleep(0.2)
+        pending = {}
+    return len(targets)
 
 
 class Reaper:
@@ -116,13 +144,21 @@ class Reaper:
             self.proc.wait()
 
 
+def watch(token: str, pipe: int) -> Processes:
+    """Until ``pipe`` reaches its end (the driver closed it or died): the run's processes, noted once a second."""
+    noted: Processes = {}
+    while True:
+        ready, _, _ = select.select([pipe], [], [], WATCH_S)
+        if ready and not os.read(pipe, 4096):
+            return noted
+        noted.update(run_processes(token))
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m centrum.batch.reaper TOKEN (started by centrum batch)", file=sys.stderr)
         return 2
-    while sys.stdin.buffer.read(4096):  # EOF: the driver closed the pipe or died
-        pass
-    ended = end_run(argv[0])
+    ended = end_run(argv[0], watch(argv[0], sys.stdin.fileno()))
     if ended:  # a run that ends normally has shut its cluster down already: this is after a killed driver
         print(f"centrum batch: ended {ended} process(es) left by the run's local Ray cluster", file=sys.stderr)
     return 0
