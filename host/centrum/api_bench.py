@@ -32,7 +32,7 @@ def _rate(pages: int, seconds: float) -> float:
 
 def run_api_bench(pages: list[Path], workers: int = 2, warm_calls: int = 10, progress: bool = True) -> dict[str, Any]:
     from . import api
-    from .evaluation.peers import PEERS
+    from .evaluation.peers import run_html_peer
 
     api.close()  # a fresh process's state: the first call below starts the browser
     report: dict[str, Any] = {"pages": len(pages), "workers": workers,
@@ -66,8 +66,9 @@ def run_api_bench(pages: list[Path], workers: int = 2, warm_calls: int = 10, pro
     api.close()
 
     # render=False against trafilatura: both on the same page bytes, read in the loop, metadata off.
-    peer = PEERS["trafilatura"].run_html
-    assert peer is not None
+    def peer(html: bytes, language: str) -> str:  # with the settings of `centrum eval`
+        return run_html_peer("trafilatura", html, language)
+
     api.extract(pages[0], render=False, with_metadata=False)  # the model's load, not a page's cost
     peer(pages[0].read_bytes(), "en")
     t0 = time.perf_counter()
