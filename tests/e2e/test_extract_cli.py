@@ -115,6 +115,8 @@ def test_bad_parameter_fails_before_any_page_is_loaded() -> None:
     assert p.returncode == 2 and "--format markdown needs node ids" in p.stderr
     p = centrum("extract", f"http://127.0.0.1:{port}/", "--no-render")
     assert p.returncode == 2 and "--no-render needs a local HTML file, not a URL" in p.stderr
+    p = centrum("extract", "-", "--no-render", stdin="<p>x</p>")
+    assert p.returncode == 2 and "--no-render needs a local HTML file, not a snapshot on stdin" in p.stderr
 
 
 def test_extract_invalid_snapshot_names_the_field(tmp_path: Path) -> None:

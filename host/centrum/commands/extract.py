@@ -101,8 +101,8 @@ def _check(args: argparse.Namespace, params: dict[str, Any]) -> str | None:
     if args.no_render and args.format in ("html", "markdown"):
         return f"--format {args.format} needs node ids from a rendered page (not available with --no-render)"
     if args.page == "-" or urlparse(args.page).scheme.lower() in ("http", "https"):
-        if args.no_render and args.page != "-":
-            return f"--no-render needs a local HTML file, not a URL: {args.page}"
+        if args.no_render:
+            return f"--no-render needs a local HTML file, not {'a snapshot on stdin' if args.page == '-' else 'a URL'}"
         return None
     path = Path(urlparse(args.page).path if args.page.lower().startswith("file:") else args.page)
     if not path.is_file():
