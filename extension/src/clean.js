@@ -140,7 +140,7 @@
   }
 
   /* The one rule for text a reader does not see beyond the checks below (clipped, masked or filtered to nothing,
-     a box that cuts its overflow at 1 px, fixed off-screen, letters too small or of the colour beneath them): the
+     a box that cuts its overflow at 1 px, off the page, letters too small or of the colour beneath them): the
      collector's (collect.js, injected before this file; the host's outputs read what it recorded), so the reader
      and the host's text, Markdown and HTML leave out the same text (issue #40). The reader tab only builds. */
   function seenRule() {
@@ -149,13 +149,12 @@
     return rule;
   }
 
-  /* Text a reader of the page does not see stays out of the reader view (issue #20): display none, hidden,
-     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants), a
-     box entirely off the document's top/left edge (left: -10000px) or a one-pixel box with its overflow cut (the
-     screen-reader-only pattern, a tracking pixel): the collector's VISIBLE flag, asked of the live
-     elements here because the snapshot's flags stay in the background and a display: contents element (no box,
-     visible children) must not take its subtree with it; then the shared rule. `below`: what lies under the
-     parent's text (seenRule().under). Returns {hidden, noText (its own text draws nothing), under}. */
+  /* Text a reader of the page does not see stays out of the reader view (issues #20, #40): display none, hidden,
+     visibility hidden/collapse, opacity 0 (the subtree is skipped, so an ancestor's 0 hides its descendants), as
+     the collector's VISIBLE flag says from the same styles, asked of the live elements here because the snapshot's
+     flags stay in the background and a display: contents element (no box, visible children) must not take its
+     subtree with it; then the shared rule (off the page, clipped, too small, invisible letters...). `below`: what
+     lies under the parent's text (seenRule().under). Returns {hidden, noText (its own text draws nothing), under}. */
   function look(el, below) {
     const rule = seenRule();
     const cs = getComputedStyle(el);
@@ -164,12 +163,7 @@
     if (el.hidden || cs.display === "none" || cs.visibility === "hidden" || cs.visibility === "collapse") return out;
     const contents = cs.display === "contents";
     if (!contents && parseFloat(cs.opacity) === 0) return out;
-    const r = contents ? null : el.getBoundingClientRect();
-    if (r && (r.width > 0 || r.height > 0)) {
-      if (r.right + window.scrollX <= 0 || r.bottom + window.scrollY <= 0) return out;
-      if (r.width <= 1 && r.height <= 1 && cs.overflow !== "visible") return out;  // a tracking pixel, sr-only text
-    }
-    const verdict = rule.judge(el, cs, r, under);
+    const verdict = rule.judge(el, cs, contents ? null : el.getBoundingClientRect(), under);
     out.hidden = verdict === rule.NOTHING;
     out.noText = verdict === rule.NO_TEXT;
     return out;

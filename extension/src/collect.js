@@ -207,7 +207,8 @@
      elements, in this same content-script world) and by the host's outputs (the collector records judge() per
      element in `unseen`, PROTOCOL.md), so the two cannot disagree. No algorithm reads it: answers stay the same.
      judge(el, cs, rect, under) says NOTHING (nothing in the subtree is seen: clipped or masked to nothing, filtered
-     to opacity 0, a box of at most 1 px that cuts its overflow, fixed outside the viewport), NO_TEXT (the element's
+     to opacity 0, a box of at most 1 px that cuts its overflow, a 1 x 1 picture, off the document's top or left
+     edge, fixed outside the viewport), NO_TEXT (the element's
      own text draws nothing, children judge for themselves: a font under MIN_FONT px, a text fill with no alpha, or
      the colour of what lies under it) or 0. `under` is what lies beneath the element's text: under(el, cs, parent's)
      from the root's (canvas()) down. */
@@ -362,11 +363,16 @@
           if ([t, r, b, l].every(Number.isFinite) && (r - l) * (b - t) <= 1) return NOTHING;
         }
       }
-      if (pos === "fixed" && (rect.width > 0 || rect.height > 0)) {
+      if (rect.width > 0 || rect.height > 0) {
         const view = el.ownerDocument.defaultView;
-        if (rect.right <= 0 || rect.bottom <= 0 || rect.left >= view.innerWidth || rect.top >= view.innerHeight) {
-          return NOTHING;  // a fixed box never scrolls into view
+        if (pos === "fixed" ? rect.right <= 0 || rect.bottom <= 0 || rect.left >= view.innerWidth ||
+            rect.top >= view.innerHeight  // a fixed box never scrolls into view
+          : rect.right + view.scrollX <= 0 || rect.bottom + view.scrollY <= 0) {  // off the document's top/left edge
+          return NOTHING;
         }
+        // A box of at most 1 x 1 px that cuts its overflow: screen-reader-only text, a tracking pixel.
+        const cut = REPLACED.has(tag) || css(cs, "overflow", "visible") !== "visible";
+        if (rect.width <= 1 && rect.height <= 1 && cut) return NOTHING;
       }
       // Overflow clips only boxes that hold their children (not inline ones, not pictures and controls).
       // <html> and <body> hand their overflow to the viewport.

@@ -158,37 +158,49 @@ class SourcePage:
         return _join(self.base_url, url.strip()) or None
 
 
+def unseen(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """Per element: nothing in it is seen, its own text draws nothing; the collector's ``unseen`` judgement
+    (``SEEN.judge`` in collect.js, the rule the reader view applies to the live page: off the page, clipped, masked,
+    filtered, too small, invisible letters), except the disclosure panels the reader shows open
+    (``Snapshot.disclosed_in``, the reader's ``disclosed``). All False for a snapshot without it (older
+    collectors)."""
+    import numpy as np
+
+    from . import tree
+
+    gone = np.zeros(snap.n, dtype=bool)
+    no_text = np.zeros(snap.n, dtype=bool)
+    if snap.unseen_subtree is None or snap.unseen_text is None or not snap.n:
+        return gone, no_text
+    nothing = np.zeros(snap.n, dtype=bool)
+    nothing[snap.unseen_subtree] = True
+    nothing[snap.disclosed_in([0])] = False
+    gone = tree.covered(snap, nothing)
+    no_text[snap.unseen_text] = True
+    return gone, no_text | gone
+
+
 def seen(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-    """Per element: whether it is shown, and whether its own text nodes are; the one visibility of every output
-    (text, Markdown, HTML), from the snapshot alone.
+    """Per element: whether it is shown, and whether its own text nodes are: what the Markdown and HTML outputs
+    keep, from the snapshot alone.
 
     An element is shown when something in its subtree is painted: a container may have no box of its own (floated
     children, display: contents) and still hold the article; display none, visibility hidden and opacity 0 reach
     every descendant, so such a subtree has nothing painted. The text of a collapsed disclosure panel is part of the
     answer's text (Snapshot.text_disclosed): its elements are shown here as the reader view shows them, open. Then
-    the collector's ``unseen`` judgement (``SEEN.judge`` in collect.js, the rule the reader view applies to the live
-    page: clipped, masked, filtered, zero-size, fixed off-screen, invisible letters) takes its subtrees and texts
-    out, except the disclosure panels the reader opens (``Snapshot.disclosed_in``, the reader's ``disclosed``)."""
+    :func:`unseen` takes out what the collector judged unseen."""
     import numpy as np
 
-    from . import tree
     from .snapshot import VISIBLE
 
     vis = (snap.flags & VISIBLE) != 0
     contents = snap.display == "contents"
     disclosed = snap.text_per_element(snap.text_disclosed.astype(np.float64)) > 0
     painted = vis | (contents & np.isin(np.arange(snap.n), snap.text_owner)) | disclosed
-    shown = snap.subtree_sum(painted.astype(np.float64)) > 0
+    gone, no_text = unseen(snap)
+    shown = (snap.subtree_sum(painted.astype(np.float64)) > 0) & ~gone
     styled = (snap.display != "none") & (snap.visibility == "visible") & (snap.opacity > 0)
-    own_text = (vis | contents | styled | disclosed) & (snap.font_size > 0)
-    if snap.unseen_subtree is not None and snap.unseen_text is not None and snap.n:
-        nothing = np.zeros(snap.n, dtype=bool)
-        nothing[snap.unseen_subtree] = True
-        nothing[snap.disclosed_in([0])] = False
-        gone = tree.covered(snap, np.flatnonzero(nothing))
-        shown &= ~gone
-        own_text &= ~gone
-        own_text[snap.unseen_text] = False
+    own_text = (vis | contents | styled | disclosed) & (snap.font_size > 0) & ~no_text
     return shown, own_text
 
 
@@ -577,23 +589,24 @@ def clean_content(page: SourcePage, nodes: list[int]) -> Content:
 def content_text(snapshot: Snapshot, result: Result) -> str:
     """The main content's text: an algorithm that states its own text (zoning: exactly its zones' text, DANA
     without a browser) knows better than whole subtrees; otherwise the snapshot's text joiner. When the answer's
-    elements hold text a reader does not see (:func:`seen`, as the Markdown and HTML outputs leave it out), the
-    text is that of the seen text nodes under the answer's elements instead, which the Markdown and HTML are made
-    of too. The algorithms and metrics read their own text: their answers do not depend on this."""
+    elements hold text the collector judged unseen (:func:`unseen`: off the page, clipped, too small, invisible
+    letters...), the text is that of the other text nodes under the answer's elements instead (the subtrees the
+    Markdown and HTML are made of too). Only that judgement: the VISIBLE flag's opacity 0 also covers pages a
+    script would fade in, which the renderer (scripts off) leaves transparent, and their text is the answer's.
+    The algorithms and metrics read their own text: their answers do not depend on this."""
     if not result.nodes or snapshot.m == 0:
         return result.text or ""
     import numpy as np
 
     from . import tree
 
-    shown, own_text = seen(snapshot)
-    owner = snapshot.text_owner
-    under = tree.covered(snapshot, result.nodes)[owner]
-    visible = (shown & own_text)[owner]
-    drawn = (np.diff(snapshot.text_rect_offsets) > 0) | snapshot.text_disclosed  # what the joiner would write
-    if not (under & ~visible & drawn & ~snapshot.text_blank).any():
+    _, no_text = unseen(snapshot)
+    under = tree.covered(snapshot, result.nodes)[snapshot.text_owner]
+    drawn = (np.diff(snapshot.text_rect_offsets) > 0) | snapshot.text_disclosed  # what the joiner writes
+    drop = under & no_text[snapshot.text_owner] & drawn & ~snapshot.text_blank
+    if not drop.any():
         return result.text if result.text else snapshot.text_of(result.nodes)
-    return snapshot.text_of_mask(under & visible)
+    return snapshot.text_of_mask(under & ~drop)
 
 
 def _strip_private(el: HtmlElement) -> HtmlElement:

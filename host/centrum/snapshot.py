@@ -301,15 +301,22 @@ class Snapshot:
     def disclosed_in(self, nodes: list[int] | np.ndarray) -> list[int]:
         """The disclosure panels under ``nodes`` that hold disclosed text, and the ``<details>`` there that hold any
         text, in document order: the answer's text includes theirs, so the reader view shows them open. (Chromium
-        lays out a closed ``<details>``'s content, so its text has rectangles and counts as rendered anyway.)"""
+        lays out a closed ``<details>``'s content, so its text has rectangles and counts as rendered anyway.) So are
+        the panels the collector judged unseen (collapsed by their styles) that hold text."""
         if self.m == 0 or len(nodes) == 0:
             return []
         details = self.tags == "details"
-        if not details.any() and not self.text_disclosed.any():
+        # A panel collapsed by its styles (height 0 with overflow hidden: the collector's ``unseen`` judgement) holds
+        # rendered text, yet a reader opens it with one click as well.
+        collapsed = np.zeros(self.n, dtype=bool)
+        if self.unseen_subtree is not None:
+            collapsed[self.unseen_subtree] = True
+            collapsed &= self.disclosure_panels
+        if not details.any() and not self.text_disclosed.any() and not collapsed.any():
             return []
         has = self.subtree_sum(self.text_per_element(self.text_disclosed.astype(np.float64))) > 0
         has_any = self.subtree_sum(self.text_per_element((~self.text_blank).astype(np.float64))) > 0
-        shown = (self.disclosure_panels & has) | (details & has_any)
+        shown = (self.disclosure_panels & has) | ((details | collapsed) & has_any)
         return [int(i) for i in np.flatnonzero(shown & tree.covered(self, nodes))]
 
     def text_of(self, nodes: list[int] | np.ndarray, separator: str = "\n") -> str:

@@ -93,9 +93,11 @@ def test_cli_json_holds_every_output(fixture_server: str) -> None:
 
 
 # ---- the reader's cleaner (clean.js) and the host's keep the same elements and attributes --------------------------
-TREE_JS = """(root) => {
+# As the reader is handed them: the answer's disclosed panels (host node ids) as this page's elements.
+TREE_JS = """([root, disclosed]) => {
   const clean = globalThis[Symbol.for("centrum.clean")];
-  return clean.tree([document.querySelector(root)], "").blocks;
+  globalThis.centrumCollect({});
+  return clean.tree([document.querySelector(root)], "", disclosed.map((i) => globalThis.centrumNodes[i])).blocks;
 }"""
 
 
@@ -144,7 +146,7 @@ def test_reader_and_host_keep_the_same_elements(renderer: Any, fixture_server: s
         # As the extension injects them (background.js PAGE_SCRIPTS): the collector first, whose rule clean.js uses.
         for script in ("collect.js", "clean.js"):
             tab.evaluate((REPO / "extension" / "src" / script).read_text(encoding="utf-8"))
-        reader = tab.evaluate(TREE_JS, root)
+        reader = tab.evaluate(TREE_JS, [root, snapshot.disclosed_in([_first(src, root)])])
     finally:
         browser.close()
     host_tree = _normal(host)
