@@ -154,33 +154,36 @@ CORE_LIMIT_MB = 150  # issue #45: `pip install ./host` in a fresh venv
 OPTIONAL = ("lightgbm", "scipy", "playwright", "pyarrow", "ray", "fastwarc", "matplotlib", "trafilatura")
 
 
-def core_distributions() -> list[importlib.metadata.Distribution]:
-    """The installed distributions `pip install ./host` brings: pyproject's dependencies (no extra), recursively."""
+def installed_distributions(extras: tuple[str, ...] = ()) -> list[importlib.metadata.Distribution]:
+    """The installed distributions `pip install './host[extras]'` brings: pyproject's dependencies and those of
+    ``extras``, recursively (each requirement's own extras included)."""
     project = tomllib.loads((REPO / "host" / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    todo, seen, out = list(project["dependencies"]), set(), []
+    todo = [(r, "") for r in project["dependencies"]]
+    todo += [(r, "") for extra in extras for r in project["optional-dependencies"][extra]]
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, importlib.metadata.Distribution] = {}
     while todo:
-        req = Requirement(todo.pop())
-        name = canonicalize_name(req.name)
-        if name in seen or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+        spec, extra = todo.pop()
+        req = Requirement(spec)
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
             continue
-        seen.add(name)
-        dist = importlib.metadata.distribution(req.name)
-        out.append(dist)
-        todo += dist.requires or []
-    return out
+        name = canonicalize_name(req.name)
+        for wanted in ("", *sorted(req.extras)):
+            if (name, wanted) not in seen:
+                seen.add((name, wanted))
+                dist = out.setdefault(name, importlib.metadata.distribution(req.name))
+                todo += [(r, wanted) for r in dist.requires or []]
+    return list(out.values())
 
 
-@pytest.fixture(scope="module")
-def core_venv(wheel_venv: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def make_venv(wheel: Path, venv: Path, extras: tuple[str, ...] = ()) -> Path:
     """A fresh venv (pip included) holding the wheel and, copied from this environment's install, exactly the
-    distributions of its core dependencies: what `pip install ./host` installs, offline."""
-    _, wheel = wheel_venv
-    venv = tmp_path_factory.mktemp("core") / "venv"
+    distributions `pip install './host[extras]'` installs: that install, offline."""
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    for dist in core_distributions():
+    for dist in installed_distributions(extras):
         root = Path(str(dist.locate_file("")))
         for f in dist.files or []:
             if f.parts[0] == ".." or not (root / f).is_file():
@@ -191,8 +194,14 @@ def core_venv(wheel_venv: tuple[Path, Path], tmp_path_factory: pytest.TempPathFa
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     missing = subprocess.run([str(py), "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
-    assert missing.returncode == 0, missing.stdout + missing.stderr  # every core requirement is there
+    assert missing.returncode == 0, missing.stdout + missing.stderr  # every requirement is there
     return venv
+
+
+@pytest.fixture(scope="module")
+def core_venv(wheel_venv: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip install ./host`: the core install."""
+    return make_venv(wheel_venv[1], tmp_path_factory.mktemp("core") / "venv")
 
 
 def test_core_install_is_small_and_extracts_without_rendering(core_venv: Path, tmp_path: Path) -> None:
@@ -204,6 +213,16 @@ def test_core_install_is_small_and_extracts_without_rendering(core_venv: Path, t
     page = tmp_path / "page.html"
     shutil.copy(SAMPLE, page)
     out = run_in(core_venv, tmp_path, "centrum", "extract", "--no-render", "page.html")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert ARTICLE_START in out.stdout and "We use cookies" not in out.stdout
+
+
+def test_the_render_extra_makes_rendering_work(wheel_venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """`pip install './host[render]'`: the sample page rendered in headless Chromium (Debian's, as everywhere)."""
+    venv = make_venv(wheel_venv[1], tmp_path / "venv", ("render",))
+    page = tmp_path / "page.html"
+    shutil.copy(SAMPLE, page)
+    out = run_in(venv, tmp_path, "centrum", "extract", "page.html")
     assert out.returncode == 0, out.stderr[-3000:]
     assert ARTICLE_START in out.stdout and "We use cookies" not in out.stdout
 
