@@ -95,10 +95,8 @@ def check_algorithm(name: str, params: dict[str, Any] | None, render: bool) -> N
     if not render:
         algorithms.raw_html_config(name, params)  # ValueError naming the raw-HTML algorithms, or ConfigError
         return
-    if not params:
-        return  # the defaults: no need to import the algorithm (the ensemble's takes a second) to check them
-    _, module = algorithms.load(name)
-    if hasattr(module, "Config"):
+    _, module = algorithms.load(name)  # AlgorithmUnavailable (a missing extra) now, not after the render
+    if params and hasattr(module, "Config"):
         config_from_dict(module.Config, params)
 
 
@@ -403,21 +401,22 @@ class Extractor:
         none. ``url`` is the page's address for HTML handed over as str/bytes (links and images are resolved
         against it); ``debug`` keeps the algorithm's trace in the json output. Other keywords override this
         Extractor's defaults for this call."""
+        # The page first: refusing a str that names a file needs no algorithm imported.
+        check_page(page, self.render if render is None else bool(render))
         opts = self._options(algorithm=algorithm, output_format=_format_argument(output_format, output),
                              params=params, with_metadata=with_metadata, with_candidates=with_candidates,
                              render=render, debug=debug)
         _check_url(url)
-        check_page(page, opts.render)
         return self._format(self._run(page, opts, url), opts)
 
     def result(self, page: Page, *, algorithm: str | None = None, params: dict[str, Any] | None = None,
                url: str | None = None, with_metadata: bool | None = None, with_candidates: bool | None = None,
                render: bool | None = None) -> Result:
         """Every output of ``page`` as a :class:`Result` (errors raise, as in :meth:`extract`)."""
+        check_page(page, self.render if render is None else bool(render))
         opts = self._options(algorithm=algorithm, params=params, with_metadata=with_metadata,
                              with_candidates=with_candidates, render=render)
         _check_url(url)
-        check_page(page, opts.render)
         return self._result(page, 0, opts, url, time.perf_counter())
 
     def _result(self, page: Page, index: int, opts: _Options, url: str | None, t0: float) -> Result:
@@ -562,6 +561,7 @@ def extract(page: Page, *, output_format: OutputFormat | None = None, url: str |
     """The main content of one page in ``output_format`` (default ``text``; see the module docstring). Pages that
     need rendering share the process's browser, started on the first such call."""
     fmt = _format_argument(output_format, output) or "text"
+    check_page(page, bool(render))  # before the shared Extractor imports its algorithm
     # A render=False call goes through the same Extractor and starts no browser: only a page to render starts one.
     return _shared_extractor(timeout, window).extract(
         page, algorithm=algorithm, output_format=fmt, params=params, url=url,  # type: ignore[arg-type]
