@@ -365,15 +365,16 @@ class Trees:
             for k in range(1, d + 1):
                 z, o = g.zero[:, k - 1], one[:, :, k - 1:k]
                 j = np.arange(k + 1)
-                shifted = np.concatenate([np.zeros_like(pw[:, :, :1]), pw[:, :, :k]], axis=2)
-                pw[:, :, : k + 1] = (z[:, None] * pw[:, :, : k + 1] * (k - j)) / (k + 1) + (o * shifted * j) / (k + 1)
+                grown = (z[:, None] * pw[:, :, : k + 1] * (k - j)) / (k + 1)
+                grown[:, :, 1:] += (o * pw[:, :, :k] * j[1:]) / (k + 1)
+                pw[:, :, : k + 1] = grown
             for i in range(d):
                 z, o = g.zero[:, i], one[:, :, i]
                 # UNWOUND-SUM: the subset weights with feature i taken out, both branches (o is 0 or 1).
                 with np.errstate(divide="ignore", invalid="ignore"):
                     nxt = pw[:, :, d].copy()
-                    total_one = np.zeros_like(nxt)
-                    total_zero = np.zeros_like(nxt)
+                    total_one = np.zeros(nxt.shape)
+                    total_zero = np.zeros(nxt.shape)
                     for m in range(d - 1, -1, -1):
                         tmp = nxt * (d + 1) / (m + 1)
                         total_one += tmp
