@@ -6,8 +6,8 @@ Scores follow LightGBM's own predictor step by step, so that they are the same d
 at most ``kZeroThreshold`` read as 0 (LightGBM keeps dense rows as sparse pairs), a split sends a value left when
 ``value <= threshold`` after the node's missing-value rule (decision_type bit 1: default left; bits 2-3: missing
 type None, which reads NaN as 0, Zero or NaN, which send that value the default way), and the trees' leaf values
-are added in tree order starting from 0. Rows walk all trees at once, one tree level per step (O(rows x trees x
-depth) in a few numpy operations per level).
+are added in tree order starting from 0. Every node's test is made for all rows at once and each tree's leaf found
+from bitmasks (QuickScorer, :meth:`Trees._bitmasks`): O(rows x nodes) in a dozen numpy operations, no walk.
 
 ``contributions`` are path-dependent TreeSHAP values (Lundberg et al. 2018, Algorithm 2, LightGBM's
 ``pred_contrib``). They depend on a row only through which of a leaf's path conditions it meets, so each leaf's
