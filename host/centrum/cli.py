@@ -9,6 +9,7 @@ import os
 import sys
 
 from . import __version__
+from .extras import MissingExtra
 
 # name -> (module, one-line help). A module that does not exist yet is reported as unavailable.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except MissingExtra as e:  # one line naming the extra to install, not a traceback
+        print(f"centrum {args.command}: {e}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (`centrum extract page | head`): not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -538,8 +538,10 @@ class Renderer:
             raise
 
     def _start(self) -> None:
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import sync_playwright
+        from .extras import need
+
+        sync_api = need("playwright.sync_api", "render", "rendering pages")
+        PlaywrightError, sync_playwright = sync_api.Error, sync_api.sync_playwright  # noqa: N806 - as imported
 
         exe = self.chromium or find_chromium()
         if self._pw is None:
@@ -582,6 +584,8 @@ class Renderer:
             self._pool = None
 
     def _close(self) -> None:
+        if self._pw is None:  # never started (the render extra is missing, or the launch failed first)
+            return
         from playwright.sync_api import Error as PlaywrightError
 
         try:

@@ -102,3 +102,17 @@ def test_the_ensemble_and_source_models_run_without_lightgbm_or_scipy() -> None:
     """)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_rendering_without_playwright_is_one_line_naming_the_render_extra() -> None:
+    # What a core install prints for `centrum extract page.html` (which renders): the extra to install, exit 2, no
+    # traceback; the parameters and the page were checked before, and --no-render still works.
+    sample = str(REPO / "tests" / "fixtures" / "sample" / "article.html")
+    out = run_without({"playwright"}, f"""
+        import sys
+        from centrum.cli import main
+        sys.exit(main(["extract", {sample!r}, "-a", "semantic"]))
+    """)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == ("centrum extract: rendering pages needs the render extra: pip install 'centrum[render]'\n")
+    assert out.stdout == ""
