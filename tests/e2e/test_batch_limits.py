@@ -1,7 +1,7 @@
 """`centrum batch` against hostile input, end to end (issue #40): a real local Ray cluster, real Chromium.
 
-- A WARC holding a 1 GiB gzip bomb beside a normal page: one E_TOO_LARGE row naming the limit, one good row, and the
-  whole run (driver, Ray's processes, the worker and its browser) stays under 1 GiB of memory.
+- A WARC holding a 1 GiB gzip bomb beside a normal page whose stylesheet is another: one E_TOO_LARGE row naming the
+  limit, one good row noting its refused stylesheet, and the run costs no more memory than with ordinary records.
 - Records sharing a WARC-Record-ID: one row each, the repeats with status "skipped: duplicate record id".
 - A driver killed with SIGKILL: every process of its local cluster ends too (Ray's agents used to stay, listening).
 """
@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
-from centrum.batch.crawl import HOST, bomb_record, page_html, page_url, response_record, write_crawl  # noqa: E402
+from centrum.batch.crawl import CSS, HOST, bomb_record, page_html, page_url, response_record, write_crawl  # noqa: E402
 from centrum.batch.engine import E_DUPLICATE_ID, SKIPPED_DUPLICATE  # noqa: E402
 from centrum.batch.shards import read_rows  # noqa: E402
 from centrum.limits import BODY_BYTES, MIB  # noqa: E402
@@ -146,9 +146,11 @@ def test_a_gzip_bomb_is_one_too_large_row_beside_a_good_one_and_the_run_stays_un
     is asserted on the run without Ray's services (driver, worker, browser), the bomb's cost on the whole tree."""
     warc, plain = tmp_path / "bomb.warc.gz", tmp_path / "plain.warc.gz"
     page = response_record(page_url(0), "text/html", page_html(0).encode("utf-8"))
-    # The 1 GiB body is ~1 MB of gzip, built in bounded memory (crawl.gzip_zeros).
-    warc.write_bytes(bomb_record(f"{HOST}/bomb.html", GIB) + page)
-    plain.write_bytes(response_record(f"{HOST}/bomb.html", "text/html", page_html(1).encode("utf-8")) + page)
+    css = f"{HOST}/p/static/site.css"  # the page's stylesheet: a bomb too, served to the browser while it renders
+    # Each 1 GiB body is ~1 MB of gzip, built in bounded memory (crawl.gzip_zeros).
+    warc.write_bytes(bomb_record(f"{HOST}/bomb.html", GIB) + bomb_record(css, GIB, "text/css") + page)
+    plain.write_bytes(response_record(f"{HOST}/bomb.html", "text/html", page_html(1).encode("utf-8"))
+                      + response_record(css, "text/css", CSS) + page)
     assert warc.stat().st_size < 2 * MIB
     base, base_mem = run_sampled(cli(str(plain), "--out", str(tmp_path / "base"), "--format", "jsonl",
                                      "--actors", "1"))
@@ -164,6 +166,10 @@ def test_a_gzip_bomb_is_one_too_large_row_beside_a_good_one_and_the_run_stays_un
     assert bomb["error_message"] == (f"record {bomb['record_id']}: its decoded body is over the body_bytes limit "
                                      f"({BODY_BYTES} bytes, 16 MiB); refused without reading further")
     assert good["status"] == "ok" and "Story number 0" in good["text"]
+    # Its stylesheet was refused over the same limit (the page rendered unstyled), and the row says so.
+    refused = [w for w in good["warnings"] if w.startswith(f"refused {css}: record <urn:uuid:")]
+    assert len(refused) == 1 and f"body_bytes limit ({BODY_BYTES} bytes" in refused[0], good["warnings"]
+    assert good["stylesheets_loaded"] == 0
     report = f"bomb run: {mem.report()}\nplain run: {base_mem.report()}"
     print(report)
     assert mem.peak_run_pss < GIB, report
