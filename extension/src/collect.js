@@ -371,13 +371,14 @@
           return NOTHING;
         }
         // A box of at most 1 x 1 px that cuts its overflow: screen-reader-only text, a tracking pixel.
-        const cut = REPLACED.has(tag) || css(cs, "overflow", "visible") !== "visible";
+        const holds = firstChildGet.call(el) !== null;  // an empty element hides nothing (<source>, <br>)
+        const cut = REPLACED.has(tag) || (holds && css(cs, "overflow", "visible") !== "visible");
         if (rect.width <= 1 && rect.height <= 1 && cut) return NOTHING;
       }
       // Overflow clips only boxes that hold their children (not inline ones, not pictures and controls).
       // <html> and <body> hand their overflow to the viewport.
       if ((rect.width <= 1 || rect.height <= 1) && display !== "inline" && !display.startsWith("table-") &&
-          !REPLACED.has(tag) && tag !== "html" && tag !== "body" &&
+          !REPLACED.has(tag) && tag !== "html" && tag !== "body" && firstChildGet.call(el) !== null &&
           ((rect.width <= 1 && css(cs, "overflowX", "visible") !== "visible") ||
            (rect.height <= 1 && css(cs, "overflowY", "visible") !== "visible"))) {
         return NOTHING;

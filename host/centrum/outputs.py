@@ -606,7 +606,23 @@ def content_text(snapshot: Snapshot, result: Result) -> str:
     drop = under & no_text[snapshot.text_owner] & drawn & ~snapshot.text_blank
     if not drop.any():
         return result.text if result.text else snapshot.text_of(result.nodes)
-    return snapshot.text_of_mask(under & ~drop)
+    if not result.text or result.text == snapshot.text_of(result.nodes):
+        return snapshot.text_of_mask(under & ~drop)
+    # The algorithm's own text (its zones, its kept blocks): the unseen text nodes cut out of it, in document order.
+    return _cut(result.text, [snapshot.texts[t] for t in np.flatnonzero(drop).tolist()])
+
+
+def _cut(text: str, pieces: list[str]) -> str:
+    """``text`` (the text joiner's lines) without ``pieces`` (text nodes in document order, each cut at its first
+    place after the previous cut; one that is not there is skipped), lines normalized again."""
+    pos = 0
+    for piece in pieces:
+        words = piece.split()
+        m = re.compile(r"\s+".join(map(re.escape, words))).search(text, pos) if words else None
+        if m:
+            text = text[: m.start()] + " " + text[m.end():]
+            pos = m.start()
+    return "\n".join(" ".join(line.split()) for line in text.split("\n") if line.strip())
 
 
 def _strip_private(el: HtmlElement) -> HtmlElement:

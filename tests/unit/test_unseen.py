@@ -82,3 +82,12 @@ def test_outputs_leave_unseen_text_out_and_answers_do_not_change() -> None:
         with_section = algorithms.run(name, snap)
         without = algorithms.run(name, parse_snapshot(page_raw(None)))
         assert (with_section.nodes, with_section.text) == (without.nodes, without.text), name
+
+
+def test_an_algorithms_own_text_loses_the_unseen_text_only() -> None:
+    # Zoning and the ensemble's block filter state their own text, narrower than their elements' subtrees: the
+    # unseen text nodes are cut out of it, and nothing else changes (no text of the subtrees comes back).
+    snap = parse_snapshot(page_raw({"subtree": [4], "text": [7]}))
+    stated = "Letters invisible around.\nSeen last paragraph."
+    assert Outputs(snap, Result("test", [2], text=stated)).text == "Letters around.\nSeen last paragraph."
+    assert Outputs(parse_snapshot(page_raw(None)), Result("test", [2], text=stated)).text == stated
