@@ -334,7 +334,7 @@ class Extractor:
         from . import algorithms, charset
 
         if isinstance(page, Path):
-            data: str | bytes = page.read_bytes()
+            data: str | bytes = limits.read_page_file(page)
         else:
             data = page if isinstance(page, str) else bytes(page)  # type: ignore[arg-type]
         html = charset.decode(data) if isinstance(data, bytes) else data

@@ -8,7 +8,9 @@ reads it on every cold start.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import Any
 
 MIB = 1024 * 1024
 
@@ -76,8 +78,46 @@ INPUT_LIMITS: dict[str, InputLimit] = {limit.name: limit for limit in (
                "an archived HTTP body after its Content- and Transfer-Encoding are decoded, counted while it inflates: "
                "the decompression-bomb bound, for the page and for every subresource served to it"),
     InputLimit("page_file_bytes", PAGE_FILE_BYTES,
-               "an .html file of an input folder, read at most this far: the same bound as an archived page's body"),
+               "a saved page (centrum extract and eval of a file, an .html file of a batch input folder), read at most "
+               "this far: the same bound as an archived page's body"),
     InputLimit("page_archive_bytes", PAGE_ARCHIVE_BYTES,
                "all archived bodies served to one page (itself, its stylesheets, scripts, images and fonts, over the "
                "renderer's passes): a page that names thousands of large archived files is cut off at this total"),
 )}
+
+
+# Bytes asked of a reader at a time: the most one read holds beyond a limit.
+READ_CHUNK = 1 * MIB
+
+
+class TooLarge(ValueError):
+    """An input over one of :data:`INPUT_LIMITS`, found while streaming it (E_TOO_LARGE)."""
+
+    def __init__(self, subject: str, limit: str, what: str) -> None:
+        value = INPUT_LIMITS[limit].value
+        super().__init__(f"{subject}: {what} is over the {limit} limit ({value} bytes, {value / MIB:g} MiB); "
+                         f"refused without reading further")
+        self.limit = limit
+
+
+def read_capped(reader: Any, limit: str, subject: str, what: str) -> bytes:
+    """At most ``INPUT_LIMITS[limit]`` bytes of ``reader`` (``read(n)`` -> bytes, b"" at the end), read in chunks: one
+    byte past the limit raises :class:`TooLarge`, so a stream that would inflate without end is stopped there."""
+    cap = INPUT_LIMITS[limit].value
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = reader.read(min(READ_CHUNK, cap + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge(subject, limit, what)
+        chunks.append(chunk)
+
+
+def read_page_file(path: str | os.PathLike[str]) -> bytes:
+    """A saved page's bytes (``centrum extract``, ``eval``, ``batch`` over a folder), refused past ``page_file_bytes``
+    (OSError as ``open`` raises it)."""
+    with open(path, "rb") as f:
+        return read_capped(f, "page_file_bytes", f"file {os.fspath(path)}", "the file")

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from . import charset
+from .limits import PAGE_FILE_BYTES, TooLarge, read_page_file
 from .paths import chromium_override, collector_override
 
 T = TypeVar("T")
@@ -209,6 +210,8 @@ def target_url(target: str | os.PathLike[str]) -> tuple[str, bool]:
         path = Path(s)
     if not path.is_file():
         raise RenderError(f"no such file: {s}")
+    if path.stat().st_size > PAGE_FILE_BYTES:  # checked again while the page is read (_read_local)
+        raise RenderError(str(TooLarge(f"file {s}", "page_file_bytes", "the file")))
     return path.resolve().as_uri(), True
 
 
@@ -437,8 +440,8 @@ def _missing_file(file_url: str) -> bool:
 
 def _read_local(file_url: str) -> bytes | None:
     try:
-        return _local_path(file_url).read_bytes()
-    except OSError:
+        return read_page_file(_local_path(file_url))
+    except (OSError, TooLarge):
         return None
 
 

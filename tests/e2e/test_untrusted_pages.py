@@ -199,3 +199,17 @@ def test_doctor_says_whether_pages_render_in_chromiums_sandbox() -> None:
         assert line.startswith("renderer: Chromium sandbox OFF") and "running as root" in line, line
     else:  # on, or off with the launch error that says why
         assert line == "renderer: Chromium sandbox on" or "could not start sandboxed" in line, line
+
+
+@pytest.mark.parametrize("render", [True, False])
+def test_extract_refuses_a_page_over_its_limit_with_the_limit_named(tmp_path: Path, render: bool) -> None:
+    from centrum.limits import PAGE_FILE_BYTES
+
+    page = tmp_path / "huge.html"
+    with page.open("wb") as f:
+        f.write(b"<!DOCTYPE html><html><body><p>")
+        f.truncate(PAGE_FILE_BYTES + 1)
+    p = centrum("extract", str(page), "-a", "semantic" if render else "source", *([] if render else ["--no-render"]),
+                timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "over the page_file_bytes limit" in p.stderr and "Traceback" not in p.stderr

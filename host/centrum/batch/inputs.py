@@ -12,10 +12,9 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import charset
-from ..limits import BODY_BYTES, INPUT_LIMITS, MIB, PAGE_FILE_BYTES, WARC_RECORD_BYTES
+from ..limits import WARC_RECORD_BYTES, TooLarge, read_capped
 from ..render import Archived
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -25,22 +24,8 @@ WARC_SUFFIXES = (".warc", ".warc.gz")
 SERVED_HEADERS = ("content-type", "location")
 
 
-# Decoded bytes asked of the WARC reader at a time: the most one read holds beyond a limit.
-READ_CHUNK = 1 * MIB
-
-
 class InputError(ValueError):
     """An input path that cannot be read as a WARC, a folder of pages or a URL list."""
-
-
-class TooLarge(InputError):
-    """An input over one of :data:`centrum.limits.INPUT_LIMITS`, found while streaming it (E_TOO_LARGE)."""
-
-    def __init__(self, subject: str, limit: str, what: str) -> None:
-        value = INPUT_LIMITS[limit].value
-        super().__init__(f"{subject}: {what} is over the {limit} limit ({value} bytes, {value / MIB:g} MiB); "
-                         f"refused without reading further")
-        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -130,30 +115,9 @@ def read_response(path: str, offset: int, body: bool = True) -> tuple[int, dict[
                 raise TooLarge(subject, "warc_record_bytes", f"its stored length of {record.content_length} bytes")
             http = record.http_headers
             headers = {k.lower(): v for k, v in (http.items() if http is not None else [])}
-            data = read_capped(record.reader, BODY_BYTES, subject, "body_bytes", "its decoded body") if body else b""
+            data = read_capped(record.reader, "body_bytes", subject, "its decoded body") if body else b""
             return int(http.status_code or 0) if http is not None else 0, headers, data, record.http_charset
     raise InputError(f"{path}: no response record at offset {offset}")
-
-
-def read_capped(reader: Any, limit: int, subject: str, name: str, what: str) -> bytes:
-    """At most ``limit`` bytes of ``reader`` (``read(n)`` -> bytes, b"" at the end), read in chunks: one byte past
-    the limit raises :class:`TooLarge`, so a stream that would inflate without end is stopped there."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = reader.read(min(READ_CHUNK, limit + 1 - size))
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(subject, name, what)
-        chunks.append(chunk)
-
-
-def read_page_file(path: str) -> bytes:
-    """An input folder's .html file, refused past ``page_file_bytes``."""
-    with open(path, "rb") as f:
-        return read_capped(f, PAGE_FILE_BYTES, f"file {path}", "page_file_bytes", "the file")
 
 
 def html_charset(body: bytes, http_charset: str | None) -> str:

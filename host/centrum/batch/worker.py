@@ -17,8 +17,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..limits import PAGE_ARCHIVE_BYTES
-from .inputs import IndexEntry, Task, TooLarge, WarcIndex, archived, follow, html_charset, read_page_file, read_response
+from ..limits import PAGE_ARCHIVE_BYTES, TooLarge, read_page_file
+from .inputs import IndexEntry, Task, WarcIndex, archived, follow, html_charset, read_response
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
 E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)

@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from .. import algorithms, outputs
 from ..config import ConfigError
+from ..limits import read_page_file
 from ..result import Result, json_default
 from ..snapshot import Snapshot, SnapshotError, parse_snapshot
 
@@ -198,8 +199,8 @@ def _run_no_render(args: argparse.Namespace, params: dict[str, Any]) -> int:
     page = Path(args.page)  # _check made sure of the algorithm, its parameters, the format and the file
     config = algorithms.raw_html_config(args.algorithm, params)
     try:
-        result = algorithms.run_raw_html(args.algorithm, page.read_bytes(), config)
-    except ValueError as e:  # the source extractor's SourceError: a page it cannot read
+        result = algorithms.run_raw_html(args.algorithm, read_page_file(page), config)
+    except ValueError as e:  # the source extractor's SourceError (a page it cannot read), or a page over its limit
         _err(f"{args.algorithm}: {e}")
         return 2
     if not result.text:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..limits import read_page_file
 from .metrics import Gold
 
 
@@ -32,7 +33,7 @@ class PageItem:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def html(self) -> bytes:
-        return self.html_path.read_bytes()
+        return read_page_file(self.html_path)
 
     @property
     def page_type(self) -> str | None:
