@@ -10,10 +10,21 @@ SECURITY = REPO / "SECURITY.md"
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
 
 
+# What the model does not promise: said plainly, with nothing to prove.
+NOT_PROMISED = "## Known limits of this model"
+
+
 def statements() -> list[str]:
-    """The bullet points of SECURITY.md, each with its continuation lines."""
+    """The bullet points of SECURITY.md (its promises), each with its continuation lines."""
     items: list[str] = []
-    for line in SECURITY.read_text(encoding="utf-8").splitlines():
+    text = SECURITY.read_text(encoding="utf-8")
+    assert NOT_PROMISED in text
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section = line
+        if section == NOT_PROMISED:
+            continue
         if line.startswith("- "):
             items.append(line)
         elif items and line.startswith("  "):
