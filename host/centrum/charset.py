@@ -8,7 +8,11 @@ Precedence, first match wins:
    names the old charset, and legacy text is practically never valid multi-byte UTF-8 by accident, so this
    evidence from the bytes themselves outranks the page's own declaration;
 4. the page's declaration: ``<?xml encoding>`` or ``<meta charset>`` / http-equiv in the head;
-5. fallback: UTF-8 when the bytes are valid UTF-8 (plain ASCII), else windows-1252 (the HTML standard's default).
+5. UTF-8 when the bytes are valid UTF-8 (plain ASCII);
+6. detection (:func:`detected`, charset-normalizer) for bytes that are neither declared nor UTF-8: a legacy page saved
+   without a declaration (GBK, Shift_JIS, windows-1251...), which windows-1252 would turn into mojibake;
+7. fallback: windows-1252 (the HTML standard's default), also whenever windows-1252 reads the bytes about as
+   cleanly as the detected encoding, so a Western page stays as a browser shows it.
 
 :func:`sniff` answers a web label (what a browser accepts in ``Content-Type``); :func:`codec` maps a label to the
 Python codec whose decoder reads what a browser's decoder for that label reads; :func:`decode` never fails.
@@ -83,8 +87,53 @@ def _valid_utf8(data: bytes) -> bool:
     return True
 
 
-def sniff(data: bytes, http: str | None = None) -> str:
-    """The web label to read ``data`` with (see the module docstring for the order)."""
+# Detection reads this many bytes from just before the first non-ASCII byte: enough text to tell encodings apart,
+# bounded in time however large the page (the ASCII head of scripts and styles says nothing about the encoding).
+DETECT_BYTES = 64 * 1024
+DETECT_LEAD = 1024
+# How much messier (charset-normalizer's chaos, 0 = clean) windows-1252 must read the bytes than the detected encoding
+# before the detected one is taken: single-byte Latin encodings read English alike, and a browser reads windows-1252.
+DETECT_MARGIN = 0.05
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+# charset-normalizer's Python codec names -> the WHATWG label a browser accepts; an encoding that is not on the web
+# (cp775, cp852, ...) is never an answer.
+_DETECTED = {
+    "gb18030": "gb18030", "gb2312": "gbk", "gbk": "gbk", "big5": "big5", "big5hkscs": "big5", "cp950": "big5",
+    "cp932": "shift_jis", "shift_jis": "shift_jis", "euc_jp": "euc-jp", "iso2022_jp": "iso-2022-jp",
+    "cp949": "euc-kr", "euc_kr": "euc-kr", "koi8_r": "koi8-r", "koi8_u": "koi8-u", "cp866": "ibm866",
+    "mac_cyrillic": "x-mac-cyrillic", "cp874": "windows-874",
+    **{f"cp125{i}": f"windows-125{i}" for i in range(9)},
+    **{f"iso8859_{i}": f"iso-8859-{i}" for i in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+}
+
+
+def detected(data: bytes) -> str | None:
+    """The web label of the legacy encoding ``data`` is in, when detection finds one that reads it clearly better than
+    windows-1252 (None: windows-1252 it is). For bytes that are neither declared nor valid UTF-8 (:func:`sniff`)."""
+    first = _NON_ASCII.search(data)
+    if first is None:
+        return None
+    start = max(0, first.start() - DETECT_LEAD)
+    sample = data[start:start + DETECT_BYTES]
+    from charset_normalizer import from_bytes  # only here: the native host never sniffs bytes
+
+    best = from_bytes(sample).best()
+    label = _DETECTED.get(best.encoding) if best is not None else None
+    if best is None or label is None or label == "windows-1252":
+        return None
+    western = from_bytes(sample, cp_isolation=["cp1252"]).best()
+    if western is not None and western.chaos < best.chaos + DETECT_MARGIN:
+        return None
+    return label
+
+
+def uses_detection(data: bytes, http: str | None = None) -> bool:
+    """Whether :func:`sniff` reads ``data`` by detection (a legacy encoding other than windows-1252)."""
+    return sniff(data, http) != _sniff_declared(data, http)
+
+
+def _sniff_declared(data: bytes, http: str | None) -> str:
+    """:func:`sniff` without the detection step (what the sniffer answered before it had one)."""
     b = bom(data)
     if b:
         return b[0]
@@ -93,10 +142,15 @@ def sniff(data: bytes, http: str | None = None) -> str:
     utf8 = _valid_utf8(data)
     if utf8 and not data.isascii():
         return "utf-8"
-    own = declared(data)
-    if own:
-        return own
-    return "utf-8" if utf8 else "windows-1252"
+    return declared(data) or ("utf-8" if utf8 else "windows-1252")
+
+
+def sniff(data: bytes, http: str | None = None) -> str:
+    """The web label to read ``data`` with (see the module docstring for the order)."""
+    label = _sniff_declared(data, http)
+    if label == "windows-1252" and not (http and codec(http)) and declared(data) is None and bom(data) is None:
+        return detected(data) or label
+    return label
 
 
 def decode(data: bytes, http: str | None = None) -> str:

@@ -50,7 +50,8 @@ T = TypeVar("T")
 # body's (non-blank characters of decoded text, scripts and styles left out: _text_chars, _shown_text_chars), where
 # the <noscript> rule counted bytes with blanks, a <style> inside <noscript> included. Version 8 confines a saved
 # page to its own folder (no file access from files, no file request outside the folder) and turns WebRTC off.
-RENDERER_VERSION = 8
+# Version 9 serves a page saved without a declaration in a legacy encoding with the charset detection finds.
+RENDERER_VERSION = 9
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 # The starts of the warnings of a page rendered again with its scripts off, by the rule that did it (the carry-over
 # rules read them back from cached entries).
@@ -355,6 +356,12 @@ def uses_no_webrtc(entry: dict[str, Any], page: bytes) -> bool:
     return b"RTCPeerConnection" not in page
 
 
+def decoded_as_before(entry: dict[str, Any], page: bytes) -> bool:
+    """Whether version 9 reads the page's bytes as version 8 did: its charset detection reads only bytes that are
+    neither marked, declared nor UTF-8, and only those that windows-1252 reads far less cleanly."""
+    return not charset.uses_detection(page)
+
+
 def _carried(*same: Callable[[dict[str, Any], bytes], bool]) -> Callable[[dict[str, Any], bytes], bool]:
     return lambda entry, page: all(rule(entry, page) for rule in same)
 
@@ -363,19 +370,20 @@ def _carried(*same: Callable[[dict[str, Any], bytes], bool]) -> Callable[[dict[s
 # a version bump that changes few pages does not make every cached render stale. Versions 4 and 5 changed only pages
 # whose load event never came (an image reloading itself after failing, a frame left loading); version 6 only pages
 # whose scripts took most of their text away; version 7 only pages that the <noscript> rule decides otherwise; version
-# 8 only pages whose scripts use WebRTC: a render of 3 or 4 whose load finished, of 5 whose text stayed, of 6 whose
-# <noscript> decision stands, and of 7, each of a page that does not name RTCPeerConnection, is kept.
+# 8 only pages whose scripts use WebRTC; version 9 only undeclared pages in a legacy encoding other than windows-1252.
+SINCE_7 = _carried(uses_no_webrtc, decoded_as_before)
 CARRIED_OVER: dict[int, Callable[[dict[str, Any], bytes], bool]] = {
-    7: uses_no_webrtc,
-    6: _carried(_same_noscript_rule, uses_no_webrtc),
-    5: _carried(_kept_its_text, _same_noscript_rule, uses_no_webrtc),
-    4: _carried(_loaded_and_kept, _same_noscript_rule, uses_no_webrtc),
-    3: _carried(_loaded_and_kept, _same_noscript_rule, uses_no_webrtc)}
+    8: decoded_as_before,
+    7: SINCE_7,
+    6: _carried(_same_noscript_rule, SINCE_7),
+    5: _carried(_kept_its_text, _same_noscript_rule, SINCE_7),
+    4: _carried(_loaded_and_kept, _same_noscript_rule, SINCE_7),
+    3: _carried(_loaded_and_kept, _same_noscript_rule, SINCE_7)}
 
 # Versions whose render of a page this one makes the same whenever the same rules shape both (CARRIED_OVER decides
 # from the entry alone; these need a fresh render to compare with): version 7 changed only how the <noscript> rule
 # counts, so a version-6 render that the rule rendered again is the same as a fresh one that it renders again
-# (version 8 leaves such a render of a page that does not use WebRTC as it was). Two
+# (versions 8 and 9 leave such a render as it was unless the page uses WebRTC or a detected charset). Two
 # renders of one page differ by a few pixels of layout now and then, and a model trained on the snapshots moves with
 # them: the earlier render is kept.
 SAME_WHEN_RULES_AGREE = frozenset({6})

@@ -347,3 +347,15 @@ def test_content_a_script_draws_after_load_is_collected_and_a_page_that_never_se
     assert not any("still changing" in w for w in drawn.warnings)
     assert any(f"still changing after {SETTLE_MAX_MS} ms" in w for w in busy.warnings)
     assert busy.timing["load"] < SETTLE_MAX_MS + 5000
+
+
+def test_an_undeclared_legacy_page_renders_in_its_detected_charset(renderer: Renderer, tmp_path: Path) -> None:
+    # A GBK page saved without <meta charset>: windows-1252 would show mojibake; the sniffer's detection step serves
+    # it to Chromium as what it is, as `source` and DANA read it.
+    text = ("北京市政府今天宣布，将在未来五年内投资建设新的公共图书馆和文化中心。市民可以在周末免费参观这些场所，"
+            "并参加各种讲座和展览活动。")
+    page = tmp_path / "gbk.html"
+    page.write_bytes(f"<!DOCTYPE html><html><head><title>新闻</title></head><body><p>{text}</p></body></html>"
+                     .encode("gbk"))
+    s = parse_snapshot(renderer.render(page).raw)
+    assert text in s.texts and s.page.title == "新闻"

@@ -97,11 +97,11 @@ class SnapshotCache:
                fresh: dict[str, Any]) -> dict[str, Any]:
         """The entry to keep for a fresh render of the page: the render of an earlier version that
         ``render.SAME_WHEN_RULES_AGREE`` makes the same when the same rules shaped both, else the fresh one."""
-        from ..render import SAME_WHEN_RULES_AGREE, rules_taken, uses_no_webrtc
+        from ..render import SAME_WHEN_RULES_AGREE, SINCE_7, rules_taken
 
         for version in sorted(SAME_WHEN_RULES_AGREE, reverse=True):
             old = self.load(snapshot_key(page, window, extras, version))
-            if old is not None and rules_taken(old) == rules_taken(fresh) and uses_no_webrtc(old, page):
+            if old is not None and rules_taken(old) == rules_taken(fresh) and SINCE_7(old, page):
                 return old
         return fresh
 
