@@ -1,6 +1,7 @@
 """The optional dependencies, each imported through :func:`need` by the code that uses it, so that a missing one is
 a one-line error naming the extra that installs it (host/pyproject.toml's optional-dependencies) instead of a
-traceback. The core install (lxml, numpy, tqdm, tld) runs the native host and ``centrum extract --no-render``."""
+traceback. The core install (lxml, numpy, tqdm, tld, charset-normalizer) runs the native host and
+``centrum extract --no-render``."""
 
 from __future__ import annotations
 

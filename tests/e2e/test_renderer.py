@@ -359,3 +359,13 @@ def test_an_undeclared_legacy_page_renders_in_its_detected_charset(renderer: Ren
                      .encode("gbk"))
     s = parse_snapshot(renderer.render(page).raw)
     assert text in s.texts and s.page.title == "新闻"
+
+
+def test_a_gzipped_saved_page_renders_as_its_page(renderer: Renderer, tmp_path: Path) -> None:
+    # wcxb-dev2 keeps its pages as pages/<id>.html.gz: eval renders them as the pages they hold.
+    import gzip
+
+    page = tmp_path / "p.html.gz"
+    page.write_bytes(gzip.compress("<!DOCTYPE html><title>Gzip</title><p>Ein schöner Tag am Meer.</p>".encode()))
+    s = parse_snapshot(renderer.render(page).raw)
+    assert "Ein schöner Tag am Meer." in s.texts and s.page.title == "Gzip"

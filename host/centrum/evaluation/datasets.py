@@ -120,13 +120,18 @@ def load_dataset(root: str | Path, limit: int | None = None) -> Dataset:
         raise DatasetError(f"{root}: data set folder does not exist")
     pages_dir, gold_dir = root / "pages", root / "gold"
     if not pages_dir.is_dir():
-        raise DatasetError(f"{root}: no pages/ folder (expected pages/<id>.html)")
+        raise DatasetError(f"{root}: no pages/ folder (expected pages/<id>.html or pages/<id>.html.gz)")
     if not gold_dir.is_dir():
         raise DatasetError(f"{root}: no gold/ folder (expected gold/<id>.txt or gold/<id>.json)")
     meta = _read_meta(root / "meta.jsonl")
-    files = {p.stem: p for p in pages_dir.glob("*.html")}
+    files = {p.name[: -len(".html")]: p for p in pages_dir.glob("*.html")}
+    for p in pages_dir.glob("*.html.gz"):  # gzipped pages (wcxb-dev2), read through limits.read_page_file
+        pid = p.name[: -len(".html.gz")]
+        if pid in files:
+            raise DatasetError(f"{pages_dir}: page {pid!r} is there twice ({pid}.html and {pid}.html.gz)")
+        files[pid] = p
     if not files:
-        raise DatasetError(f"{pages_dir}: no .html pages")
+        raise DatasetError(f"{pages_dir}: no .html or .html.gz pages")
     orphans = sorted(set(meta) - set(files))
     if orphans:
         raise DatasetError(f"{root / 'meta.jsonl'}: ids without a page file: {', '.join(orphans[:5])}"
