@@ -14,18 +14,31 @@
   const mode = (name) => globalThis[Symbol.for(`centrum.mode.${name}`)];
   const { state, toast, unmark, detach } = globalThis[Symbol.for("centrum.ui")];
 
+  /* `show` for an answer the busy message announced, unless the user closed the view while it was on its way. */
+  const answered = (show) => (arg) => {
+    if (state.cancelled) {
+      state.cancelled = false;
+      return { stage: state.stage, cancelled: true };
+    }
+    const out = show(arg);
+    if (!(out && out.needsText)) state.busy = false; // a highlight that asks for its text is still on its way
+    return out;
+  };
+
   const view = {
     get stage() {
       return state.stage;
     },
 
     busy() {
+      state.busy = true;
+      state.cancelled = false;
       toast(globalThis[Symbol.for("centrum.readerview")].t("busy"));
       return { stage: state.stage };
     },
 
-    highlight: (result) => mode("highlight").highlight(result),
-    error: (err) => mode("highlight").error(err),
+    highlight: answered((result) => mode("highlight").highlight(result)),
+    error: answered((err) => mode("highlight").error(err)),
     /* The host's handle of the highlighted page and its algorithm (for the reader's outputs request). */
     page: () => ({ handle: (state.result && state.result.page) || null, algorithm: state.algorithm || "" }),
     /* The reader's metadata, Markdown and HTML, from the host when the reader opens. */
@@ -33,7 +46,7 @@
     /* The clean reader content as data (for the reader tab). */
     readerData: () => mode("reader").readerData(),
     reader: (settings) => mode("reader").reader(settings),
-    debugger: (data) => mode("debugger").open(data),
+    debugger: answered((data) => mode("debugger").open(data)),
     annotate: (options) => mode("annotator").open(options),
 
     /* The closed shadow root, for code running in this isolated world only (the end-to-end tests reach the panels
@@ -43,6 +56,9 @@
     },
 
     restore() {
+      // Closed (Esc, ×) while the busy message was up: the answer on its way is not shown when it comes.
+      state.cancelled = state.busy;
+      state.busy = false;
       detach();
       unmark();
       if (state.ui) state.ui.remove();

@@ -217,8 +217,8 @@ def wait_stage(session: Session, page: Page, expected: str) -> None:
 
 
 def darkest(page: Page, element_id: str) -> int:
-    """The darkest grey level (0-255) on screen within the element's box, the toast's box left out: black text
-    shows as about 0, text dimmed to a quarter over white as about 191."""
+    """The darkest grey level (0-255) on screen within the element's box, the toast and the outline's line left out:
+    black text shows as about 0, text dimmed to a quarter over white as about 191."""
     import io
 
     import numpy as np
@@ -238,6 +238,16 @@ def darkest(page: Page, element_id: str) -> int:
     if shown:
         x, y, w, h = (round(v) for v in shown)
         inside[max(y - 8, 0):max(y + h + 8, 0), max(x - 8, 0):max(x + w + 8, 0)] = False
+    # Nor the answer's outline, a few pixels outside the answer: only its border line is left out.
+    ring = ui_eval(page, "(root) => { const b = root && root.querySelector('.layer[data-layer=\"main\"] .box'); "
+                         "if (!b) return null; const r = b.getBoundingClientRect(); "
+                         "return [r.left, r.top, r.width, r.height]; }")
+    if ring:
+        x, y, w, h = (round(v) for v in ring)
+        outer = np.zeros(grey.shape, dtype=bool)
+        outer[max(y - 2, 0):max(y + h + 2, 0), max(x - 2, 0):max(x + w + 2, 0)] = True
+        outer[max(y + 5, 0):max(y + h - 5, 0), max(x + 5, 0):max(x + w - 5, 0)] = False
+        inside &= ~outer
     assert inside.any(), f"#{element_id} is not on screen outside the toast"
     return int(grey[inside].min())
 
@@ -253,11 +263,12 @@ def test_button_highlight_reader_restore(chromium: Session, server: str) -> None
     wait_stage(chromium, page, "highlight")
     marked = page.evaluate("() => [...document.querySelectorAll('[data-centrum-main]')].map(e => e.id)")
     assert marked == ["story"]
-    styles = page.evaluate("""() => {
-        const s = (id) => getComputedStyle(document.getElementById(id));
-        return {outline: s('story').outlineStyle, outlineWidth: s('story').outlineWidth};
-    }""")
-    assert styles["outline"] == "solid" and styles["outlineWidth"] == "4px"
+    # One outline around the article, drawn in the view's own layer (no page style can hide it).
+    outline = ui_eval(page, """(root) => [...root.querySelectorAll('.layer[data-layer="main"] .box')].map((b) => {
+        const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })""")
+    story = page.evaluate("() => { const r = document.getElementById('story').getBoundingClientRect(); "
+                          "return [r.left, r.top, r.right, r.bottom]; }")
+    assert len(outline) == 1 and outline[0][:2] <= story[:2] and outline[0][2:] >= story[2:], (outline, story)
     wait_toast(page, "main content outlined")
     # The rest is dimmed as seen on screen (covered by the page's white at 3/4: text at a quarter of its ink), the
     # article is not; and the covers follow the page when its layout moves (here: 150 px inserted above them).

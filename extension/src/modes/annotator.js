@@ -8,8 +8,8 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.annotator");
   if (globalThis[KEY]) return;
-  const { api, state, view, send, h, listen, layer, docRect, drawBox, nodeList, ensurePanel, enterMode,
-    addStyle } = globalThis[Symbol.for("centrum.ui")];
+  const { api, state, view, send, h, listen, layer, docRect, drawBox, placeInCorner, nodeList, ensurePanel,
+    enterMode, addStyle } = globalThis[Symbol.for("centrum.ui")];
   const { t } = globalThis[Symbol.for("centrum.readerview")]; // the extension's strings in the browser's language
 
   addStyle(`
@@ -99,29 +99,11 @@
     return box.replaceChildren(...parts);
   }
 
+  const PANEL_CORNERS = [["left", "bottom"], ["right", "bottom"], ["right", "top"], ["left", "top"]];
+
   function selectionRects(a) {
     const els = [...a.picked, ...(a.current ? [a.current] : []), ...(a.picked.length ? [] : a.suggestion)];
     return els.map((el) => el.getBoundingClientRect());
-  }
-
-  function placePanel(a, panel) {
-    // The panel goes to the viewport corner where it covers least of the selection it is labelling.
-    const p = panel.getBoundingClientRect();
-    const W = window.innerWidth;
-    const H = window.innerHeight;
-    const corners = [["left", "bottom"], ["right", "bottom"], ["right", "top"], ["left", "top"]];
-    const rects = selectionRects(a);
-    const cover = ([x, y]) => {
-      const left = x === "left" ? 12 : W - 12 - p.width;
-      const top = y === "top" ? 12 : H - 12 - p.height;
-      return rects.reduce((sum, r) => sum + Math.max(0, Math.min(left + p.width, r.right) - Math.max(left, r.left)) *
-        Math.max(0, Math.min(top + p.height, r.bottom) - Math.max(top, r.top)), 0);
-    };
-    const best = corners.reduce((x, y) => (cover(y) < cover(x) ? y : x));
-    for (const side of ["left", "right", "top", "bottom"]) panel.style[side] = "auto";
-    panel.style[best[0]] = "12px";
-    panel.style[best[1]] = "12px";
-    panel.dataset.corner = best.join("-");
   }
 
   function renderAnnot(statusText, kind = "") {
@@ -141,7 +123,8 @@
     });
     for (const el of a.picked) drawBox(lay, docRect(el), "picked", describe(el));
     if (a.current) drawBox(lay, docRect(a.current), "current", t("annotCurrentBox", describe(a.current)));
-    placePanel(a, panel);
+    // The panel goes to the viewport corner where it covers least of the selection it is labelling.
+    placeInCorner(panel, selectionRects(a), PANEL_CORNERS);
   }
 
   /* Up to the nearest ancestor whose text differs (a wrapper with the same text shows no visible change). */

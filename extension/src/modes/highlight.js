@@ -1,4 +1,4 @@
-/* Centrum highlight mode: the main content outlined and the rest dimmed (ui.css keyed on three attributes), and the
+/* Centrum highlight mode: the main content (with its headline) in one outline and the rest dimmed, and the
  * "message" stage (an error or "nothing found" shown in a toast). Messages are for readers: no algorithm names
  * (those stay in the debugger), and an answer that is probably not an article says so and offers the debugger. */
 "use strict";
@@ -6,7 +6,8 @@
 (() => {
   const KEY = Symbol.for("centrum.mode.highlight");
   if (globalThis[KEY]) return;
-  const { state, MARK, DIM, STAGE, nodeList, toast, unmark, layer } = globalThis[Symbol.for("centrum.ui")];
+  const { state, MARK, DIM, STAGE, nodeList, toast, unmark, layer, drawBox, placeInCorner, addStyle } =
+    globalThis[Symbol.for("centrum.ui")];
   const { t } = globalThis[Symbol.for("centrum.readerview")];
 
   // Below this many words the answer is a tagline or a teaser rather than an article; above this share of its text
@@ -100,6 +101,9 @@
     return { attribute, covers };
   }
 
+  // The answer's outline: one thin box, drawn in the view's layer (ui.js) over the page.
+  addStyle(".box.main { border: 3px solid #e8590c; border-radius: 6px; }");
+
   const DIM_COVER = 0.75;
   const SVG = "http://www.w3.org/2000/svg";
 
@@ -130,20 +134,77 @@
     return svg;
   }
 
-  /* Dim what is not highlighted (dimPlan), and keep the covers on their elements when the page's layout changes (a
-     resize, images and fonts arriving) until unmark() stops it. */
-  function dim(nodes) {
-    const { attribute, covers } = dimPlan(toDim(nodes));
-    let drawn = null;
+  const LAYERS = '.layer[data-layer="dim"], .layer[data-layer="main"]'; // what the highlight draws
+  const HEADLINE_GAP = 600; // px between a headline and the answer below it, room for a lead picture
+  const OUTLINE_PAD = 6; // px between the answer and its outline
+
+  /* The page's main heading just above the answer, when the answer has none of its own: the last <h1> before the
+     answer in document order (<h2> on a page without <h1>) that ends above the answer's top, at most HEADLINE_GAP
+     above it, and overlaps it horizontally. News pages often keep the headline outside the article's body. */
+  function headline(nodes, box) {
+    if (!box || nodes.some((el) => el.localName === "h1" || el.getElementsByTagName("h1").length)) return null;
+    const h1 = document.getElementsByTagName("h1");
+    const first = nodes[0];
+    let found = null;
+    for (const el of h1.length ? h1 : document.getElementsByTagName("h2")) {
+      if (!(first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING) || el.closest("nav")) continue;
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height || r.bottom > box.top + 1 || box.top - r.bottom > HEADLINE_GAP) continue;
+      if (r.right > box.left && r.left < box.right) found = el;
+    }
+    return found;
+  }
+
+  /* The viewport box around `elements` (those with a size), or null. */
+  function union(elements) {
+    let box = null;
+    for (const el of elements) {
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 && r.height <= 0) continue;
+      box = box ? { left: Math.min(box.left, r.left), top: Math.min(box.top, r.top),
+        right: Math.max(box.right, r.right), bottom: Math.max(box.bottom, r.bottom) }
+        : { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+    }
+    return box;
+  }
+
+  /* One outline around the whole answer (not a box per paragraph: a forum answer is a hundred of them), in the
+     view's own layer, so no page style can hide, clip or restyle it. `box`: viewport coordinates. */
+  function drawOutline(box) {
+    const lay = layer("main");
+    lay.replaceChildren();
+    if (!box) return;
+    const [sx, sy] = [window.scrollX, window.scrollY];
+    const [x, y] = [Math.max(0, box.left + sx - OUTLINE_PAD), Math.max(0, box.top + sy - OUTLINE_PAD)];
+    drawBox(lay, [x, y, box.right + sx + OUTLINE_PAD - x, box.bottom + sy + OUTLINE_PAD - y], "main", "");
+  }
+
+  /* The toast in the viewport corner where it hides least of the outlined answer, again whenever the page scrolls
+     or its layout moves. */
+  function placeToast() {
+    const toastBox = state.shadow && state.shadow.querySelector(".toast");
+    const outline = state.shadow && state.shadow.querySelector('.layer[data-layer="main"] .box');
+    if (!toastBox || !outline) return;
+    const [x, y] = [parseFloat(outline.style.left) - window.scrollX, parseFloat(outline.style.top) - window.scrollY];
+    const [w, hgt] = [parseFloat(outline.style.width), parseFloat(outline.style.height)];
+    placeInCorner(toastBox, [{ left: x, top: y, right: x + w, bottom: y + hgt }]);
+  }
+
+  /* Outline `shown` and dim everything else (dimPlan), and keep both on their elements when the page's layout changes
+     (a resize, images and fonts arriving) until unmark() stops it. */
+  function outline(shown) {
+    const { attribute, covers } = dimPlan(toDim(shown));
     const draw = () => {
-      const svg = drawCovers(covers); // before the layer is touched: its reads find the layout still valid
-      drawn = layer("dim");
-      drawn.replaceChildren(svg);
+      // Every read before the layer is touched: the reads find the layout still valid, the page is laid out once.
+      const svg = covers.size ? drawCovers(covers) : null;
+      const box = union(shown);
+      if (svg) layer("dim").replaceChildren(svg);
+      drawOutline(box);
+      placeToast();
     };
-    if (covers.size) draw();
+    draw();
     for (const c of attribute) c.setAttribute(DIM, "");
     state.dimmed.push(...attribute);
-    if (!covers.size) return;
     let queued = 0;
     const redraw = () => {
       if (!queued) queued = requestAnimationFrame(() => { queued = 0; draw(); });
@@ -151,12 +212,19 @@
     let observed = false; // an observer reports the size it starts with: nothing has moved then
     const resized = new ResizeObserver(() => (observed ? redraw() : (observed = true)));
     resized.observe(document.documentElement);
+    let placing = 0;
+    const onScroll = () => {
+      if (!placing) placing = requestAnimationFrame(() => { placing = 0; placeToast(); });
+    };
     window.addEventListener("resize", redraw);
+    window.addEventListener("scroll", onScroll, { passive: true });
     state.undim = () => {
       resized.disconnect();
       window.removeEventListener("resize", redraw);
+      window.removeEventListener("scroll", onScroll);
       cancelAnimationFrame(queued);
-      drawn.remove();
+      cancelAnimationFrame(placing);
+      for (const el of state.shadow ? state.shadow.querySelectorAll(LAYERS) : []) el.remove();
     };
   }
 
@@ -183,12 +251,15 @@
     if (nodes.length) {
       // Geometry is read before anything is written: the layout that the text above needed is still valid, so the
       // page is laid out once, not again for these reads.
-      const r = nodes[0].getBoundingClientRect();
-      dim(nodes);
+      const title = headline(nodes, union(nodes));
+      const shown = title ? [title, ...nodes] : nodes;
+      const r = shown[0].getBoundingClientRect();
+      outline(shown);
       for (const el of nodes) el.setAttribute(MARK, "");
       document.documentElement.setAttribute(STAGE, "highlight");
-      if (r.bottom < 0 || r.top > window.innerHeight) nodes[0].scrollIntoView({ block: "start" });
+      if (r.bottom < 0 || r.top > window.innerHeight) shown[0].scrollIntoView({ block: "start" });
       toast(`${t("outlined")}${note}`, why ? "doubt" : "info", why ? ["debugger", "reader", "annotate"] : true);
+      placeToast();
     } else {
       toast(`${t("textOnly")}${note}`, why ? "doubt" : "info", why ? ["debugger", "reader", "annotate"] : true);
     }

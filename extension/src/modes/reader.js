@@ -1,16 +1,16 @@
 /* Centrum reader mode in the page: the main content rebuilt from the clean description (clean.js), laid out by
- * readerview.js with the host's metadata, in the closed shadow root over the page. Esc or the button restores the
- * page. (src/reader.js is the reader in its own tab.) */
+ * readerview.js with the host's metadata, in the closed shadow root over the page. Esc (ui.js), × or the button
+ * restores the page. (src/reader.js is the reader in its own tab.) */
 "use strict";
 
 (() => {
   const KEY = Symbol.for("centrum.mode.reader");
   if (globalThis[KEY]) return;
-  const { clean, state, STAGE, view, h, unmark, clearShadow, listen, addStyle, nodeList } =
+  const { clean, state, STAGE, view, h, unmark, clearShadow, addStyle, nodeList } =
     globalThis[Symbol.for("centrum.ui")];
   const readerview = globalThis[Symbol.for("centrum.readerview")];
 
-  addStyle(".reader { position: fixed; inset: 0; z-index: 2147483646; overflow: auto; }");
+  addStyle(".reader { position: fixed; inset: 0; z-index: 2147483646; overflow: auto; outline: none; }");
 
   /* The clean reader content as data, with what the host said of the page (for the reader here and in a tab). */
   function readerData() {
@@ -37,22 +37,30 @@
     return { stage: state.stage };
   }
 
+  /* The lead picture (readerview.js leadImage: the page's og:image) goes when it fails to load, rather than leave
+     an empty band above the title's text; a picture of the content itself is the page's and stays as it is. */
+  function dropBrokenLead(shown) {
+    const img = shown.querySelector("figure.lead img");
+    if (!img) return;
+    const drop = () => img.closest("figure.lead").remove();
+    if (img.complete && !img.naturalWidth && img.getAttribute("src")) drop();
+    else img.addEventListener("error", drop, { once: true });
+  }
+
   function reader(settings) {
     unmark();
     const shadow = clearShadow();
     const shown = h("div", { class: "reader", role: "document" });
     shadow.appendChild(shown);
     readerview.fill(document, shown, readerData(), settings, () => view().restore(), readerview.t("readerNote"));
-    // Capture phase on window: Esc reaches this before the page's own handlers and before the shadow root, which
-    // keeps key events to itself.
-    listen(window, "keydown", (e) => {
-      if (e.key !== "Escape" || state.stage !== "reader" || e.ctrlKey || e.metaKey || e.altKey) return;
-      e.preventDefault();
-      e.stopImmediatePropagation();
-      view().restore();
-    }, true);
+    dropBrokenLead(shown);
     document.documentElement.setAttribute(STAGE, "reader");
     state.stage = "reader";
+    // The keyboard goes to the reader at once: Esc (ui.js) and the arrow keys work without a click first. Firefox
+    // otherwise leaves the focus where the press left it (the toast's button, removed with the toast) and sends
+    // the keys nowhere until the reader is clicked.
+    shown.setAttribute("tabindex", "-1");
+    shown.focus({ preventScroll: true });
     return { stage: state.stage, chars: shown.textContent.length };
   }
 

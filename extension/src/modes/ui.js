@@ -50,6 +50,8 @@
   const state = {
     stage: "idle", nodes: [], dimmed: [], undim: null, text: null, algorithm: "", ui: null, shadow: null, scroll: null,
     cleanup: [], // functions undoing listeners this view attached to the page
+    busy: false, // an answer the background is working on is awaited (view.busy); cancelled: the user closed it
+    cancelled: false,
     debug: null, // debugger data {results, algorithms, timing, selected}
     annot: null, // annotator state
     result: null, // the last extract answer shown (its metadata feeds the reader header)
@@ -92,8 +94,23 @@
     document.documentElement.appendChild(el); // outside <body>: never dimmed, never part of the page's layout
     state.ui = el;
     state.shadow = shadow;
+    // Whatever is shown (a message, the highlight, the reader, a panel), Esc ends it and restores the page.
+    listen(window, "keydown", onEscape, true);
     return shadow;
   }
+
+  /* Esc: the user's way out of every mode. Capture phase on window: it reaches this before the page's handlers
+     below the window and before the shadow root, which keeps key events to itself. In a field of a panel it first
+     leaves the field (an annotator's name, the debugger's parameters), so Esc there never loses the work. */
+  function onEscape(e) {
+    if (e.key !== "Escape" || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    const focused = state.shadow ? state.shadow.activeElement : null;
+    if (focused && FIELDS.has(focused.localName) && focused.type !== "checkbox") focused.blur();
+    else view().restore();
+  }
+  const FIELDS = new Set(["input", "textarea"]);
 
   function h(tag, props = {}, ...children) {
     const el = document.createElement(tag);
@@ -132,7 +149,8 @@
     box.setAttribute("role", kind === "error" ? "alert" : "status");
     // A host message can quote a huge offending value: keep the box readable.
     box.textContent = text.length > 1200 ? `${text.slice(0, 1000)}\u2026${text.slice(-150)}` : text;
-    const close = h("button", { class: "x", title: "close", text: "\u00d7", onclick: () => box.remove() });
+    // Closing the message ends what it is about too (the outline, the dimming): one click restores the page.
+    const close = h("button", { class: "x", title: "close", text: "\u00d7", onclick: () => view().restore() });
     box.prepend(close);
     if (modes) box.appendChild(modeButtons(modes));
     return box;
@@ -194,6 +212,26 @@
     return box;
   }
 
+  const CORNERS = [["right", "top"], ["right", "bottom"], ["left", "bottom"], ["left", "top"]];
+
+  /* Put `el` (position: fixed) in the viewport corner where it covers least of `rects` (viewport rectangles of what
+     it must not hide), the first of `corners` on a tie; its `data-corner` says which. */
+  function placeInCorner(el, rects, corners = CORNERS, margin = 12) {
+    const p = el.getBoundingClientRect();
+    const [W, H] = [document.documentElement.clientWidth || window.innerWidth, window.innerHeight];
+    const at = ([x, y]) => [x === "left" ? margin : W - margin - p.width, y === "top" ? margin : H - margin - p.height];
+    const cover = (corner) => {
+      const [left, top] = at(corner);
+      return rects.reduce((sum, r) => sum + Math.max(0, Math.min(left + p.width, r.right) - Math.max(left, r.left)) *
+        Math.max(0, Math.min(top + p.height, r.bottom) - Math.max(top, r.top)), 0);
+    };
+    const best = corners.reduce((x, y) => (cover(y) < cover(x) ? y : x));
+    for (const side of ["left", "right", "top", "bottom"]) el.style[side] = "auto";
+    el.style[best[0]] = `${margin}px`;
+    el.style[best[1]] = `${margin}px`;
+    el.dataset.corner = best.join("-");
+  }
+
   function element(id) {
     const el = nodeList()[id];
     return el && el.nodeType === 1 && el.isConnected ? el : null;
@@ -229,7 +267,7 @@
 
   globalThis[KEY] = {
     clean, api, state, MARK, DIM, STAGE, view, send, trusted, nodeList, ui, h, toast, unmark, detach, listen,
-    clearShadow, layer, docRect, drawBox, element, outlineNodes, ensurePanel, enterMode,
+    clearShadow, layer, docRect, drawBox, placeInCorner, element, outlineNodes, ensurePanel, enterMode,
     addStyle: (css) => styles.push(css),
   };
 })();
