@@ -222,7 +222,7 @@ def mouse(bidi: Bidi, context: str, x: float, y: float, click: bool = True) -> N
         {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": steps}]})
 
 
-KEYS = {"ArrowUp": "\ue013", "ArrowDown": "\ue015", "Enter": "\ue007"}
+KEYS = {"ArrowUp": "\ue013", "ArrowDown": "\ue015", "Enter": "\ue007", "Escape": "\ue00c"}
 
 
 def keys(bidi: Bidi, context: str, *names: str) -> None:
@@ -484,6 +484,34 @@ def test_firefox_hostile_pages_reader(firefox: tuple[Bidi, Path, str]) -> None:
     _wait(bidi, context, f"{STAGE} === 'annotate'", "the annotator")
     bidi.evaluate(context, PRESS)
     _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore")
+
+
+def test_firefox_esc_and_close_end_every_mode(firefox: tuple[Bidi, Path, str]) -> None:
+    """Esc ends the highlight, the reader right after it opens (no click into it first: it takes the focus from the
+    toast's button, which goes with the toast), the debugger and the annotator; the toast's × ends the highlight.
+    Each time the page is back as it was. (Focus left in the browser's toolbar by a real click on the button, where
+    the issue saw Esc lost, is out of BiDi's reach: the test checks that the reader holds the focus.)"""
+    bidi, _, url = firefox
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+    time.sleep(0.5)
+    set_algorithm(bidi, context, "semantic")
+    before = bidi.evaluate(context, "document.documentElement.outerHTML")
+    for mode, close in ((None, "Escape"), (None, "x"), ("reader", "Escape"), ("debugger", "Escape"),
+                        ("annotate", "Escape")):
+        bidi.evaluate(context, PRESS)
+        _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+        if mode:
+            ui_click(bidi, context, f".toast button[data-mode={mode}]")
+            _wait(bidi, context, f"{STAGE} === '{mode}'", mode, timeout_s=90)
+        if mode == "reader":  # the keyboard is the reader's (Esc, arrows, Page Down)
+            assert ui_eval(bidi, context, "(root) => root.activeElement?.className") == "reader"
+        if close == "x":
+            ui_click(bidi, context, ".toast button.x")
+        else:
+            keys(bidi, context, "Escape")
+        _wait(bidi, context, "!document.querySelector('centrum-ui')", f"the restore of {mode} by {close}")
+        assert bidi.evaluate(context, "document.documentElement.outerHTML") == before, (mode, close)
 
 
 ATTACK = """(() => { const a = window.__attack; return {rounds: a.rounds, clicks: a.clicks, keys: a.keys,
