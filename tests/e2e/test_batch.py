@@ -23,7 +23,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the batch extra (pip install 'centrum[batch]') is installed by tox")
 
-from centrum.batch.crawl import page_url, write_crawl  # noqa: E402
+from centrum.batch.crawl import HOST, page_url, write_crawl  # noqa: E402
 from centrum.batch.engine import LOCAL_IP, LOOPBACK_ENV  # noqa: E402
 from centrum.batch.shards import read_rows, shard_files  # noqa: E402
 
@@ -47,15 +47,22 @@ Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
 """
 
 
+# These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local.py); Ray is the default only with
+# --address, so it is asked for.
+RAY = ("--engine", "ray")
+# The crawl's stylesheet and images (written first): each a row "skipped: not HTML".
+STATICS = (f"{HOST}/p/static/site.css", *(f"{HOST}/p/static/img{k}.png" for k in range(3)))
+
+
 def batch(*args: str, env: dict[str, str] | None = None, timeout: float = 400) -> dict[str, Any]:
-    p = subprocess.run([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *args], capture_output=True,
-                       text=True, timeout=timeout, env=env or ENV, cwd=REPO)
+    p = subprocess.run([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY, *args],
+                       capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=REPO)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def batch_popen(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *args],
+    return subprocess.Popen([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
 
 
@@ -156,13 +163,17 @@ def test_local_ray_over_a_warc_every_record_once_as_extract_styled(crawl: tuple[
     warc, files = crawl
     out = tmp_path / "out"
     summary = batch(str(warc), "--out", str(out), "--actors", "2", "--rows-per-shard", "64")
-    rows = rows_of(out)
-    urls = Counter(r["url"] for r in rows)
-    # One row per HTML response record: every page exactly once, the stylesheet and images never as rows.
-    assert urls == Counter({page_url(i): 1 for i in range(PAGES)})
-    assert len({r["record_id"] for r in rows}) == PAGES
-    assert summary["records"] == PAGES and summary["failed"] == 0, summary
-    assert len(shard_files(out)) == -(-PAGES // 64)
+    every = rows_of(out)
+    # One row per response record: every page exactly once, the stylesheet and images as rows that say why they
+    # were not extracted.
+    expected = Counter({page_url(i): 1 for i in range(PAGES)} | dict.fromkeys(STATICS, 1))
+    assert Counter(r["url"] for r in every) == expected
+    assert {r["status"] for r in every if r["url"] in STATICS} == {"skipped: not HTML"}
+    rows = [r for r in every if r["url"] not in STATICS]
+    assert len({r["record_id"] for r in every}) == PAGES + len(STATICS)
+    assert summary["records"] == PAGES + len(STATICS) and summary["failed"] == 0, summary
+    assert summary["ok"] == PAGES and summary["skipped_by_reason"] == {"not HTML": len(STATICS)}, summary
+    assert len(shard_files(out)) == -(-(PAGES + len(STATICS)) // 64)
     by_url = {r["url"]: r for r in rows}
     for r in rows:
         assert r["status"] == "ok" and r["error_code"] == "", r
@@ -238,8 +249,9 @@ def test_two_node_cluster_both_nodes_work_and_a_killed_worker_loses_nothing(
     rows = rows_of(out)
     ids = Counter(r["record_id"] for r in rows)
     assert len(rows) == n and max(ids.values()) == 1  # nothing lost, nothing duplicated
-    assert {r["url"] for r in rows} == {page_url(i) for i in range(n)}
-    assert all(r["status"] == "ok" for r in rows), [r["error_message"] for r in rows if r["status"] != "ok"]
+    assert {r["url"] for r in rows} == {page_url(i) for i in range(n - len(STATICS))} | set(STATICS)
+    pages = [r for r in rows if r["url"] not in STATICS]
+    assert all(r["status"] == "ok" for r in pages), [r["error_message"] for r in pages if r["status"] != "ok"]
     assert summary["worker_deaths"] >= 1, summary
     assert any(r["attempts"] >= 2 for r in rows)  # the dead worker's records ran again elsewhere
     assert len({r["worker_node"] for r in rows}) == 2  # both nodes processed records
@@ -266,7 +278,7 @@ def test_resume_after_an_interrupted_run_writes_only_the_missing(
     summary = batch(*args, "--resume", env=env)
     new_shards = set(shard_files(out)) - shards_before
     new_rows = [r for path in new_shards for r in read_rows_file(path)]
-    assert summary["skipped"] == len(before) and summary["records"] == n - len(before)
+    assert summary["already_done"] == len(before) and summary["records"] == n - len(before)
     assert {r["record_id"] for r in new_rows}.isdisjoint({r["record_id"] for r in before})
     rows = rows_of(out)
     assert len(rows) == n and len({r["record_id"] for r in rows}) == n
@@ -282,7 +294,7 @@ def read_rows_file(path: Path) -> list[dict[str, Any]]:
 
 def test_a_hanging_page_is_killed_retried_on_a_fresh_browser_then_failed_with_its_reason(
         cluster: tuple[str, dict[str, str]], tmp_path: Path) -> None:
-    from centrum.batch.crawl import HOST, response_record
+    from centrum.batch.crawl import response_record
 
     warc = tmp_path / "hang.warc.gz"
     hang = b"<!DOCTYPE html><html><body><p>Before the loop.</p><script>for (;;) {}</script></body></html>"

@@ -33,7 +33,7 @@ def test_no_render_batch_uses_the_source_default_and_answers_text(tmp_path: Path
     (pages / "empty.html").write_bytes(b"")
     out = tmp_path / "out"
     p = cli("batch", "--no-progress", str(pages), "--out", str(out), "--no-render", "--format", "jsonl",
-            "--actors", "1")
+            "--actors", "1", "--engine", "ray")
     assert p.returncode == 0, p.stderr[-3000:]
     summary = json.loads(p.stdout.strip().splitlines()[-1])
     assert summary["records"] == 2 and summary["ok"] == 1 and summary["failed"] == 1

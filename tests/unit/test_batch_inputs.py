@@ -32,12 +32,14 @@ from centrum.cli import main
 from centrum.limits import BODY_BYTES, INPUT_LIMITS, LIMITS, MIB, PAGE_ARCHIVE_BYTES, PAGE_FILE_BYTES, WARC_RECORD_BYTES
 
 
-def test_warc_index_has_every_response_and_tasks_only_for_html(tmp_path: Path) -> None:
+def test_warc_index_has_every_response_and_a_task_per_response_only_html_ones_to_extract(tmp_path: Path) -> None:
     warc = tmp_path / "c.warc.gz"
     write_crawl(warc, 12)
     index, tasks = index_warc(warc)
-    assert [t.url for t in tasks] == [page_url(i) for i in range(12)]
-    assert len({t.record_id for t in tasks}) == 12 and all(t.record_id.startswith("<urn:uuid:") for t in tasks)
+    statics = [f"{HOST}/p/static/site.css", *(f"{HOST}/p/static/img{k}.png" for k in range(3))]
+    assert [t.url for t in tasks] == statics + [page_url(i) for i in range(12)]
+    assert [t.status for t in tasks] == ["skipped: not HTML"] * 4 + [""] * 12  # "": sent to a worker
+    assert len({t.record_id for t in tasks}) == 16 and all(t.record_id.startswith("<urn:uuid:") for t in tasks)
     assert f"{HOST}/p/static/site.css" in index and f"{HOST}/p/static/img2.png" in index
     css = archived(str(warc), index[f"{HOST}/p/static/site.css"])
     assert css.status == 200 and css.headers["content-type"] == "text/css" and b"font-family" in css.body

@@ -73,6 +73,96 @@ def response_record(url: str, content_type: str, body: bytes, status: int = 200,
     return gzip.compress(buf.getvalue(), compresslevel=1)
 
 
+def plain_record(record_type: str, url: str, block: bytes, content_type: str,
+                 headers: dict[str, str] | None = None) -> bytes:
+    """One gzip member holding a WARC record that is not a response (warcinfo, request, revisit...)."""
+    from fastwarc.warc import WarcRecord, WarcRecordType
+
+    rec = WarcRecord()
+    rec.init_headers(record_type=getattr(WarcRecordType, record_type))
+    if url:
+        rec.headers["WARC-Target-URI"] = url
+    rec.headers["Content-Type"] = content_type
+    for k, v in (headers or {}).items():
+        rec.headers[k] = v
+    rec.set_bytes_content(block)
+    buf = io.BytesIO()
+    rec.write(buf, checksum_data=True)
+    return gzip.compress(buf.getvalue(), compresslevel=1)
+
+
+FIRST_PAGE_ID = "<urn:uuid:00000000-0000-4000-8000-000000000046>"
+# The records of :func:`write_mixed_crawl` by what they are, with the row status each must get.
+MIXED = {
+    "page": "ok", "recrawl": "ok", "exact duplicate": "ok", "stylesheet": "skipped: not HTML",
+    "image": "skipped: not HTML", "json": "skipped: not HTML", "revisit": "skipped: revisit",
+    "404": "http_error", "301": "http_error", "empty": "failed", "random bytes": "failed", "xhtml": "ok",
+    "utf-16": "ok", "iso-8859-1": "ok",
+}
+
+
+def write_mixed_crawl(warc: Path) -> dict[str, list[str]]:
+    """A WARC with every kind of record a crawl holds: a warcinfo and a request record (read, not rows), pages, a
+    recrawl of a page (same URL, new bytes), an exact duplicate (same bytes, another URL), non-HTML responses, a
+    revisit, a 404 and a 301, an empty page, random bytes served as HTML, an XHTML page, a UTF-16 page (BOM) and an
+    ISO-8859-1 page with curly quotes (bytes 0x93/0x94, which browsers read as windows-1252). Returns each kind's
+    WARC-Target-URIs in order (see :data:`MIXED`)."""
+    import random
+
+    kinds: dict[str, list[str]] = {k: [] for k in MIXED}
+
+    def add(kind: str, url: str, record: bytes) -> bytes:
+        kinds[kind].append(url)
+        return record
+
+    rng = random.Random(46)
+    latin = ("<html lang=fr><head><title>Latin</title></head><body><article><h1>Guillemets</h1>"
+             + "<p>\u201cQuoted words\u201d in a latin page, caf\u00e9 cr\u00e8me, long enough to be the content "
+             "of this page and kept whole by the extractor.</p>" * 4 + "</article></body></html>")
+    xhtml = ('<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" '
+             'lang="en"><head><title>X</title></head><body><article><h1>XHTML page</h1>'
+             + "<p>An XHTML document served as application/xhtml+xml with a paragraph of plain words.</p>" * 4
+             + "</article></body></html>")
+    with warc.open("wb") as f:
+        f.write(plain_record("warcinfo", "", b"software: centrum tests\r\n", "application/warc-fields"))
+        f.write(plain_record("request", page_url(0), b"GET /p/0.html HTTP/1.1\r\nHost: archive.test\r\n\r\n",
+                             "application/http; msgtype=request"))
+        f.write(add("stylesheet", f"{HOST}/p/static/site.css", response_record(f"{HOST}/p/static/site.css",
+                                                                                "text/css", CSS)))
+        f.write(add("image", f"{HOST}/p/static/img0.png", response_record(f"{HOST}/p/static/img0.png", "image/png",
+                                                                           _png())))
+        f.write(add("json", f"{HOST}/api.json", response_record(f"{HOST}/api.json", "application/json",
+                                                                 b'{"a": 1}')))
+        for i in range(3):
+            f.write(add("page", page_url(i), response_record(page_url(i), "text/html", page_html(i).encode("utf-8"),
+                                                             record_id=FIRST_PAGE_ID if i == 0 else None)))
+        f.write(add("recrawl", page_url(1), response_record(page_url(1), "text/html",
+                                                            page_html(11).encode("utf-8"))))
+        f.write(add("exact duplicate", f"{HOST}/copy/2.html", response_record(f"{HOST}/copy/2.html", "text/html",
+                                                                             page_html(2).encode("utf-8"))))
+        f.write(add("404", f"{HOST}/missing.html", response_record(
+            f"{HOST}/missing.html", "text/html", b"<html><body><h1>Not found</h1><p>No such page.</p></body></html>",
+            status=404)))
+        f.write(add("301", f"{HOST}/old.html", response_record(
+            f"{HOST}/old.html", "text/html", b"<html><body>Moved</body></html>", status=301,
+            location=page_url(0))))
+        f.write(add("empty", f"{HOST}/empty.html", response_record(f"{HOST}/empty.html", "text/html", b"")))
+        f.write(add("random bytes", f"{HOST}/noise.html", response_record(
+            f"{HOST}/noise.html", "text/html", bytes(rng.getrandbits(8) for _ in range(4096)))))
+        f.write(add("xhtml", f"{HOST}/x.xhtml", response_record(f"{HOST}/x.xhtml", "application/xhtml+xml",
+                                                                 xhtml.encode("utf-8"))))
+        f.write(add("revisit", page_url(0), plain_record(
+            "revisit", page_url(0), b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+            "application/http; msgtype=response",
+            {"WARC-Profile": "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest",
+             "WARC-Refers-To-Target-URI": page_url(0), "WARC-Refers-To": FIRST_PAGE_ID})))
+        f.write(add("utf-16", f"{HOST}/u16.html", response_record(f"{HOST}/u16.html", "text/html",
+                                                                   page_html(5).encode("utf-16"))))
+        f.write(add("iso-8859-1", f"{HOST}/latin.html", response_record(
+            f"{HOST}/latin.html", "text/html; charset=iso-8859-1", latin.encode("windows-1252"))))
+    return kinds
+
+
 def page_url(i: int) -> str:
     return f"{HOST}/p/{i}.html"
 

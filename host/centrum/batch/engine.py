@@ -1,7 +1,14 @@
-"""The Ray side of ``centrum batch``: start (or join) a cluster, keep a pool of :class:`BatchWorker` actors busy
-with a bounded window of records, stream rows into shards, and re-run the records of a worker that died.
+"""The engines of ``centrum batch`` and what they share.
 
-Ray is imported here only (the ``batch`` extra); ``import centrum`` and the extractors never import it.
+:class:`Driver` is the engine-neutral part: the input records in order (duplicates and repeats marked), a row for
+every record of interest (the ones needing no extraction written here, never sent to a worker), exactly-once
+writing into shards, the progress bar and the summary. Two engines keep workers busy with a bounded window of
+records and re-run the records of a worker that died: the Ray engine here (a local cluster bound to 127.0.0.1, or
+one joined with ``--address``), and the local engine (:mod:`.local`: a process per worker, no cluster), the default
+on one machine.
+
+Ray is imported here only, inside the Ray engine's functions (the ``batch`` extra); ``import centrum``, the local
+engine and the extractors never import it.
 """
 
 from __future__ import annotations
@@ -15,14 +22,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import Task, WarcIndex, as_duplicate, iter_inputs
+from .inputs import (
+    HTTP_ERROR,
+    INTEREST,
+    OK,
+    SKIPPED_DUPLICATE,
+    SKIPPED_NOT_HTML,
+    SKIPPED_REVISIT,
+    Repeats,
+    Task,
+    WarcCounts,
+    WarcIndex,
+    as_duplicate,
+    iter_inputs,
+)
 from .reaper import Reaper
 from .shards import ShardWriter, done_ids, shard_files
 from .worker import E_WORKER, BatchWorker, WorkerOptions, empty_row
 
-# The row of a record whose id an earlier input record already has (its own row is keyed by its position instead).
-SKIPPED_DUPLICATE = "skipped: duplicate record id"
+__all__ = ["SKIPPED_DUPLICATE", "E_DUPLICATE_ID", "BatchError", "BatchOptions", "BatchSummary", "run_batch"]
+# The error code of a row whose record repeats an earlier record's WARC-Record-ID (status SKIPPED_DUPLICATE).
 E_DUPLICATE_ID = "E_DUPLICATE_ID"
+ENGINES = ("local", "ray")
 
 LOCAL_IP = "127.0.0.1"
 # Ray's local-only mode (its default on Windows and macOS). Without it, Ray replaces a loopback node address
@@ -46,6 +67,7 @@ class BatchOptions:
     inputs: list[Path]
     out: Path
     worker: WorkerOptions
+    engine: str | None = None  # "local" | "ray"; default: ray with an address, else local
     fmt: str = "parquet"
     limit: int | None = None  # at most this many input records (in input order), counting ones already done
     resume: bool = False
@@ -53,26 +75,58 @@ class BatchOptions:
     address: str | None = None  # None: a local cluster bound to 127.0.0.1; "auto" or HOST:PORT: join one
     object_store_mb: int = 384  # the local cluster's object store (rows are small; records never pass through it)
     rows_per_shard: int = 1000
+    seconds_per_shard: float = 60.0  # a shard is also written once its first row is this old (work lost on a kill)
     window_per_actor: int = 2  # calls queued per actor: one running, one ready (the backpressure bound)
     chunk: int | None = None  # records per call; default 1 rendered (a page is ~1 s), 16 --no-render (~ms each)
     max_worker_deaths: int = 2  # a record whose worker died this often is written as failed (E_WORKER)
     progress: bool = True
+    # Only rows with status ok in OUT; every other row (skipped, http_error, E_*) in OUT/other/, so the run still
+    # accounts for every record and --resume still skips them.
+    only_ok: bool = False
+
+
+OTHER = "other"
 
 
 @dataclass
 class BatchSummary:
     records: int = 0  # rows written by this run
     ok: int = 0
-    failed: int = 0
-    skipped: int = 0  # already in the output (--resume)
-    duplicates: int = 0  # rows written with status SKIPPED_DUPLICATE (included in `records`, not in `failed`)
+    failed: int = 0  # rows with an error code other than a duplicate id (E_*)
+    http_error: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # "not HTML", "revisit", "duplicate record id" -> rows
+    errors: dict[str, int] = field(default_factory=dict)  # error code -> rows
+    already_done: int = 0  # records already in the output (--resume)
+    beyond_limit: int = 0  # records of interest not taken (--limit)
+    read: dict[str, int] = field(default_factory=dict)  # records read: WARC records by WARC-Type, files, URLs
+    duplicates: int = 0  # rows written with status SKIPPED_DUPLICATE (included in `records` and `skipped`)
     worker_deaths: int = 0
+    engine: str = ""
     actors: int = 0
     nodes: set[str] = field(default_factory=set)
     seconds: float = 0.0
+    start_s: float | None = None  # since the start: workers ready to take records (engine start-up)
     first_row_s: float | None = None  # since the start: the first and last row (steady-state rate between them)
     last_row_s: float | None = None
     shards: list[str] = field(default_factory=list)
+
+    @property
+    def of_interest(self) -> int:
+        """The records that each get a row: WARC response and revisit records, files, URLs."""
+        return sum(n for kind, n in self.read.items() if kind in (*INTEREST, "file", "url"))
+
+    def to_json(self) -> dict[str, Any]:
+        """The command's summary line: the rows by status add up to the records of interest read (with the ones
+        already done and the ones past --limit); ``read`` has every record read by kind."""
+        return {"records": self.records, "ok": self.ok, "http_error": self.http_error,
+                "skipped": sum(self.skipped.values()), "skipped_by_reason": dict(sorted(self.skipped.items())),
+                "failed": self.failed, "errors": dict(sorted(self.errors.items())),
+                "already_done": self.already_done, "beyond_limit": self.beyond_limit,
+                "read": dict(sorted(self.read.items())), "of_interest": self.of_interest,
+                "duplicates": self.duplicates, "worker_deaths": self.worker_deaths, "engine": self.engine,
+                "actors": self.actors, "nodes": len(self.nodes), "seconds": round(self.seconds, 2),
+                "start_s": round(self.start_s or 0.0, 2), "pages_per_s": round(self.pages_per_s, 3),
+                "shards": len(self.shards)}
 
     @property
     def pages_per_s(self) -> float:
@@ -137,19 +191,25 @@ def _tasks(opts: BatchOptions, done: set[str], summary: BatchSummary,
            on_index: Any, on_total: Any) -> Iterator[Task]:
     seen = 0
     ids: set[str] = set()  # every record id of the inputs so far, in input order (the same on --resume)
-    for path, index, tasks in iter_inputs(opts.inputs):
+    repeats = Repeats()
+    counts = WarcCounts(summary.read)
+    for path, index, tasks in iter_inputs(opts.inputs, counts):
+        for t in tasks:
+            if t.kind != "warc":
+                counts.add(t.kind)
         if opts.limit is not None:
+            summary.beyond_limit += max(0, len(tasks) - max(0, opts.limit - seen))
             tasks = tasks[: max(0, opts.limit - seen)]
         seen += len(tasks)
-        tasks = _mark_duplicates(tasks, ids)
+        tasks = [repeats.mark(t) for t in _mark_duplicates(tasks, ids)]
         todo = [t for t in tasks if t.record_id not in done]
-        summary.skipped += len(tasks) - len(todo)
+        summary.already_done += len(tasks) - len(todo)
         on_total(len(todo))
-        if index is not None and todo:
+        if index is not None and any(not t.status for t in todo):
             on_index(str(path), index)
         yield from todo
         if opts.limit is not None and seen >= opts.limit:
-            return
+            return  # the inputs after it are not read (nor counted)
 
 
 def _mark_duplicates(tasks: list[Task], ids: set[str]) -> list[Task]:
@@ -165,81 +225,63 @@ def _mark_duplicates(tasks: list[Task], ids: set[str]) -> list[Task]:
     return marked
 
 
-class _Slot:
-    """One actor and what it holds: its in-flight calls and the WARC indexes it was given."""
+def decided_row(task: Task, algorithm: str) -> dict[str, Any]:
+    """The row of a record whose status its headers decide (:attr:`Task.status`): not extracted, accounted for."""
+    if task.status == SKIPPED_DUPLICATE:
+        return empty_row(task, algorithm, E_DUPLICATE_ID,
+                         f"{SKIPPED_DUPLICATE}: this record ({task.path} at offset {task.offset}) has the "
+                         f"WARC-Record-ID {task.repeats_id} of an earlier input record, whose row has that id; "
+                         f"this one was not processed", status=SKIPPED_DUPLICATE)
+    why = {SKIPPED_NOT_HTML: f"not an HTML response (Content-Type {task.content_type or 'missing'!r})",
+           SKIPPED_REVISIT: "a revisit record (no payload of its own; duplicate_of names the record it refers to)",
+           HTTP_ERROR: f"HTTP status {task.http_status}: the response is not the page (no text extracted)"}
+    return empty_row(task, algorithm, "", why.get(task.status, ""), status=task.status)
 
-    def __init__(self, cls: Any, options: WorkerOptions) -> None:
-        self.actor = cls.remote(options)
-        self.inflight = 0
-        self.indexes: set[str] = set()
-        self.alive = True
 
+class Driver:
+    """What every engine shares: the records to run (lost workers' first), the rows of records no worker needs,
+    exactly-once writing, the progress bar and the summary. An engine calls :meth:`take` for work, :meth:`write`
+    for each row, :meth:`lost` for the records of a worker that died, and :meth:`finish` at the end."""
 
-class _Run:
-    """One batch run's state: the actor pool, the calls in flight, the records waiting to be re-run, the progress
-    bar and the summary. Its methods are the steps of :func:`run_batch`."""
-
-    def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter) -> None:
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
-
-        self.opts, self.ray, self.done, self.writer = opts, ray, done, writer
-        self.lost = (RayActorError, WorkerCrashedError)
-        self.errors = (RayTaskError, GetTimeoutError)
-        self.summary = BatchSummary()
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        n = max(1, opts.actors or cpus)
-        # One CPU per actor (a browser and the algorithms keep a core busy); SPREAD places them over every node.
-        self.cls = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(BatchWorker)
-        self.slots = [_Slot(self.cls, opts.worker) for _ in range(n)]
-        self.summary.actors = n
-        self.index_refs: dict[str, Any] = {}  # WARC path -> its index in the object store (put once, shared)
-
+    def __init__(self, opts: BatchOptions, done: set[str], writer: ShardWriter, engine: str) -> None:
         from tqdm import tqdm
 
+        self.opts, self.done, self.writer = opts, done, writer
+        self.other = (ShardWriter(opts.out / OTHER, opts.fmt, opts.rows_per_shard, opts.seconds_per_shard)
+                      if opts.only_ok else writer)
+        self.summary = BatchSummary(engine=engine)
+        self.t_start = time.monotonic()
         self.bar = tqdm(total=0, unit="page", disable=not opts.progress, dynamic_ncols=True, desc="centrum batch")
-        self.source = _tasks(opts, done, self.summary, self._on_index, self._on_total)
+        self.indexes: dict[str, WarcIndex] = {}  # WARC path -> its index, for engines that render
+        self.source = _tasks(opts, done, self.summary, self.on_index, self._on_total)
         self.retry: deque[tuple[Task, int]] = deque()
-        self.inflight: dict[Any, tuple[_Slot, list[tuple[Task, int]], float]] = {}
-        # Source-only records take milliseconds: several per call keep Ray's per-call cost off the figure.
-        self.chunk = max(1, opts.chunk or (1 if opts.worker.render else 16))
         self.exhausted = False
+        # Source-only records take milliseconds: several per call keep the per-call cost off the figure.
+        self.chunk = max(1, opts.chunk or (1 if opts.worker.render else 16))
         # A worker whose call runs far past the page budget (both attempts plus parsing and the algorithm) is stuck
         # outside the browser: it is killed and its record re-run elsewhere.
         # (A queued call waits for the one before it, hence the window factor.)
         self.stuck_s = opts.window_per_actor * self.chunk * (2 * opts.worker.page_timeout_s + 60.0) + 60.0
-        self.t_start = time.monotonic()
 
-    def _on_index(self, path: str, index: WarcIndex) -> None:
-        self.index_refs[path] = self.ray.put(index)
+    def on_index(self, path: str, index: WarcIndex) -> None:
+        self.indexes[path] = index
 
     def _on_total(self, count: int) -> None:
         self.bar.total = (self.bar.total or 0) + count
         self.bar.refresh()
 
-    def loop(self) -> None:
-        """Keep every actor's window full, collect finished calls, kill stuck workers; until nothing is left."""
-        while True:
-            self._fill()
-            if not self.inflight:
-                break
-            ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
-            if ready:  # and whatever else has finished meanwhile
-                ready, _ = self.ray.wait(list(self.inflight), num_returns=len(self.inflight), timeout=0)
-            for ref in ready:
-                self._collect(ref)
-            self._kill_stuck()
+    def ready(self) -> None:
+        """The engine's workers are up (the start-up time in the summary)."""
+        if self.summary.start_s is None:
+            self.summary.start_s = time.monotonic() - self.t_start
 
-    def _fill(self) -> None:
-        for slot in list(self.slots):
-            while slot.alive and slot.inflight < self.opts.window_per_actor:
-                items = []
-                while len(items) < self.chunk and (item := self._take()) is not None:
-                    items.append(item)
-                if not items:
-                    break
-                self._submit(slot, items)
+    def take_chunk(self) -> list[tuple[Task, int]]:
+        items: list[tuple[Task, int]] = []
+        while len(items) < self.chunk and (item := self.take()) is not None:
+            items.append(item)
+        return items
 
-    def _take(self) -> tuple[Task, int] | None:
+    def take(self) -> tuple[Task, int] | None:
         """The next record to run with its attempt number: a lost worker's records first, then new ones."""
         while True:
             if self.retry:
@@ -254,17 +296,111 @@ class _Run:
                 return None
             if item[0].record_id in self.done:
                 continue
-            if item[0].duplicate_of:  # accounted for here, never sent to a worker
-                self._write(self._duplicate_row(item[0]))
+            if item[0].status:  # accounted for here, never sent to a worker
+                self.write(decided_row(item[0], self.opts.worker.algorithm))
                 continue
             return item
 
-    def _duplicate_row(self, task: Task) -> dict[str, Any]:
-        row = empty_row(task, self.opts.worker.algorithm, E_DUPLICATE_ID,
-                        f"{SKIPPED_DUPLICATE}: this record ({task.path} at offset {task.offset}) has the "
-                        f"WARC-Record-ID {task.duplicate_of} of an earlier input record, whose row has that id; "
-                        f"this one was not processed")
-        return {**row, "status": SKIPPED_DUPLICATE}
+    def lost(self, items: list[tuple[Task, int]], reason: str) -> None:
+        """The records of a worker that died: re-run, unless they have killed too many workers."""
+        for task, attempts in items:
+            if attempts > self.opts.max_worker_deaths:
+                self.write(empty_row(task, self.opts.worker.algorithm, E_WORKER,
+                                     f"the worker died {attempts} times on this record: {reason[:300]}"))
+            else:
+                self.retry.append((task, attempts + 1))
+
+    def write(self, row: dict[str, Any]) -> None:
+        summary = self.summary
+        if row["record_id"] in self.done:
+            return  # exactly once, whatever happened to the worker that made it
+        self.done.add(row["record_id"])
+        (self.writer if row["status"] == OK else self.other).add(row)
+        summary.records += 1
+        summary.last_row_s = time.monotonic() - self.t_start
+        if summary.first_row_s is None:
+            summary.first_row_s = summary.last_row_s
+        status = row["status"]
+        if status == OK:
+            summary.ok += 1
+        elif status == HTTP_ERROR:
+            summary.http_error += 1
+        elif status.startswith("skipped: "):
+            reason = status[len("skipped: "):]
+            summary.skipped[reason] = summary.skipped.get(reason, 0) + 1
+            summary.duplicates += status == SKIPPED_DUPLICATE
+        else:
+            summary.failed += 1
+            code = row.get("error_code") or "E_UNKNOWN"
+            summary.errors[code] = summary.errors.get(code, 0) + 1
+        if row.get("worker_node"):
+            summary.nodes.add(str(row["worker_node"]))
+        self.bar.update(1)
+        self.bar.set_postfix(failed=summary.failed, refresh=False)
+
+    def finish(self) -> None:
+        """Keep the rows written so far (whole, for --resume)."""
+        self.writer.flush()
+        self.other.flush()
+        self.summary.seconds = time.monotonic() - self.t_start
+        self.bar.close()
+
+
+class _Slot:
+    """One actor and what it holds: its in-flight calls and the WARC indexes it was given."""
+
+    def __init__(self, cls: Any, options: WorkerOptions) -> None:
+        self.actor = cls.remote(options)
+        self.inflight = 0
+        self.indexes: set[str] = set()
+        self.alive = True
+
+
+class _RayRun(Driver):
+    """One batch run on Ray: the actor pool and the calls in flight. Its methods are the steps of :func:`run_batch`."""
+
+    def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter) -> None:
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
+
+        super().__init__(opts, done, writer, "ray")
+        self.ray = ray
+        self.lost_errors = (RayActorError, WorkerCrashedError)
+        self.errors = (RayTaskError, GetTimeoutError)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        n = max(1, opts.actors or cpus)
+        # One CPU per actor (a browser and the algorithms keep a core busy); SPREAD places them over every node.
+        self.cls = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(BatchWorker)
+        self.slots = [_Slot(self.cls, opts.worker) for _ in range(n)]
+        self.summary.actors = n
+        self.index_refs: dict[str, Any] = {}  # WARC path -> its index in the object store (put once, shared)
+        self.inflight: dict[Any, tuple[_Slot, list[tuple[Task, int]], float]] = {}
+
+    def on_index(self, path: str, index: WarcIndex) -> None:
+        self.index_refs[path] = self.ray.put(index)
+
+    def loop(self) -> None:
+        """Keep every actor's window full, collect finished calls, kill stuck workers; until nothing is left."""
+        self.ready()
+        while True:
+            self._fill()
+            if not self.inflight:
+                break
+            ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
+            if ready:  # and whatever else has finished meanwhile
+                ready, _ = self.ray.wait(list(self.inflight), num_returns=len(self.inflight), timeout=0)
+            for ref in ready:
+                self._collect(ref)
+            self._kill_stuck()
+            self.writer.tick()
+            self.other.tick()
+
+    def _fill(self) -> None:
+        for slot in list(self.slots):
+            while slot.alive and slot.inflight < self.opts.window_per_actor:
+                items = self.take_chunk()
+                if not items:
+                    break
+                self._submit(slot, items)
 
     def _submit(self, slot: _Slot, items: list[tuple[Task, int]]) -> None:
         for path in {t.path for t, _ in items if t.kind == "warc"} - slot.indexes:
@@ -280,45 +416,19 @@ class _Run:
         slot.inflight -= 1
         try:
             for row in self.ray.get(ref):
-                self._write(row)
-        except self.lost as e:
+                self.write(row)
+        except self.lost_errors as e:
             self._replace(slot)
-            for task, attempts in items:
-                if attempts > self.opts.max_worker_deaths:
-                    self._write(empty_row(task, self.opts.worker.algorithm, E_WORKER,
-                                          f"the worker died {attempts} times on this record: {str(e)[:300]}"))
-                else:
-                    self.retry.append((task, attempts + 1))
+            self.lost(items, str(e))
         except self.errors as e:
             for task, _attempts in items:
-                self._write(empty_row(task, self.opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
+                self.write(empty_row(task, self.opts.worker.algorithm, E_WORKER, f"worker error: {str(e)[:1000]}"))
 
     def _replace(self, slot: _Slot) -> None:
         if slot.alive:
             slot.alive = False
             self.summary.worker_deaths += 1
             self.slots[self.slots.index(slot)] = _Slot(self.cls, self.opts.worker)
-
-    def _write(self, row: dict[str, Any]) -> None:
-        summary = self.summary
-        if row["record_id"] in self.done:
-            return  # exactly once, whatever happened to the worker that made it
-        self.done.add(row["record_id"])
-        self.writer.add(row)
-        summary.records += 1
-        summary.last_row_s = time.monotonic() - self.t_start
-        if summary.first_row_s is None:
-            summary.first_row_s = summary.last_row_s
-        if row["status"] == "ok":
-            summary.ok += 1
-        elif row["status"] == SKIPPED_DUPLICATE:
-            summary.duplicates += 1
-        else:
-            summary.failed += 1
-        if row.get("worker_node"):
-            summary.nodes.add(str(row["worker_node"]))
-        self.bar.update(1)
-        self.bar.set_postfix(failed=summary.failed, refresh=False)
 
     def _kill_stuck(self) -> None:
         now = time.monotonic()
@@ -328,9 +438,7 @@ class _Run:
 
     def close(self) -> None:
         """Keep the rows written so far (whole, for --resume), close the browsers, stop the actors and Ray."""
-        self.writer.flush()
-        self.summary.seconds = time.monotonic() - self.t_start
-        self.bar.close()
+        self.finish()
         # Close the browsers; then the actors go with the job.
         closing = [s.actor.close.remote() for s in self.slots if s.alive]
         try:
@@ -347,23 +455,42 @@ class _Run:
 
 def _done_before(opts: BatchOptions) -> set[str]:
     """The record ids already in ``opts.out`` (with --resume); a filled folder without it is refused."""
-    existing = shard_files(opts.out) if opts.out.is_dir() else []
+    folders = [opts.out, opts.out / OTHER]
+    existing = [p for d in folders if d.is_dir() for p in shard_files(d)]
     if existing and not opts.resume:
         raise BatchError(f"{opts.out} already holds {len(existing)} shard(s): pass --resume to add only the missing "
                          "records, or choose another --out")
-    return done_ids(opts.out) if opts.resume and existing else set()
+    return {i for d in folders if d.is_dir() for i in done_ids(d)} if opts.resume and existing else set()
+
+
+def engine_of(opts: BatchOptions) -> str:
+    """The engine a run uses: the one asked for; else Ray to join a cluster (--address), the local one otherwise."""
+    if opts.engine is not None:
+        if opts.engine not in ENGINES:
+            raise BatchError(f"unknown engine {opts.engine!r} (known: {', '.join(ENGINES)})")
+        if opts.engine == "local" and opts.address:
+            raise BatchError("--address joins a Ray cluster: it needs --engine ray (the default with --address)")
+        return opts.engine
+    return "ray" if opts.address else "local"
 
 
 def run_batch(opts: BatchOptions) -> BatchSummary:
-    """Run every input record not yet in ``opts.out`` on the Ray cluster, streaming its rows into shards there."""
+    """Run every input record not yet in ``opts.out`` on the chosen engine, streaming its rows into shards there."""
+    engine = engine_of(opts)
     done = _done_before(opts)
-    writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard)
+    writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard, opts.seconds_per_shard)
+    if engine == "local":
+        from .local import run_local
+
+        summary = run_local(opts, done, writer)
+        summary.shards = [str(p) for p in writer.written]
+        return summary
     # A local cluster is this run's own: its processes end with the run, also when the driver is killed.
     reaper = Reaper() if not opts.address else None
     if reaper is not None:
         reaper.start()
     try:
-        run = _Run(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
+        run = _RayRun(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
         try:
             run.loop()
         finally:

@@ -160,7 +160,8 @@ def main(argv: list[str]) -> int:
         return 2
     ended = end_run(argv[0], watch(argv[0], sys.stdin.fileno()))
     if ended:  # a run that ends normally has shut its cluster down already: this is after a killed driver
-        print(f"centrum batch: ended {ended} process(es) left by the run's local Ray cluster", file=sys.stderr)
+        print(f"centrum batch: ended {ended} process(es) left by the run (its workers, browsers or local Ray "
+              "cluster)", file=sys.stderr)
     return 0
 
 

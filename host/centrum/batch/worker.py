@@ -17,8 +17,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..limits import PAGE_ARCHIVE_BYTES, TooLarge, read_page_file
-from .inputs import IndexEntry, Task, WarcIndex, archived, follow, html_charset, read_response
+from ..limits import PAGE_ARCHIVE_BYTES, TooLarge
+from .inputs import IndexEntry, Page, Task, WarcIndex, archived, follow, read_page
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
 E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)
@@ -42,13 +42,26 @@ class WorkerOptions:
     markdown: bool = True  # also write the Markdown of the answer (centrum.outputs)
 
 
-def empty_row(task: Task, algorithm: str, code: str, message: str) -> dict[str, Any]:
-    """The row of a record that produced nothing (also written by the engine for a record whose worker died)."""
+def empty_row(task: Task, algorithm: str, code: str, message: str, status: str = "failed") -> dict[str, Any]:
+    """The row of a record that produced nothing (also written by the engine for a record no worker extracts, or
+    whose worker died), with the record's provenance."""
     return {"record_id": task.record_id, "url": task.url, "source": task.path, "algorithm": algorithm,
-            "status": "failed", "error_code": code, "error_message": message[:2000], "text": None, "markdown": None,
-            "metadata": None, "node_paths": [], "nodes": [], "timing_ms": "{}", "http_status": None, "charset": None,
+            "status": status, "error_code": code, "error_message": message[:2000], "text": None, "markdown": None,
+            "metadata": None, "language": None, "node_paths": [], "nodes": [], "timing_ms": "{}",
+            "http_status": task.http_status, "charset": None, "content_type": task.content_type or None,
             "render_class": "unrendered", "stylesheets_loaded": 0, "stylesheets_failed": 0, "warnings": [],
-            "attempts": 0, "worker_pid": os.getpid(), "worker_node": _node_id()}
+            "attempts": 0, "worker_pid": os.getpid(), "worker_node": _node_id(),
+            "warc_type": task.warc_type or None, "warc_date": task.warc_date or None,
+            "offset": task.offset if task.offset >= 0 else None, "length": task.length if task.length >= 0 else None,
+            "content_hash": task.content_hash or None, "duplicate_of": task.duplicate_of or None}
+
+
+def _language(row: dict[str, Any]) -> str | None:
+    """The page's declared language (``<html lang>``, then its metadata's declarations), from the row's metadata."""
+    try:
+        return json.loads(row["metadata"]).get("language") if row.get("metadata") else None
+    except (ValueError, AttributeError):
+        return None
 
 
 def _node_id() -> str:
@@ -133,44 +146,38 @@ class BatchWorker:
         row["attempts"] = max(int(row.get("attempts") or 0), attempts)
         return row
 
-    def _read(self, task: Task) -> tuple[int | None, bytes, str | None]:
-        if task.kind == "warc":
-            status, _headers, body, http_charset = read_response(task.path, task.offset)
-            return status, body, http_charset
-        if task.kind == "file":
-            return None, read_page_file(task.path), None
-        return None, b"", None
-
     def _process(self, task: Task) -> dict[str, Any]:
         row = empty_row(task, self.opts.algorithm, "", "")
         timing: dict[str, float] = {}
-        body = b""
+        page = Page(None, b"")
         if task.kind != "url" or not self.opts.render:
             t0 = time.perf_counter()
             try:
-                status, body, http_charset = self._read(task)
+                page = read_page(task)
             except TooLarge as e:
                 return {**row, "error_code": E_TOO_LARGE, "error_message": str(e), "status": "failed"}
             except (OSError, ValueError) as e:
                 return {**row, "error_code": E_INPUT, "error_message": f"cannot read the record: {e}",
                         "status": "failed"}
             timing["read"] = (time.perf_counter() - t0) * 1000
-            row["http_status"] = status
-            row["charset"] = html_charset(body, http_charset)
+            row["http_status"] = page.http_status
+            row["charset"] = page.charset
+            if not row["content_hash"]:  # a saved file: hashed here, where its bytes are read
+                row["content_hash"] = page.content_hash()
         if not self.opts.render:
-            return self._source_only(task, row, body, timing)
-        return self._rendered(task, row, timing)
+            row = self._source_only(task, row, page, timing)
+        else:
+            row = self._rendered(task, row, timing)
+        row["language"] = _language(row)
+        return row
 
-    def _source_only(self, task: Task, row: dict[str, Any], body: bytes, timing: dict[str, float]) -> dict[str, Any]:
+    def _source_only(self, task: Task, row: dict[str, Any], page: Page, timing: dict[str, float]) -> dict[str, Any]:
         from .. import algorithms
 
         if task.kind == "url":
             return {**row, "status": "failed", "error_code": E_INPUT,
                     "error_message": "--no-render reads archived or saved HTML; a URL list needs rendering"}
-        try:
-            html = body.decode(row["charset"] or "utf-8", errors="replace")
-        except LookupError as e:
-            return {**row, "status": "failed", "error_code": E_INPUT, "error_message": str(e)}
+        html = page.html()  # centrum.charset, as extract and eval read the same bytes
         t0 = time.perf_counter()
         try:
             result = algorithms.run_raw_html(self.opts.algorithm, html, self._source_config)
