@@ -107,11 +107,33 @@ def test_options_change_the_algorithm_and_little_text_offers_the_debugger(ui: Se
         assert options.title() == "Centrum options"
         choose(options, "#algorithm", "gce")
         wait_storage(ui, "algorithm", "gce")
-        # Its parameters are listed with their defaults; one typed value is stored as a number.
-        assert options.get_attribute("input[data-param='rows']", "placeholder") == "null"
+        # Its research parameters wait under "Advanced", closed, with their real defaults (the preset's values,
+        # never "null") and ranges; one typed value is stored as a number, one out of its range is refused.
+        assert options.evaluate("() => document.getElementById('advanced').open") is False
+        options.click("#advanced summary")
+        fields = options.eval_on_selector_all("#params label", """(rows) => rows.map((r) => {
+            const c = r.querySelector('[data-param]');
+            return [c.dataset.param, c.localName === 'select' ? c.options[0].textContent : c.placeholder,
+                    r.querySelector('.hint').textContent]; })""")
+        shown = {name: (default, hint) for name, default, hint in fields}
+        assert shown["rows"] == ("4", "1 to 32") and shown["preset"] == ("default (framework)", "")
+        assert shown["cell_link_coverage"] == ("0", "0 to 1000") and shown["block_only"][0] == "default (on)"
+        assert all(default and "null" not in default for default, _ in shown.values()), shown
+        options.click("input[data-param='rows']")
+        options.keyboard.type("99")
+        options.keyboard.press("Tab")
+        assert options.text_content("#status") == "rows must be a number from 1 to 32: not saved."
+        assert storage(ui).get("params") is None
+        options.fill("input[data-param='rows']", "")
         options.click("input[data-param='rows']")
         options.keyboard.type("7")
         options.keyboard.press("Tab")
+        wait_storage(ui, "params", {"rows": 7})
+        # The preset decides the defaults of the fields it fills in.
+        choose(options, "select[data-param='preset']", '"paper"')
+        wait_storage(ui, "params", {"preset": "paper", "rows": 7})
+        assert options.get_attribute("input[data-param='cols']", "placeholder") == "8"
+        choose(options, "select[data-param='preset']", "")
         wait_storage(ui, "params", {"rows": 7})
         shot_options(options)
     finally:
