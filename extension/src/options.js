@@ -49,10 +49,12 @@
     });
   }
 
+  const onOff = (value) => (value ? t("optionsOn") : t("optionsOff")); // a boolean parameter's value, in words
+
   /* The value shown for a parameter's default: a preset-filled one follows the preset chosen in the form. */
   function defaultOf(spec, preset) {
     const value = spec.presets && preset in spec.presets ? spec.presets[preset] : spec.default;
-    if (typeof value === "boolean") return t(value ? "optionsOn" : "optionsOff");
+    if (typeof value === "boolean") return onOff(value);
     return Array.isArray(value) ? value.join(", ") : String(value);
   }
 
@@ -65,7 +67,7 @@
       control.appendChild(new Option("", ""));
       const values = spec.kind === "bool" ? [true, false] : spec.choices;
       for (const v of values) {
-        control.appendChild(new Option(typeof v === "boolean" ? t(v ? "optionsOn" : "optionsOff") : v, JSON.stringify(v)));
+        control.appendChild(new Option(typeof v === "boolean" ? onOff(v) : v, JSON.stringify(v)));
       }
       if (name in chosen) control.value = JSON.stringify(chosen[name]);
     } else {
