@@ -1,59 +1,120 @@
-"""``centrum bench --batch``: pages per second of ``centrum batch`` with 1 and 2 actors, rendered and
-``--no-render``, on a synthetic crawl written to a temporary WARC (see :mod:`centrum.batch.crawl`)."""
+"""``centrum bench --batch``: pages per second on a synthetic crawl written to a temporary WARC (see
+:mod:`centrum.batch.crawl`), in one run:
+
+- the extractors alone, one process, on the same archived pages: ``source`` (the ``--no-render`` default) and the
+  HTML peers trafilatura and resiliparse (through ``centrum.evaluation.peers.run_html_peer``, the one peer dispatch);
+- ``centrum batch --no-render`` on the local engine and on Ray, with 1 and 2 workers (and, with ``modes``
+  including True, rendered runs).
+"""
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from .crawl import write_crawl
-from .engine import BatchOptions, run_batch
+from .engine import BatchError, BatchOptions, run_batch
 from .worker import WorkerOptions
 
-# Rendered pages are the small crawl pages; source-only pages are longer (~25 KB, nearer a real crawl's HTML), so
-# the figure measures the source-only extractor rather than per-record overhead.
+# Source-only pages are longer (~25 KB, nearer a real crawl's HTML), so the figure measures the extractors rather
+# than per-record overhead; rendered pages are the small crawl pages.
 SOURCE_PARAGRAPHS = 120
+PEERS = ("trafilatura", "resiliparse")
+
+
+def extractor_rates(warc: Path, pages: int) -> list[dict[str, Any]]:
+    """Pages/s of ``source`` and the HTML peers, one after the other in this process, on the first ``pages`` HTML
+    records of ``warc`` (read by the batch's own reader; each extractor gets the page as its command reads it)."""
+    from .. import algorithms
+    from ..evaluation.peers import missing_reason, run_html_peer
+    from .inputs import index_warc, read_page
+
+    _index, tasks = index_warc(warc)
+    read = [read_page(t) for t in tasks if not t.status][:pages]
+    config = algorithms.raw_html_config(algorithms.SOURCE_DEFAULT)
+    out = []
+    for name in (algorithms.SOURCE_DEFAULT, *PEERS):
+        missing = None if name == algorithms.SOURCE_DEFAULT else missing_reason(name)
+        if missing:
+            out.append({"extractor": name, "pages": 0, "error": missing})
+            continue
+        empty = 0
+        t0 = time.perf_counter()
+        for page in read:
+            if name == algorithms.SOURCE_DEFAULT:
+                text = algorithms.run_raw_html(name, page.html(), config).text or ""
+            else:
+                text = run_html_peer(name, page.body, "en")
+            empty += not text.strip()
+        seconds = time.perf_counter() - t0
+        out.append({"extractor": name, "pages": len(read), "empty": empty, "seconds": round(seconds, 2),
+                    "pages_per_s": round(len(read) / seconds, 2) if seconds > 0 else 0.0})
+    return out
 
 
 def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tuple[int, ...] = (1, 2),
-                    algorithm: str | None = None, progress: bool = True,
-                    modes: tuple[bool, ...] = (True, False)) -> dict[str, Any]:
-    """``modes``: rendered (True) and/or ``--no-render`` (False) runs."""
+                    algorithm: str | None = None, progress: bool = True, modes: tuple[bool, ...] = (False,),
+                    engines: tuple[str, ...] = ("local", "ray"), extractor_pages: int = 300) -> dict[str, Any]:
+    """``modes``: rendered (True) and/or ``--no-render`` (False) runs, each on every engine with each worker count.
+    An engine that cannot run here (Ray not installed) is reported with its reason."""
     from .. import algorithms
 
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="centrum-batch-bench-") as tmp:
         root = Path(tmp)
         small, large = root / "rendered.warc.gz", root / "source.warc.gz"
-        write_crawl(small, render_pages)
         write_crawl(large, source_pages, paragraphs=SOURCE_PARAGRAPHS)
+        extractors = extractor_rates(large, extractor_pages)
+        if True in modes:
+            write_crawl(small, render_pages)
         for render in modes:
             name = algorithm or (algorithms.DEFAULT_ALGORITHM if render else algorithms.SOURCE_DEFAULT)
-            for n in actors:
-                out = root / f"out-{'r' if render else 's'}{n}"
-                summary = run_batch(BatchOptions(
-                    inputs=[small if render else large], out=out,
-                    worker=WorkerOptions(algorithm=name, render=render, markdown=render), actors=n,
-                    rows_per_shard=500, progress=progress))
-                runs.append({"mode": "rendered" if render else "no-render", "algorithm": name, "actors": n,
-                             "pages": summary.records, "failed": summary.failed,
-                             "seconds": round(summary.seconds, 2),
-                             "pages_per_s": round(summary.pages_per_s, 3),
-                             "steady_pages_per_s": round(summary.steady_pages_per_s, 3)})
-    for mode in ("rendered", "no-render"):
-        base = next((r for r in runs if r["mode"] == mode and r["actors"] == 1), None)
-        for r in runs:
-            if base and r["mode"] == mode and base["steady_pages_per_s"]:
-                r["speedup"] = round(r["steady_pages_per_s"] / base["steady_pages_per_s"], 2)
-    return {"runs": runs}
+            for engine in engines:
+                for n in actors:
+                    out = root / f"out-{engine}-{'r' if render else 's'}{n}"
+                    run: dict[str, Any] = {"mode": "rendered" if render else "no-render", "engine": engine,
+                                           "algorithm": name, "actors": n}
+                    try:
+                        summary = run_batch(BatchOptions(
+                            inputs=[small if render else large], out=out, engine=engine,
+                            worker=WorkerOptions(algorithm=name, render=render, markdown=render), actors=n,
+                            rows_per_shard=500, progress=progress))
+                    except BatchError as e:
+                        runs.append({**run, "error": str(e)})
+                        continue
+                    runs.append({**run, "pages": summary.ok, "rows": summary.records, "failed": summary.failed,
+                                 "start_s": round(summary.start_s or 0.0, 2), "seconds": round(summary.seconds, 2),
+                                 "pages_per_s": round(summary.pages_per_s, 3),
+                                 "steady_pages_per_s": round(summary.steady_pages_per_s, 3)})
+    for r in runs:
+        base = next((b for b in runs if (b["mode"], b["engine"], b["actors"]) == (r["mode"], r["engine"], 1)
+                     and b.get("steady_pages_per_s")), None)
+        if base and r.get("steady_pages_per_s"):
+            r["speedup"] = round(r["steady_pages_per_s"] / base["steady_pages_per_s"], 2)
+    return {"extractors": extractors, "runs": runs}
 
 
 def format_batch_table(report: dict[str, Any]) -> str:
-    lines = ["| mode | algorithm | actors | pages | wall s | pages/s (wall) | pages/s (steady) | speed-up | "
-             "pages/day (steady) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["Extractors alone (one process, the same archived pages):", "",
+             "| extractor | pages | empty | s | pages/s |", "|---|---|---|---|---|"]
+    for e in report.get("extractors", []):
+        if "error" in e:
+            lines.append(f"| {e['extractor']} | - | - | - | not run: {e['error']} |")
+        else:
+            lines.append(f"| {e['extractor']} | {e['pages']} | {e['empty']} | {e['seconds']:.1f} | "
+                         f"{e['pages_per_s']:.1f} |")
+    lines += ["", "centrum batch (rows include the crawl's 4 static records, skipped):", "",
+              "| mode | engine | algorithm | workers | pages | start s | wall s | pages/s (wall) | pages/s (steady) | "
+              "speed-up | pages/day (steady) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
-        lines.append(f"| {r['mode']} | {r['algorithm']} | {r['actors']} | {r['pages']} | {r['seconds']:.1f} | "
-                     f"{r['pages_per_s']:.2f} | {r['steady_pages_per_s']:.2f} | {r.get('speedup', 1.0):.2f}x | "
+        if "error" in r:
+            lines.append(f"| {r['mode']} | {r['engine']} | {r['algorithm']} | {r['actors']} | not run: "
+                         f"{r['error'][:120]} |||||||")
+            continue
+        lines.append(f"| {r['mode']} | {r['engine']} | {r['algorithm']} | {r['actors']} | {r['pages']} | "
+                     f"{r['start_s']:.1f} | {r['seconds']:.1f} | {r['pages_per_s']:.2f} | "
+                     f"{r['steady_pages_per_s']:.2f} | {r.get('speedup', 1.0):.2f}x | "
                      f"{r['steady_pages_per_s'] * 86400:,.0f} |")
     return "\n".join(lines)

@@ -38,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="--api: extract_many's workers (default: %(default)s)")
     parser.add_argument("--batch", action="store_true",
-                        help="instead: pages/s of `centrum batch` (Ray) with 1 and 2 actors, rendered and --no-render, "
-                        "on a synthetic WARC; writes batch.json and batch.md (needs the batch extra)")
+                        help="instead: pages/s on a synthetic WARC of source, trafilatura and resiliparse alone, and "
+                        "of `centrum batch --no-render` on the local and Ray engines with 1 and 2 workers; writes "
+                        "batch.json and batch.md (Ray runs need the batch extra)")
 
 
 def run(args: argparse.Namespace) -> int:
