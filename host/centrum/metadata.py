@@ -13,10 +13,12 @@ The caller parses the source once (``centrum.outputs.SourcePage``) and shares it
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
-from dataclasses import asdict, dataclass
+import unicodedata
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -142,6 +144,8 @@ class _JsonLd:
     image: str | None = None
     description: str | None = None
     language: str | None = None
+    article: bool = False  # an object of an Article type (not the generic WebPage / CreativeWork) was found
+    sections: list[str] = field(default_factory=list)  # BreadcrumbList names
 
 
 def json_ld(texts: list[str]) -> _JsonLd:
@@ -155,10 +159,12 @@ def json_ld(texts: list[str]) -> _JsonLd:
         if data is not None:
             _ld_objects(data, objects, budget)
     site_fallback = None
+    found.sections = _breadcrumb(objects)
     for obj in objects:
         types = _types(obj)
         if types & ARTICLE_TYPES and not (types & SITE_TYPES):
             # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
+            found.article = found.article or bool(types - {"webpage", "creativework", "qapage"})
             found.title = found.title or _clean(obj.get("headline")) or (
                 _clean(obj.get("name")) if types - {"webpage", "creativework"} else None)
             found.author = found.author or _ld_name(obj.get("author") or obj.get("creator"))
@@ -178,6 +184,20 @@ def json_ld(texts: list[str]) -> _JsonLd:
             site_fallback = _clean(obj.get("name"))
     found.site = found.site or site_fallback
     return found
+
+
+def _breadcrumb(objects: list[dict[str, Any]]) -> list[str]:
+    """Names of a JSON-LD BreadcrumbList's items (the site's sections, as a title's suffix repeats them)."""
+    out: list[str] = []
+    for obj in objects:
+        if "breadcrumblist" in _types(obj) and isinstance(obj.get("itemListElement"), list):
+            for item in obj["itemListElement"]:
+                if isinstance(item, dict):
+                    inner = item.get("item")
+                    name = _clean(item.get("name")) or (_clean(inner.get("name")) if isinstance(inner, dict) else None)
+                    if name:
+                        out.append(name)
+    return out[:-1]  # the last item is the page itself, often its very title
 
 
 # ---- dates ----------------------------------------------------------------------------------------------------------
@@ -214,6 +234,9 @@ def _norm(s: str) -> str:
     return " ".join(s.casefold().split())
 
 
+_PAGE_NUMBER = re.compile(r"[^\W\d_]{1,12}\.?\s?\d{1,4}\s?[^\W\d_]{0,2}")
+
+
 def strip_site_name(title: str, site_names: list[str], host: str = "", headings: list[str] | None = None) -> str:
     """``title`` without the site's name before or after a separator ("Story | Site", "Site - Story").
 
@@ -223,27 +246,46 @@ def strip_site_name(title: str, site_names: list[str], host: str = "", headings:
     """
     sites = {_norm(s) for s in site_names if s}
     host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
+    # The host's own names ("promatcher" of www.promatcher.com, "doom9" of forum.doom9.org): a short part that
+    # contains one is the site's ("ProMatcher Cost Report", "Doom9's Forum").
+    labels = [x for x in host.casefold().split(".")[:-1] if len(x) >= 4 and x not in ("www", "blog", "forum", "news")]
 
-    def is_site(part: str) -> bool:
+    shown = {_norm(h) for h in headings or [] if h}
+
+    def is_site(part: str, tail: bool) -> bool:
         key = _norm(part)
         if key in sites:
             return True
+        if key in shown:
+            return False  # the page shows it as its heading: the story, whatever the host is called
         squashed = re.sub(r"[^0-9a-z]", "", key)
-        return len(squashed) >= 3 and squashed in host_key
+        if len(squashed) >= 3 and squashed in host_key:
+            return True
+        words = key.split()
+        if tail and 1 < len(words) <= 6 and any(x in squashed for x in labels):
+            return True
+        # An organisation's initials are its host ("Occupational Safety and Health Administration", osha.gov).
+        initials = "".join(w[0] for w in part.split() if w[0].isupper()).casefold()
+        if len(words) >= 3 and len(initials) >= 3 and initials in host_key:
+            return True
+        # A page number ("Page 3", "Seite 3", "第3页") is no part of a headline.
+        return bool(_PAGE_NUMBER.fullmatch(key))
 
     out = title.strip()
-    for _ in range(3):  # "Story | Section | Site": at most a few layers
+    for _ in range(5):  # "Story | Section | Site", "Story__Section_Subsection_Site": at most a few layers
         changed = False
         for sep in TITLE_SEPARATORS:
             if sep not in out:
                 continue
             head, _, tail = out.rpartition(sep)
-            if head.strip() and is_site(tail):
-                out, changed = head.strip(), True
+            head = head.strip().rstrip(sep.strip() or sep).strip()  # "Story__Section": a doubled separator
+            if head and is_site(tail, True):
+                out, changed = head, True
                 break
             first, _, rest = out.partition(sep)
-            if rest.strip() and is_site(first):
-                out, changed = rest.strip(), True
+            rest = rest.strip().lstrip(sep.strip() or sep).strip()
+            if rest and is_site(first, False):
+                out, changed = rest, True
                 break
         if not changed:
             break
@@ -336,28 +378,40 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     base = page.base_url
     host = urlparse(page.url).hostname or ""
 
-    site = _clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site
+    site = _not_an_address(_clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site)
     headings = _visible_headings(page)
-    raw_title = (_clean(_first(meta, "og:title", "twitter:title", "dc.title", "dcterms.title")) or ld.title
-                 or _clean(_title_tag(root)) or _clean(page_title))
-    title = strip_site_name(raw_title, [site] if site else [], host, headings) if raw_title else (
-        headings[0] if headings else None)
+    declared = [_not_an_address(_unescape(t)) for t in (
+        _clean(_first(meta, "og:title", "twitter:title", "dc.title", "dcterms.title")), ld.title,
+        _clean(_title_tag(root)), _clean(page_title))]
+    # What the page declares and repeats in its titles: its name and its sections (breadcrumb, visible or JSON-LD).
+    known = [n for n in (site, *ld.sections, *_visible_breadcrumb(page)) if n]
+    declared = [strip_site_name(t, known, host, headings) for t in declared if t]
+    title = headline([strip_site_name(h, known, host) for h in headings], declared)
 
     byline = (ld.author or _clean(_first(meta, "author", "article:author", "dc.creator", "dcterms.creator",
                                          "sailthru.author", "parsely-author"))
               or _visible_byline(page, nodes or []))
     if byline and (urlparse(byline).scheme in ("http", "https") or len(byline) > BYLINE_MAX_CHARS):
         byline = _visible_byline(page, nodes or [])  # article:author is often a profile URL
+    byline = clean_byline(byline)
 
     published = None
+    shown = _ShownText(root)
     for candidate in (ld.published, _first(meta, "article:published_time", "og:article:published_time",
                                            "datepublished", "date", "dc.date", "dc.date.issued", "dcterms.created",
                                            "dcterms.issued", "publish-date", "pubdate", "sailthru.date")):
         published = iso_date(candidate)
         if published:
             break
-    if not published:
-        published = _time_element(page, nodes or [])
+    # A declared date the page does not write is mostly a template's (a service page's WordPress published_time),
+    # not a publication date readers see; a date found in the text must be written there too (htmldate also guesses
+    # from URLs and copyright years). Measured trade-off in docs/evaluation.md.
+    if published and not shown.has_day(published):
+        published = None
+    published = published or _time_element(page, nodes or [])
+    if not published and _article_like(meta, ld):
+        found = text_date(page)
+        published = found if found and shown.has_day(found) else None
 
     language = (_language(root.get("lang")) or _language(page_lang) or _language(ld.language)
                 or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
@@ -385,10 +439,72 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
                     direction=direction if direction in ("ltr", "rtl") else None, reading_minutes=reading_minutes(text))
 
 
+# A heading's words, not the CSS or script a component library puts inside it.
+_SHOWN_TEXT = ".//text()[not(ancestor::style or ancestor::script or ancestor::noscript or ancestor::template)]"
+_WORDS = re.compile(r"\w+")
+_GENERIC_KEYS = frozenset({"home", "homepage", "index", "untitled", "default", "welcome"})
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORDS.findall(text.casefold()))
+
+
+def _agrees(heading: str, title: str) -> bool:
+    """A visible heading and a declared title name the same thing: one contains the other, or they share at least
+    two words and a third of the shorter one's (a headline and its SEO variant, "Top 10: Best Language App" and
+    "Best Apps to Learn a Language - Top 10 Picks")."""
+    a, b = _norm(heading), _norm(title)
+    if a in b or b in a:
+        return True
+    wa, wb = _words(a), _words(b)
+    shared = len(wa & wb)
+    return shared >= 2 and shared * 3 >= min(len(wa), len(wb))
+
+
+def headline(headings: list[str], declared: list[str]) -> str | None:
+    """The page's headline: the first visible main heading that agrees with a declared title (what readers see is
+    the headline; og:title and <title> are often SEO or share variants of it), else the first declared title that
+    is more than a generic word ("Home"), else the first heading."""
+    useful = [t for t in declared if _norm(t) not in _GENERIC_KEYS]
+    for h in headings:
+        if any(_agrees(h, t) for t in useful):
+            return h
+    if useful:
+        return useful[0]
+    return headings[0] if headings else (declared[0] if declared else None)
+
+
+def _unescape(text: str | None) -> str | None:
+    """Entities left in an attribute value (written escaped twice: ``&amp;#39;`` arrives as ``&#39;``)."""
+    return _clean(html.unescape(text)) if text and "&" in text else text
+
+
+_ADDRESS = re.compile(r"(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-f]*:[0-9a-f:]+\]?|localhost)(?::\d+)?(?:/\S*)?"
+                      r"|file:\S*|[^\s/]*/?[^\s/]+\.(?:x?html?|php|aspx?)", re.I)
+
+
+def _not_an_address(text: str | None) -> str | None:
+    """None for what a browser shows when a page names itself nothing: an IP address, localhost, a file name."""
+    return None if text and _ADDRESS.fullmatch(text) else text
+
+
 def _title_tag(root: HtmlElement) -> str | None:
     for el in root.iter("title"):
         return el.text_content()
     return None
+
+
+def _visible_breadcrumb(page: SourcePage) -> list[str]:
+    """Link texts of the page's breadcrumb trail (an element whose class, id or aria-label names a breadcrumb)."""
+    out: list[str] = []
+    for el in page.root.iter("nav", "ol", "ul", "div"):
+        marks = " ".join(el.get(a) or "" for a in ("class", "id", "aria-label")).casefold()
+        if "breadcrumb" in marks:
+            out.extend(t for t in (_clean(a.text_content()) for a in el.iter("a")) if t)
+            if out:
+                break
+    # Sections only: a trail that links the current page too ends with its title.
+    return out[:10] if len(out) < 2 else out[:-1][:10]
 
 
 def _visible_headings(page: SourcePage) -> list[str]:
@@ -396,7 +512,8 @@ def _visible_headings(page: SourcePage) -> list[str]:
     out = []
     for el in page.root.iter("h1"):
         if page.shown(el):
-            text = _clean(el.text_content())
+            # A documentation theme's anchor link ("Installation¶", "Usage #") is no part of the heading's words.
+            text = _clean("".join(el.xpath(_SHOWN_TEXT)).rstrip().rstrip("¶§#🔗").rstrip())
             if text:
                 out.append(text)
                 if len(out) >= 5:
@@ -446,6 +563,67 @@ def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
     return None
 
 
+# What a byline writes before the name, in the languages of the pages seen ("By", "Written by", "Post by", "Par",
+# "Von", "Автор", "作者"), longest first so that "written by" is not read as "by".
+BYLINE_PREFIXES = sorted({
+    "by", "written by", "posted by", "post by", "published by", "words by", "story by", "author", "authors",
+    "written", "par", "écrit par", "publié par", "auteur", "von", "geschrieben von", "autor", "autorin", "por",
+    "escrito por", "di", "scritto da", "door", "av", "af", "skrevet av", "przez", "autorka", "автор", "作者", "著者",
+    "작성자", "yazar", "kirjoittanut", "συντάκτης",
+}, key=len, reverse=True)
+_SEPARATOR = re.compile(r"\s*(?:[|•·–—»]|\s-\s|-\s|\s-|-(?=[^\W\d_]+\.?\s*\d)|,\s*(?=\S*\d))\s*")
+_CAMEL_GLUE = re.compile(r"(?<=[a-zà-ÿ])(?=[A-ZÀ-Þ])")
+_NOT_A_NAME = frozenset({"undefined", "null", "none", "admin", "anonymous", "unknown"})
+
+
+def _strip_prefix(text: str) -> str:
+    low = text.casefold()
+    for prefix in BYLINE_PREFIXES:
+        if not low.startswith(prefix):
+            continue
+        rest = text[len(prefix):]
+        if rest[:1] in (":", "：") or rest[:1].isspace():
+            return rest.lstrip(" :：\t")
+        if rest[:1].isupper() and prefix[-1:].islower():  # glued: "BySummer Swann", "Written byAAA"
+            return rest
+    return text
+
+
+def clean_byline(text: str | None) -> str | None:
+    """A byline as a name: without the words before it ("By", "Written by:"), without what the markup glued after
+    it (a date: "Luke KimDecember 17, 2025", "Dr. Vahid Osman - Mar 27, 2024", "Alan Woinski | 3 days ago"), and
+    None for a form label or placeholder ("Name *", "Jiobal says:", "undefined") or a bare prefix ("Author")."""
+    text = _clean(text)
+    if not text:
+        return None
+    stripped = _strip_prefix(text)
+    if stripped is not text and not stripped.strip():
+        return None
+    text = stripped.strip()
+    digit = next((i for i, c in enumerate(text) if c.isdigit()), None)
+    if digit is not None:
+        # A date or count glued after the name: cut at the last separator or letter-case seam before it.
+        head = text[:digit]
+        cuts = [m.start() for m in _SEPARATOR.finditer(text) if 0 < m.start() < digit] + [
+            m.start() for m in _CAMEL_GLUE.finditer(head) if " " in head[:m.start()].strip()]
+        if cuts:
+            text = text[:max(cuts)]
+        elif digit == 0:
+            return None
+        else:  # "FlowGuard EMEA on 04-ago-2021": the lower-case words that led to the date go too
+            words = head.split()
+            while len(words) > 1 and words[-1].islower() and any(w[:1].isupper() for w in words[:-1]):
+                words.pop()
+            text = " ".join(words)
+        if len(text.strip(" ,;|-–—·•")) <= 3 and len(head.split()) == 1 and "," in head:
+            return None  # "Sat, 20 Dec, 2025": a weekday, not a name
+    text = text.strip(" ,;|-–—·•")
+    if (not text or text[-1] in "*:" or text.casefold() in _NOT_A_NAME or text.casefold() in BYLINE_PREFIXES
+            or not any(c.isalpha() for c in text)):
+        return None
+    return text
+
+
 def _byline_text(el: HtmlElement) -> str | None:
     names = [n for n in el.iter() if "name" in (n.get("itemprop") or "").lower().split()]
     text = _clean(names[0].text_content() if names else el.text_content())
@@ -467,6 +645,59 @@ def _time_element(page: SourcePage, nodes: list[int]) -> str | None:
             break
     el = marked[0] if marked else _near(page, plain, nodes)
     return iso_date(el.get("datetime")) if el is not None else None
+
+
+def _article_like(meta: dict[str, str], ld: _JsonLd) -> bool:
+    """The page declares itself a dated piece: og:type article, or a JSON-LD article-type object with a headline
+    or a date. Service, product and listing pages rarely do; their dates are a template's, not a publication's."""
+    return (meta.get("og:type") or "").strip().lower() == "article" or ld.article
+
+
+def _ascii_digit(m: re.Match[str]) -> str:
+    c = m.group()
+    return str(unicodedata.digit(c)) if c.isdigit() and not c.isascii() else c
+
+
+class _ShownText:
+    """The page's text (scripts and styles left out), searched for a day written near its year."""
+
+    def __init__(self, root: HtmlElement) -> None:
+        self.root = root
+        self._text: str | None = None
+
+    def has_day(self, iso: str) -> bool:
+        """Whether the day of ``iso`` is written in the text in a language-free way: the year with the day number
+        within a few characters ("March 12, 2025", "12 mars 2025", "12. März 2025", "2025年3月12日", "12/03/2025")."""
+        m = re.match(r"(\d{4})-(\d{2})-(\d{2})", iso)
+        if not m:
+            return False
+        if self._text is None:
+            text = " ".join(self.root.xpath(
+                "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript or ancestor::template)]"))
+            # Digits of any script count as the date's (Arabic-Indic ٢٠٢٦, full-width ２０２６).
+            self._text = re.sub(r"[^\W0-9_a-zA-Z]|\d", _ascii_digit, text) if not text.isascii() else text
+        year, day = m.group(1), int(m.group(3))
+        near = re.compile(rf"(?<!\d)0?{day}(?!\d)")
+        for y in re.finditer(rf"(?<!\d)({year}|{year[2:]})(?!\d)", self._text):
+            window = self._text[max(0, y.start() - 24): y.end() + 24]
+            if near.search(window.replace(y.group(0), " ", 1)):
+                return True
+        return False
+
+
+def text_date(page: SourcePage) -> str | None:
+    """The publication date written in the page's text ("12 Nov 2025", "Updated November 18, 2025"), read with
+    htmldate (the ``dates`` extra) when it is installed: its original-date search weighs the page's date patterns
+    in any of the languages it knows. None without it."""
+    try:
+        from htmldate import find_date
+    except ImportError:
+        return None
+    try:
+        # htmldate prunes the tree it reads: it gets a copy, the outputs still need the page.
+        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=True, url=page.url)
+    except Exception:  # noqa: BLE001 - a parser failure on a hostile page means no date, never a failed extraction
+        return None
 
 
 def reading_minutes(text: str | None) -> int | None:
@@ -516,7 +747,7 @@ def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     """What a snapshot without a ``source`` still says: its title, language and URL (and an excerpt)."""
     excerpt = _first_line(text)
     host = urlparse(snapshot.page.url).hostname or ""
-    title = _clean(snapshot.page.title)
+    title = _not_an_address(_clean(snapshot.page.title))
     return Metadata(title=strip_site_name(title, [], host) if title else None,
                     language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None,
                     direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None,

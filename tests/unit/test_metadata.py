@@ -52,7 +52,7 @@ def test_cjk_page_without_lang_opengraph_and_visible_byline() -> None:
     assert m.site_name == "海滨日报"
     assert m.language == "zh-CN"  # og:locale zh_CN: no <html lang>
     assert m.byline == "李明"  # itemprop=author's itemprop=name
-    assert m.published == "2026-11-20"  # 2026年11月20日
+    assert m.published is None  # its meta tag says 2026年11月20日, a day the page never writes (see iso_date)
     assert m.image == "https://haibin.example.cn/img/library.jpg"
     assert m.excerpt is not None and m.excerpt.startswith("在北码头空置了十一年的渡轮码头")  # first paragraph
 
@@ -61,7 +61,7 @@ def test_broken_json_ld_falls_back_to_meta_tags() -> None:
     m = meta_of('<html><head><script type="application/ld+json">{"@type": "NewsArticle", "headline": </script>'
                 '<meta property="og:title" content="Real title"><meta name="author" content="Kim Lee">'
                 '<meta property="article:published_time" content="Fri, 20 Nov 2026 08:00:00 +0100">'
-                '<meta http-equiv="content-language" content="de-AT"></head><body><p>x</p></body></html>')
+                '<meta http-equiv="content-language" content="de-AT"></head><body><p>x, 20.11.2026</p></body></html>')
     assert (m.title, m.byline, m.published, m.language) == ("Real title", "Kim Lee", "2026-11-20T08:00:00+01:00",
                                                             "de-AT")
 
@@ -69,7 +69,8 @@ def test_broken_json_ld_falls_back_to_meta_tags() -> None:
 def test_json_ld_nested_list_and_weaker_webpage() -> None:
     m = meta_of('<script type="application/ld+json">[{"@type": "WebPage", "name": "Page name"}, {"@type": '
                 '"schema:NewsArticle", "headline": "Story", "author": "https://x.org/me", "creator": "Ada",'
-                ' "image": {"url": "/i.jpg"}, "datePublished": "2026-01-05"}]</script><title>T</title>')
+                ' "image": {"url": "/i.jpg"}, "datePublished": "2026-01-05"}]</script><title>T</title>'
+                "<p>5 Jan 2026</p>")
     assert m.title == "Story" and m.image == "https://news.example.org/i.jpg" and m.published == "2026-01-05"
     assert m.byline is None  # an author given only as a URL names nobody
 
@@ -172,3 +173,93 @@ def test_reading_time_is_script_fair() -> None:
     assert reading_minutes("港" * 5000) == 10  # 500 characters a minute, not "one word"
     assert reading_minutes("short") == 1 and reading_minutes("  ") is None
     assert reading_minutes("word " * 1190 + "字" * 2500) == 10
+
+
+# ---- #44 item 1: metadata that is right ---------------------------------------------------------------------------
+def test_page_without_title_has_its_heading_not_its_address() -> None:
+    source = (PAGES / "meta-no-title.html").read_text(encoding="utf-8")
+    m = meta_of(source, "http://127.0.0.1:8000/meta-no-title.html")
+    assert m.title == "Harbour ferry timetable changes for winter" and m.site_name is None
+    # Rendered, the browser names the page by its address: that is no title either.
+    page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [E("p", (0, 0, 800, 20), [T("x")])])])
+    built = build(page, source="<html><body><p>x</p></body></html>", url="http://127.0.0.1:8000/meta-no-title.html",
+                  title="127.0.0.1:8000/meta-no-title.html")
+    assert Outputs(built.snapshot, Result("test", [2])).metadata().title is None
+
+
+def test_non_latin_section_and_site_suffix_go_by_what_the_page_declares() -> None:
+    m = meta_of((PAGES / "meta-cjk-suffix.html").read_text(encoding="utf-8"), "https://finance.sina.com.cn/a")
+    assert m.title == "港口图书馆今日开放"  # "__商贸_产业资讯_新浪网": two breadcrumb sections and og:site_name
+    assert m.site_name == "新浪网"
+
+
+def test_date_past_utc_midnight_keeps_the_pages_own_day() -> None:
+    m = meta_of((PAGES / "meta-date-past-midnight.html").read_text(encoding="utf-8"))
+    assert m.published == "2026-07-19T00:30:00+01:00"  # 18 July in UTC; the page says 19 July
+    assert m.byline == "Rhian Price"
+
+
+def test_text_only_date_and_glued_byline() -> None:
+    m = meta_of((PAGES / "meta-text-date.html").read_text(encoding="utf-8"), "https://trailnotes.example.org/rain")
+    assert m.published == "2025-11-12"  # published, not the later "Updated", nor the footer's year
+    assert m.byline == "Sean Peek"  # "Written by: " dropped
+    assert m.title == "Choosing a rain jacket for hill walking"
+
+
+def test_declared_date_the_page_never_shows_is_dropped() -> None:
+    body = "<body><h1>Plumbing services</h1><p>Call us for a quote today.</p></body>"
+    head = '<head><meta property="article:published_time" content="2021-03-04T10:00:00+00:00"></head>'
+    assert meta_of(head + body).published is None  # a template's date on a service page
+    shown = body.replace("today.", "today. Page of 4 March 2021.")
+    assert meta_of(head + shown).published == "2021-03-04T10:00:00+00:00"
+
+
+@pytest.mark.parametrize(("headings", "declared", "expected"), [
+    (["Top 10: Best Language Learning App (tested by experts)"],
+     ["Best Apps to Learn a Language in 2025 – Top 10 Picks"],
+     "Top 10: Best Language Learning App (tested by experts)"),
+    (["Menu", "Night trains return"], ["Night trains return to the coast line"], "Night trains return"),
+    (["Subscribe to our newsletter"], ["Night trains return to the coast line"],
+     "Night trains return to the coast line"),
+    (["Harbour opens"], ["Home"], "Harbour opens"),  # a generic og:title
+    ([], ["Home"], "Home"),
+    ([], [], None),
+])
+def test_headline_is_the_heading_that_agrees_with_a_declared_title(headings: list[str], declared: list[str],
+                                                                    expected: str | None) -> None:
+    from centrum.metadata import headline
+
+    assert headline(headings, declared) == expected
+
+
+@pytest.mark.parametrize(("title", "sites", "host", "expected"), [
+    ("Electrical - Overview | Occupational Safety and Health Administration", [], "www.osha.gov",
+     "Electrical - Overview"),
+    ("Amd RX7800XT Wrong refresh rate ... - Doom9's Forum", [], "forum.doom9.org",
+     "Amd RX7800XT Wrong refresh rate ..."),
+    ("Forum thread about engines - Page 3", [], "", "Forum thread about engines"),
+    ("Γυμναστική στο σπίτι - υγεία + fitness", ["υγεία + fitness"], "", "Γυμναστική στο σπίτι"),
+    ("Page 3 of the rules", [], "", "Page 3 of the rules"),
+])
+def test_site_suffixes_by_host_initials_and_page_numbers(title: str, sites: list[str], host: str,
+                                                         expected: str) -> None:
+    assert strip_site_name(title, sites, host) == expected
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("By Scott Pletcher", "Scott Pletcher"),
+    ("Written by: Sean Peek", "Sean Peek"),
+    ("Post by Arny » Mon May 14, 2012 6:25 pm", "Arny"),
+    ("AuthorZoe Epstein", "Zoe Epstein"),
+    ("Luke KimDecember 17, 2025", "Luke Kim"),
+    ("By Dr. Vahid Osman - Mar 27, 2024", "Dr. Vahid Osman"),
+    ("BySummer Swann-June 12, 2025", "Summer Swann"),
+    ("Byron Smith", "Byron Smith"),  # a name that starts like a prefix
+    ("Craig McDaniel", "Craig McDaniel"),
+    ("Written by", None), ("Name *", None), ("Jiobal says:", None), ("undefined", None), ("12 Nov 2025", None),
+    ("Автор: Иван Петров", "Иван Петров"),
+])
+def test_byline_without_prefixes_and_glued_neighbours(raw: str, expected: str | None) -> None:
+    from centrum.metadata import clean_byline
+
+    assert clean_byline(raw) == expected
