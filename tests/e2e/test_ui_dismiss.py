@@ -6,9 +6,11 @@ band in the reader."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import Page
-from test_extension_chromium import Session, stage, ui_click, ui_eval
+from test_extension_chromium import Session, extract_ok_lines, stage, ui_click, ui_eval
 from test_ui_reader import GLACIER_SVG, shot, ui_wait, wait_stage
 
 PARAGRAPHS = "".join(f"<p>Paragraph {i}: the ferry crossed the sound at first light, the crew counting the buoys "
@@ -44,7 +46,14 @@ after every season, the cold makes the nylon stiff and ice crystals cut.</p></di
 </div>
 <div class="foot"><a href="/x">Contact</a></div></body></html>"""
 
+# Large enough that the host's answer takes a while: the "working" message is up long enough to be closed.
+BIG = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Big</title></head><body><article>"
+       + "".join(f"<section><h2>Part {i}</h2><p>Part {i} of the long report: the river rose overnight and the "
+                 "volunteers filled sandbags until the morning.</p></section>" for i in range(6000))
+       + "</article></body></html>")
+
 PAGES: dict[str, tuple[str, str]] = {
+    "/big.html": ("text/html; charset=utf-8", BIG),
     "/forum.html": ("text/html; charset=utf-8", FORUM),
     "/news.html": ("text/html; charset=utf-8", NEWS.replace("{lead}", "/missing.jpg")),
     "/news-lead.html": ("text/html; charset=utf-8", NEWS.replace("{lead}", "/lead.svg")),
@@ -177,3 +186,23 @@ def test_esc_ends_a_message(ui: Session, news: tuple[Page, str]) -> None:
         assert page.evaluate("() => document.documentElement.outerHTML") == before
     finally:
         ui.set_storage({"algorithm": "semantic"})
+
+
+def test_closing_the_working_message_drops_the_answer_on_its_way(ui: Session, server: str) -> None:
+    page = ui.open(f"{server}/big.html")
+    before = page.evaluate("() => document.documentElement.outerHTML")
+    log = ui.home / "host.log"  # written once the browser first starts the host
+    served = lambda: len(extract_ok_lines(log.read_text())) if log.exists() else 0  # noqa: E731
+    earlier = served()
+    ui.press(page)
+    ui_wait(page, "(root) => root?.querySelector('.toast')?.textContent.includes('reading the page') || null")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=10_000)
+    assert served() == earlier, "the host answered before Esc: the page is too small to test this"
+    deadline = time.monotonic() + 60
+    while served() == earlier:  # the answer comes back to the page...
+        assert time.monotonic() < deadline, "the host never answered"
+        time.sleep(0.1)
+    time.sleep(1)
+    assert page.evaluate("() => document.querySelector('centrum-ui')") is None  # ...and is not shown
+    assert stage(page) is None and page.evaluate("() => document.documentElement.outerHTML") == before
