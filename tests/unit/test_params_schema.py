@@ -5,10 +5,13 @@ fails here."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from centrum import algorithms, params_schema
+
+PARAMS = Path(__file__).resolve().parents[2] / "extension" / "src" / "params.json"
 
 
 def test_params_json_is_generated_from_the_configs() -> None:
@@ -16,12 +19,12 @@ def test_params_json_is_generated_from_the_configs() -> None:
         expected = params_schema.text()
     except algorithms.AlgorithmUnavailable as e:  # an extra not installed here: the file cannot be checked
         pytest.skip(str(e))
-    assert params_schema.TARGET.read_text(encoding="utf-8") == expected, (
+    assert PARAMS.read_text(encoding="utf-8") == expected, (
         "extension/src/params.json is out of date: run python -m centrum.params_schema --write")
 
 
 def test_every_parameter_has_a_real_default_and_numbers_a_range() -> None:
-    data = json.loads(params_schema.TARGET.read_text(encoding="utf-8"))
+    data = json.loads(PARAMS.read_text(encoding="utf-8"))
     assert {"semantic", "gce", "ensemble"} <= set(data["algorithms"])
     for name, algo in data["algorithms"].items():
         for key, p in algo["params"].items():
