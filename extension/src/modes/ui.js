@@ -14,6 +14,7 @@
 
   const clean = globalThis[Symbol.for("centrum.clean")];
   const api = clean.api;
+  // On the answer's elements, saying what was chosen; no style keys on it (highlight.js draws the one outline).
   const MARK = "data-centrum-main";
   const DIM = "data-centrum-dim"; // what highlight.js dims by opacity (most of what it dims gets a cover instead)
   const STAGE = "data-centrum-stage";
