@@ -60,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(each pass's full report in OUT/styles-on/ and OUT/styles-off/)")
     parser.add_argument("--no-render", action="store_true",
                         help="no browser: the raw-HTML algorithms (source, DANA family) and HTML peers only")
+    parser.add_argument("--metadata", action="store_true",
+                        help="score title, author and date (meta.jsonl's title, author, publish_date) of Centrum "
+                             "and the metadata peers (trafilatura, htmldate, readability_js; --peers picks among "
+                             "them) per page type; writes OUT/metadata.md and OUT/metadata.json")
 
 
 def _select(spec: str, known: list[str], what: str) -> list[str]:
@@ -104,6 +108,8 @@ def _runnable(args: argparse.Namespace, algo_names: list[str], peer_names: list[
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.metadata:
+        return _run_metadata(args)
     try:
         w, h = (int(x) for x in args.window.lower().split("x"))
         algo_names = _select(args.algorithms, list(algorithms.REGISTRY), "algorithm")
@@ -157,6 +163,24 @@ def run(args: argparse.Namespace) -> int:
         passes[styles] = _journal_pages(out / f"styles-{styles}" / "pages.jsonl")
     table = write_comparison(out, passes["on"], passes["off"], extractors)
     print(f"\nstylesheets on vs off, same pages (report: {out / 'styles.md'})\n{table}")
+    return 0
+
+
+def _run_metadata(args: argparse.Namespace) -> int:
+    from ..evaluation import metadata_eval
+
+    try:
+        peers = _select(args.peers, list(metadata_eval.PEERS), "metadata peer")
+        table, results = metadata_eval.evaluate(args.datasets, peers, args.limit,
+                                                progress=lambda m: print(f"centrum eval: {m}", file=sys.stderr))
+    except (ValueError, OSError) as e:
+        print(f"centrum eval: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metadata.md").write_text(table + "\n", encoding="utf-8")
+    (out / "metadata.json").write_text(json.dumps(results, default=json_default, indent=1), encoding="utf-8")
+    print(table)
     return 0
 
 
