@@ -169,7 +169,25 @@ def test_batch_over_a_folder_runs_on_the_local_engine_with_ray_not_importable(tm
     assert summary["engine"] == "local" and summary["ok"] == 5 and summary["actors"] == 2
     assert summary["start_s"] < 10  # under 2 s on an idle machine; a loaded CI box gets slack
     assert len({r["worker_pid"] for r in read_rows(out)}) >= 1
-    # And asking for Ray there is a clear error, not a traceback.
+    # With Ray installed, the local engine's driver still never imports it, also while it writes the rows of records
+    # no worker needs (here the crawl's stylesheet and images): a Ray imported before engine.LOOPBACK_ENV is set
+    # would make a later Ray run in the same process listen beyond loopback (it did, in `bench --batch`).
+    warc = tmp_path / "c.warc.gz"
+    write_crawl(warc, 3)
+    code = textwrap.dedent(f"""
+        import json, sys
+        from centrum.batch.engine import BatchOptions, run_batch
+        from centrum.batch.worker import WorkerOptions
+        s = run_batch(BatchOptions(inputs=[__import__("pathlib").Path({str(warc)!r})],
+                                   out=__import__("pathlib").Path({str(tmp_path / "out3")!r}), progress=False,
+                                   worker=WorkerOptions(algorithm="source", render=False), actors=1))
+        print(json.dumps({{"ok": s.ok, "skipped": s.skipped, "ray": "ray" in sys.modules}}))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert (got["ok"], got["skipped"], got["ray"]) == (3, {"not HTML": 4}, False), got
+    # And asking for Ray where it cannot be imported is a clear error, not a traceback.
     code = BLOCKER + textwrap.dedent(f"""
         import sys
         from centrum.cli import main

@@ -12,6 +12,7 @@ import concurrent.futures
 import json
 import os
 import signal
+import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -65,13 +66,13 @@ def _language(row: dict[str, Any]) -> str | None:
 
 
 def _node_id() -> str:
-    try:
-        import ray  # present whenever this runs inside the engine's actors
-
-        if ray.is_initialized():
-            return str(ray.get_runtime_context().get_node_id())
-    except ImportError:
-        pass
+    """The Ray node this runs on, inside the Ray engine's actors; "" elsewhere. Ray is looked up, never imported: the
+    local engine's processes (and its driver, which writes rows too) must not import it (a second of start-up, and
+    a Ray imported before engine.LOOPBACK_ENV is set would make a later Ray run in the process listen beyond
+    loopback)."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        return str(ray.get_runtime_context().get_node_id())
     return ""
 
 
