@@ -105,7 +105,9 @@ class BatchSummary:
     actors: int = 0
     nodes: set[str] = field(default_factory=set)
     seconds: float = 0.0
-    start_s: float | None = None  # since the start: workers ready to take records (engine start-up)
+    # Since the start: the engine is up (local: every worker ready; Ray: cluster started or joined and a first answer
+    # from an actor, its first chunk included, since Ray starts actors asynchronously).
+    start_s: float | None = None
     first_row_s: float | None = None  # since the start: the first and last row (steady-state rate between them)
     last_row_s: float | None = None
     shards: list[str] = field(default_factory=list)
@@ -243,14 +245,15 @@ class Driver:
     exactly-once writing, the progress bar and the summary. An engine calls :meth:`take` for work, :meth:`write`
     for each row, :meth:`lost` for the records of a worker that died, and :meth:`finish` at the end."""
 
-    def __init__(self, opts: BatchOptions, done: set[str], writer: ShardWriter, engine: str) -> None:
+    def __init__(self, opts: BatchOptions, done: set[str], writer: ShardWriter, engine: str,
+                 t_start: float | None = None) -> None:
         from tqdm import tqdm
 
         self.opts, self.done, self.writer = opts, done, writer
         self.other = (ShardWriter(opts.out / OTHER, opts.fmt, opts.rows_per_shard, opts.seconds_per_shard)
                       if opts.only_ok else writer)
         self.summary = BatchSummary(engine=engine)
-        self.t_start = time.monotonic()
+        self.t_start = time.monotonic() if t_start is None else t_start
         self.bar = tqdm(total=0, unit="page", disable=not opts.progress, dynamic_ncols=True, desc="centrum batch")
         self.indexes: dict[str, WarcIndex] = {}  # WARC path -> its index, for engines that render
         self.source = _tasks(opts, done, self.summary, self.on_index, self._on_total)
@@ -359,10 +362,10 @@ class _Slot:
 class _RayRun(Driver):
     """One batch run on Ray: the actor pool and the calls in flight. Its methods are the steps of :func:`run_batch`."""
 
-    def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter) -> None:
+    def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter, t_start: float) -> None:
         from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
 
-        super().__init__(opts, done, writer, "ray")
+        super().__init__(opts, done, writer, "ray", t_start)  # the run's time includes starting or joining Ray
         self.ray = ray
         self.lost_errors = (RayActorError, WorkerCrashedError)
         self.errors = (RayTaskError, GetTimeoutError)
@@ -380,7 +383,6 @@ class _RayRun(Driver):
 
     def loop(self) -> None:
         """Keep every actor's window full, collect finished calls, kill stuck workers; until nothing is left."""
-        self.ready()
         while True:
             self._fill()
             if not self.inflight:
@@ -414,6 +416,7 @@ class _RayRun(Driver):
         """Write a finished call's rows; a lost worker's records are re-run until they have killed too many."""
         slot, items, _t = self.inflight.pop(ref)
         slot.inflight -= 1
+        self.ready()  # Ray starts actors asynchronously: start-up ends with the first answer from one
         try:
             for row in self.ray.get(ref):
                 self.write(row)
@@ -490,7 +493,8 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
     if reaper is not None:
         reaper.start()
     try:
-        run = _RayRun(opts, init_ray(opts.address, opts.object_store_mb), done, writer)
+        t_start = time.monotonic()
+        run = _RayRun(opts, init_ray(opts.address, opts.object_store_mb), done, writer, t_start)
         try:
             run.loop()
         finally:
