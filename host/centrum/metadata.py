@@ -479,8 +479,8 @@ def _unescape(text: str | None) -> str | None:
     return _clean(html.unescape(text)) if text and "&" in text else text
 
 
-_ADDRESS = re.compile(r"(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-f]*:[0-9a-f:]+\]?|localhost)(?::\d+)?(?:/\S*)?"
-                      r"|file:\S*|[^\s/]*/?[^\s/]+\.(?:x?html?|php|aspx?)", re.I)
+_ADDRESS = re.compile(r"(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\]?|localhost)"
+                      r"(?::\d+)?(?:/\S*)?|file:\S*|[^\s/]*/?[^\s/]+\.(?:x?html?|php|aspx?)", re.I)
 
 
 def _not_an_address(text: str | None) -> str | None:

@@ -263,3 +263,14 @@ def test_byline_without_prefixes_and_glued_neighbours(raw: str, expected: str | 
     from centrum.metadata import clean_byline
 
     assert clean_byline(raw) == expected
+
+
+@pytest.mark.parametrize(("text", "is_address"), [
+    ("127.0.0.1", True), ("127.0.0.1:8000/meta-no-title.html", True), ("[::1]:8080", True), ("localhost:3000", True),
+    ("report-2024.html", True), ("file:///home/me/page.html", True),
+    ("Deaf:Cafe", False), ("Node.js 22 released", False), ("10.5 reasons", False), ("ASP.NET tips", False),
+])
+def test_an_address_is_no_title(text: str, is_address: bool) -> None:
+    from centrum.metadata import _not_an_address
+
+    assert (_not_an_address(text) is None) == is_address
