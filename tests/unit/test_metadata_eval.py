@@ -27,6 +27,7 @@ GOLD = [
 
 def make_dataset(root: Path) -> Path:
     (root / "pages").mkdir(parents=True)
+    (root / "gold").mkdir()
     lines = []
     for k, (name, url, kind, gold) in enumerate(GOLD):
         data = (PAGES / f"{name}.html").read_bytes()
@@ -34,6 +35,7 @@ def make_dataset(root: Path) -> Path:
             (root / "pages" / f"p{k}.html.gz").write_bytes(gzip.compress(data))
         else:
             (root / "pages" / f"p{k}.html").write_bytes(data)
+        (root / "gold" / f"p{k}.txt").write_text("main text", encoding="utf-8")  # the layout's; unused here
         lines.append(json.dumps({"id": f"p{k}", "url": url, "page_type": kind, **gold}))
     (root / "meta.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
@@ -73,7 +75,11 @@ def test_scores_count_what_could_go_wrong() -> None:
 
 
 def test_missing_data_set_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(MetadataDataError, match="no meta.jsonl"):
+    with pytest.raises(MetadataDataError, match="does not exist.*../shared/datasets"):
         load_pages([tmp_path / "absent"])
     assert main(["eval", str(tmp_path / "absent"), "--metadata", "--out", str(tmp_path / "o")]) == 2
-    assert "no meta.jsonl" in capsys.readouterr().err
+    assert "absent: data set folder does not exist" in capsys.readouterr().err
+    bare = make_dataset(tmp_path / "bare")
+    (bare / "meta.jsonl").write_text('{"id": "p0"}\n', encoding="utf-8")  # a text-only data set
+    with pytest.raises(MetadataDataError, match="no metadata gold"):
+        load_pages([bare])

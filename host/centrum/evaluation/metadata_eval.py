@@ -21,7 +21,6 @@ Scores, per page type and overall, each with Centrum's paired bootstrap interval
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import re
@@ -34,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from .. import charset
+from ..limits import read_page_file
 from ..paths import atomic_path, cache_root
+from .datasets import DatasetError, load_dataset
 
 FIELDS = ("title", "author", "date")
 Answer = dict[str, str | None]
@@ -56,31 +57,26 @@ class MetaPage:
     gold: dict[str, str | None]
 
     def html(self) -> bytes:
-        data = self.path.read_bytes()
-        return gzip.decompress(data) if self.path.name.endswith(".gz") else data
+        return read_page_file(self.path)
 
 
 def load_pages(roots: Iterable[str | Path], limit: int | None = None) -> list[MetaPage]:
-    """Pages (``pages/<id>.html`` or ``.html.gz``) with gold ``title`` / ``author`` / ``publish_date`` from each data
-    set's ``meta.jsonl``; a folder that is missing or carries no such gold raises with its name."""
+    """The pages of each data set (:func:`load_dataset`: ``pages/<id>.html`` or ``.html.gz``) with the gold
+    ``title`` / ``author`` / ``publish_date`` of its ``meta.jsonl``; a folder that is missing or carries no such gold
+    raises with its name."""
     out: list[MetaPage] = []
     for root in map(Path, roots):
-        meta_path = root / "meta.jsonl"
-        if not meta_path.is_file():
-            raise MetadataDataError(f"{root}: no meta.jsonl (the shared data sets live in ../shared/datasets; "
-                                    "is the folder there?)")
-        rows = [json.loads(line) for line in meta_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if not any("publish_date" in r or "author" in r for r in rows):
-            raise MetadataDataError(f"{meta_path}: no metadata gold (title, author, publish_date) in its lines")
-        rows.sort(key=lambda r: r["id"])
-        for r in rows[:limit]:
-            path = next((p for p in (root / "pages" / f"{r['id']}.html", root / "pages" / f"{r['id']}.html.gz")
-                         if p.exists()), None)
-            if path is None:
-                raise MetadataDataError(f"{root}: no page file for {r['id']} (pages/<id>.html or .html.gz)")
-            out.append(MetaPage(root.name, r["id"], path, r.get("url") or "about:blank",
-                                r.get("page_type") or "und",
-                                {"title": r.get("title"), "author": r.get("author"), "date": r.get("publish_date")}))
+        try:
+            ds = load_dataset(root, limit)
+        except DatasetError as e:
+            raise MetadataDataError(f"{e} (the shared data sets live in ../shared/datasets; is the folder there?)"
+                                    ) from None
+        if not any("publish_date" in item.meta or "author" in item.meta for item in ds.pages):
+            raise MetadataDataError(f"{root / 'meta.jsonl'}: no metadata gold (title, author, publish_date)")
+        out.extend(MetaPage(ds.name, item.id, item.html_path, item.meta.get("url") or "about:blank",
+                            item.page_type or "und",
+                            {"title": item.meta.get("title"), "author": item.meta.get("author"),
+                             "date": item.meta.get("publish_date")}) for item in ds.pages)
     return out
 
 
