@@ -105,7 +105,10 @@ def _payload_hash(record: object) -> str:
 def index_warc(path: Path, counts: WarcCounts | None = None) -> tuple[WarcIndex, list[Task]]:
     """One pass over a WARC: the URL index of its response records and a task per record of interest (every
     response and revisit record; :data:`INTEREST`), the ones needing no extraction already given their status."""
-    from fastwarc.warc import ArchiveIterator
+    try:
+        from fastwarc.warc import ArchiveIterator
+    except ImportError:
+        raise InputError(f"{path}: reading WARC files needs fastwarc: pip install 'centrum[batch]'") from None
 
     index: WarcIndex = {}
     tasks: list[Task] = []
