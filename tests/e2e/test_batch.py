@@ -49,20 +49,20 @@ Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
 
 # These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local.py); Ray is the default only with
 # --address, so it is asked for.
-RAY = ("--engine", "ray")
+RAY_ENGINE = ("--engine", "ray")
 # The crawl's stylesheet and images (written first): each a row "skipped: not HTML".
 STATICS = (f"{HOST}/p/static/site.css", *(f"{HOST}/p/static/img{k}.png" for k in range(3)))
 
 
 def batch(*args: str, env: dict[str, str] | None = None, timeout: float = 400) -> dict[str, Any]:
-    p = subprocess.run([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY, *args],
+    p = subprocess.run([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY_ENGINE, *args],
                        capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=REPO)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def batch_popen(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY, *args],
+    return subprocess.Popen([sys.executable, "-m", "centrum.cli", "batch", "--no-progress", *RAY_ENGINE, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
 
 
