@@ -29,8 +29,8 @@ NEWS = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 </head><body>
 <nav id="nav"><a href="/">Home</a> <a href="/sport">Sport</a></nav>
 <article id="story">
-<p>After two years of works the old harbour reopened on Saturday, and the fishermen were the first to moor their
-boats in the renovated basin while a large crowd watched from the quay.</p>
+<p>After two years of works the old harbour reopened on Saturday 20 November 2026, and the fishermen were the first to
+moor their boats in the renovated basin while a large crowd watched from the quay.</p>
 <div role="heading" aria-level="2" id="sub">The first boats</div>
 <p>The harbour master said the new quay can take twice as many boats as the old one, and that the ferry to the
 islands will call again from next spring.</p>
