@@ -81,17 +81,17 @@
     const meta = data.meta || {};
     const head = doc.createElement("header");
     head.className = "head";
-    head.appendChild(span(doc, "site", meta.site_name || data.host || ""));
+    head.appendChild(span(doc, "site", meta.sitename || data.host || ""));
     const title = meta.title || data.title || "";
     const first = firstHeading(data.blocks);
     if (title && !(first && norm(textOf(first)) === norm(title))) head.appendChild(span(doc, "title", title, "h1"));
     const line = doc.createElement("div");
     line.className = "meta";
     const parts = [];
-    if (meta.byline) parts.push(span(doc, "byline", meta.byline));
-    if (meta.published) {
-      const time = span(doc, "date", formatDate(meta.published, meta.language || data.lang), "time");
-      time.setAttribute("datetime", meta.published);
+    if (meta.author) parts.push(span(doc, "byline", meta.author));
+    if (meta.date) {
+      const time = span(doc, "date", formatDate(meta.date, meta.language || data.lang), "time");
+      time.setAttribute("datetime", meta.date);
       parts.push(time);
     }
     if (meta.reading_minutes) parts.push(span(doc, "reading", t("readingMinutes", meta.reading_minutes)));

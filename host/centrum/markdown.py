@@ -371,10 +371,10 @@ def yaml_string(value: str) -> str:
 def front_matter(meta: Metadata) -> str:
     """YAML front matter (values as escaped JSON strings, see :func:`yaml_string`); the URL only when it is
     public."""
-    fields = (("title", meta.title), ("author", meta.byline), ("date", meta.published),
-              ("sitename", meta.site_name), ("lang", meta.language),
+    fields = (("title", meta.title), ("author", meta.author), ("date", meta.date),
+              ("sitename", meta.sitename), ("language", meta.language),
               ("url", meta.url if meta.url and allowlist().safe_link.match(meta.url) else None),
-              ("image", meta.image), ("description", meta.excerpt))
+              ("image", meta.image), ("description", meta.description))
     lines = [f"{k}: {yaml_string(v)}" for k, v in fields if v]
     return "---\n" + "\n".join(lines) + "\n---\n" if lines else ""
 

@@ -1,5 +1,5 @@
-"""Article metadata from a page's serialized source: title, byline, published date, site name, language, lead image,
-excerpt.
+"""Article metadata from a page's serialized source: title, author, date, sitename, language, image, description
+(one vocabulary with the JSON and the front matter, docs/outputs.md).
 
 Sources, most explicit first: JSON-LD ``Article``-family objects (``@graph``, lists, nesting and broken JSON
 tolerated), OpenGraph / ``article:*`` / Twitter / Dublin Core ``<meta>`` tags, ``<html lang>``, ``<time datetime>``
@@ -54,13 +54,14 @@ _DATE_PARTS = re.compile(r"(\d{4})\D{1,3}?(\d{1,2})\D{1,3}?(\d{1,2})(?!\d)")
 
 @dataclass
 class Metadata:
+    # One vocabulary for the API, JSON and front matter: trafilatura's names where they mean the same.
     title: str | None = None
-    byline: str | None = None
-    published: str | None = None  # ISO 8601
-    site_name: str | None = None
+    author: str | None = None
+    date: str | None = None  # ISO 8601, the page's own day and offset
+    sitename: str | None = None
     language: str | None = None  # BCP 47 tag as the page declares it (en, zh-CN, ar)
     image: str | None = None  # absolute URL of the lead image
-    excerpt: str | None = None
+    description: str | None = None
     url: str | None = None  # canonical URL when declared, else the page's URL
     direction: str | None = None  # "rtl" or "ltr": the body's computed direction (or the <html dir> markup)
     reading_minutes: int | None = None  # estimated reading time of the main content (see reading_minutes)
@@ -434,8 +435,8 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     if url and url.startswith("about:"):
         url = None  # HTML handed over without an address
     direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
-    return Metadata(title=title, byline=byline, published=published, site_name=site, language=language,
-                    image=image, excerpt=excerpt, url=url or None,
+    return Metadata(title=title, author=byline, date=published, sitename=site, language=language,
+                    image=image, description=excerpt, url=url or None,
                     direction=direction if direction in ("ltr", "rtl") else None, reading_minutes=reading_minutes(text))
 
 
@@ -749,6 +750,6 @@ def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     host = urlparse(snapshot.page.url).hostname or ""
     title = _not_an_address(_clean(snapshot.page.title))
     return Metadata(title=strip_site_name(title, [], host) if title else None,
-                    language=_language(snapshot.page.lang), excerpt=excerpt, url=snapshot.page.url or None,
+                    language=_language(snapshot.page.lang), description=excerpt, url=snapshot.page.url or None,
                     direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None,
                     reading_minutes=reading_minutes(text))

@@ -651,10 +651,10 @@ def html_document(content: Content, meta: Metadata) -> str:
     head = B.HEAD(B.META(charset="utf-8"))
     if meta.title:
         head.append(B.TITLE(meta.title))
-    for name, value in (("author", meta.byline), ("description", meta.excerpt)):
+    for name, value in (("author", meta.author), ("description", meta.description)):
         if value:
             head.append(B.META(name=name, content=value))
-    for prop, value in (("og:site_name", meta.site_name), ("article:published_time", meta.published),
+    for prop, value in (("og:site_name", meta.sitename), ("article:published_time", meta.date),
                         ("og:image", meta.image)):
         if value:
             head.append(html.Element("meta", {"property": prop, "content": value}))
@@ -665,12 +665,12 @@ def html_document(content: Content, meta: Metadata) -> str:
     if shows_title(content, meta.title):
         header.append(B.H1(meta.title or ""))
     facts: list[Any] = []
-    if meta.byline:
-        facts.append(meta.byline)
-    if meta.published:
-        facts.append(B.TIME(meta.published, datetime=meta.published))
-    if meta.site_name:
-        facts.append(meta.site_name)
+    if meta.author:
+        facts.append(meta.author)
+    if meta.date:
+        facts.append(B.TIME(meta.date, datetime=meta.date))
+    if meta.sitename:
+        facts.append(meta.sitename)
     if facts:
         line = html.Element("p")
         for k, fact in enumerate(facts):

@@ -86,7 +86,7 @@ def test_cli_json_holds_every_output(fixture_server: str) -> None:
     data = json.loads(p.stdout)
     assert data["algorithm"] == "ensemble" and data["nodes"]
     assert data["metadata"]["title"] == "Measuring tide gauges with a ten-line script"
-    assert data["metadata"]["published"] == "2026-10-02T09:15:00+02:00"
+    assert data["metadata"]["date"] == "2026-10-02T09:15:00+02:00"
     assert "Three harbours publish" in data["text"] and "| North pier |" in data["markdown"]
     assert data["html"].startswith("<") and "<table>" in data["html"] and "data-cx" not in data["html"]
     assert {"parse", "algorithm", "clean", "markdown", "metadata"} <= set(data["timing_ms"])

@@ -64,9 +64,9 @@ def test_press_answer_is_the_result_without_outputs() -> None:
 def test_outputs_request_gives_the_metadata_of_the_extracted_page() -> None:
     m = outputs_of(ask(), "metadata")["metadata"]
     assert m["title"] == "Harbour reopens"  # the site suffix is gone
-    assert m["site_name"] == "Coast News" and m["byline"] == "Ana Lima"
-    assert m["published"] == "2026-11-20T08:30:00+00:00" and m["language"] == "en"
-    assert m["reading_minutes"] == 1 and m["excerpt"].startswith("After two years")
+    assert m["sitename"] == "Coast News" and m["author"] == "Ana Lima"
+    assert m["date"] == "2026-11-20T08:30:00+00:00" and m["language"] == "en"  # declared, and the page writes the day
+    assert m["reading_minutes"] == 1 and m["description"].startswith("After two years")
 
 
 def test_outputs_equal_those_asked_with_the_extract() -> None:
@@ -116,8 +116,8 @@ def test_without_source_the_snapshot_still_gives_title_and_reading_time() -> Non
     del raw["source"]
     answer = nativehost.handle_extract({"v": 1, "id": 1, "type": "extract", "algorithm": "semantic",
                                         "snapshot": raw, "outputs": ["metadata", "markdown"]})
-    # No og:site_name to recognise the suffix by, but the host (coast.example) names it: the suffix goes.
-    assert answer["metadata"]["title"] == "Harbour reopens" and answer["metadata"]["byline"] is None
+    # No og:site_name here, but the host (coast.example) names the suffix "Coast News".
+    assert answer["metadata"]["title"] == "Harbour reopens" and answer["metadata"]["author"] is None
     assert answer["metadata"]["reading_minutes"] == 1
     assert answer["markdown"] is None  # nothing to format without the source
 

@@ -254,7 +254,7 @@ def _front_matter_doc(value: str) -> str:
     from centrum.markdown import document
     from centrum.metadata import Metadata
 
-    meta = Metadata(title=value, byline=value, site_name=value, excerpt=value, published=value, language=value,
+    meta = Metadata(title=value, author=value, sitename=value, description=value, date=value, language=value,
                     image=value)
     return document(Content(), meta)
 
@@ -284,7 +284,7 @@ def test_front_matter_renders_no_page_html(value: str) -> None:
     assert all(attrs == [] for _, attrs in tags), tags
     # YAML still reads every value back exactly.
     values = _front_matter_values(doc)
-    assert set(values) == {"title", "author", "date", "sitename", "lang", "image", "description"}
+    assert set(values) == {"title", "author", "date", "sitename", "language", "image", "description"}
     assert set(values.values()) == {value}
 
 

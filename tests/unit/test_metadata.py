@@ -23,20 +23,20 @@ def meta_of(html: str, url: str = "https://news.example.org/a/story", nodes: lis
 def test_json_ld_graph_with_trailing_comma_and_author_list() -> None:
     m = meta_of((PAGES / "table-code.html").read_text(encoding="utf-8"))
     assert m.title == "Measuring tide gauges with a ten-line script"  # headline; " | Field Notes" never appears
-    assert m.byline == "Ana Ferreira"
-    assert m.published == "2026-10-02T09:15:00+02:00"
-    assert m.site_name == "Field Notes"
+    assert m.author == "Ana Ferreira"
+    assert m.date == "2026-10-02T09:15:00+02:00"
+    assert m.sitename == "Field Notes"
     assert m.language == "en"
     assert m.image == "https://fieldnotes.example.org/media/gauge-hero.jpg"  # og:image against <base href>
-    assert m.excerpt == "How we read three harbour tide gauges with a short script, and what the numbers said."
+    assert m.description == "How we read three harbour tide gauges with a short script, and what the numbers said."
 
 
 def test_rtl_page_json_ld_in_a_comment_with_type_list() -> None:
     m = meta_of((PAGES / "meta-rtl.html").read_text(encoding="utf-8"))
     assert m.title == "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات"  # the site name was a prefix
-    assert m.byline == "سلمى حداد"  # meta author is only a profile URL
-    assert m.published == "2026-11-19T18:00:00+00:00"
-    assert m.site_name == "جريدة الساحل"
+    assert m.author == "سلمى حداد"  # meta author is only a profile URL
+    assert m.date == "2026-11-19T18:00:00+00:00"
+    assert m.sitename == "جريدة الساحل"
     assert m.language == "ar"
     assert m.image == "https://sahel.example.org/media/library.jpg"
     assert m.url == "https://sahel.example.org/ar/2026/library"  # <link rel=canonical>
@@ -49,12 +49,12 @@ def test_cjk_page_without_lang_opengraph_and_visible_byline() -> None:
     article = next(page.root.iter("article"))
     m = extract_metadata(page, [page.node_id(article) or 0])
     assert m.title == "港口图书馆今日开放"  # og:title minus " - 海滨日报" (og:site_name)
-    assert m.site_name == "海滨日报"
+    assert m.sitename == "海滨日报"
     assert m.language == "zh-CN"  # og:locale zh_CN: no <html lang>
-    assert m.byline == "李明"  # itemprop=author's itemprop=name
-    assert m.published is None  # its meta tag says 2026年11月20日, a day the page never writes (see iso_date)
+    assert m.author == "李明"  # itemprop=author's itemprop=name
+    assert m.date is None  # its meta tag says 2026年11月20日, a day the page never writes (see iso_date)
     assert m.image == "https://haibin.example.cn/img/library.jpg"
-    assert m.excerpt is not None and m.excerpt.startswith("在北码头空置了十一年的渡轮码头")  # first paragraph
+    assert m.description is not None and m.description.startswith("在北码头空置了十一年的渡轮码头")  # first paragraph
 
 
 def test_broken_json_ld_falls_back_to_meta_tags() -> None:
@@ -62,7 +62,7 @@ def test_broken_json_ld_falls_back_to_meta_tags() -> None:
                 '<meta property="og:title" content="Real title"><meta name="author" content="Kim Lee">'
                 '<meta property="article:published_time" content="Fri, 20 Nov 2026 08:00:00 +0100">'
                 '<meta http-equiv="content-language" content="de-AT"></head><body><p>x, 20.11.2026</p></body></html>')
-    assert (m.title, m.byline, m.published, m.language) == ("Real title", "Kim Lee", "2026-11-20T08:00:00+01:00",
+    assert (m.title, m.author, m.date, m.language) == ("Real title", "Kim Lee", "2026-11-20T08:00:00+01:00",
                                                             "de-AT")
 
 
@@ -71,8 +71,8 @@ def test_json_ld_nested_list_and_weaker_webpage() -> None:
                 '"schema:NewsArticle", "headline": "Story", "author": "https://x.org/me", "creator": "Ada",'
                 ' "image": {"url": "/i.jpg"}, "datePublished": "2026-01-05"}]</script><title>T</title>'
                 "<p>5 Jan 2026</p>")
-    assert m.title == "Story" and m.image == "https://news.example.org/i.jpg" and m.published == "2026-01-05"
-    assert m.byline is None  # an author given only as a URL names nobody
+    assert m.title == "Story" and m.image == "https://news.example.org/i.jpg" and m.date == "2026-01-05"
+    assert m.author is None  # an author given only as a URL names nobody
 
 
 def test_hostile_json_ld_is_bounded() -> None:
@@ -86,7 +86,7 @@ def test_hostile_json_ld_is_bounded() -> None:
 def test_time_element_marked_published_wins() -> None:
     m = meta_of('<body><time datetime="2020-01-01">old</time><article><p>By x</p>'
                 '<time itemprop="datePublished" datetime="2026-03-04T05:06:07Z">then</time></article></body>')
-    assert m.published == "2026-03-04T05:06:07+00:00"
+    assert m.date == "2026-03-04T05:06:07+00:00"
 
 
 def test_time_and_byline_near_the_main_content() -> None:
@@ -96,13 +96,13 @@ def test_time_and_byline_near_the_main_content() -> None:
     page = from_html(html, "https://x.org/")
     main = page.node_id(page.by_html_id("main"))  # type: ignore[arg-type]
     m = extract_metadata(page, [main] if main is not None else [])
-    assert m.byline == "Main Person" and m.published == "2026-07-08"
+    assert m.author == "Main Person" and m.date == "2026-07-08"
 
 
 def test_rel_author_beats_class_author() -> None:
     m = meta_of('<h1>T</h1><div class="author-box">About the writer: long bio</div><a rel="author" href="/p">'
                 "Jo Doe</a>")
-    assert m.byline == "Jo Doe"
+    assert m.author == "Jo Doe"
 
 
 @pytest.mark.parametrize(("title", "sites", "host", "headings", "expected"), [
@@ -154,12 +154,12 @@ def test_hidden_byline_is_not_used_and_metadata_reaches_the_outputs() -> None:
     built = build(page, source=source, url="https://lehti.example.fi/a", title="Otsikko | Lehti", lang="fi")
     out = Outputs(built.snapshot, Result("test", [8]))
     m = out.metadata()
-    assert m.byline == "Näkyvä Nimi" and m.title == "Otsikko" and m.language == "fi"
+    assert m.author == "Näkyvä Nimi" and m.title == "Otsikko" and m.language == "fi"
     md = out.markdown()
-    assert md.startswith('---\ntitle: "Otsikko"\nauthor: "Näkyvä Nimi"\nlang: "fi"\nurl: "https://lehti.example.fi/a"')
+    assert md.startswith('---\ntitle: "Otsikko"\nauthor: "Näkyvä Nimi"\nlanguage: "fi"\nurl: "https://lehti.example.fi/a"')
     assert "\n# Otsikko\n" in md  # the answer (a paragraph) has no title of its own
     payload = out.get("json")
-    assert isinstance(payload, dict) and payload["metadata"]["byline"] == "Näkyvä Nimi"
+    assert isinstance(payload, dict) and payload["metadata"]["author"] == "Näkyvä Nimi"
     assert payload["metadata"]["reading_minutes"] == 1 and payload["metadata"]["direction"] == "ltr"
     assert payload["nodes"] == [8] and "clean" in payload["timing_ms"]
     html = out.html()
@@ -179,7 +179,7 @@ def test_reading_time_is_script_fair() -> None:
 def test_page_without_title_has_its_heading_not_its_address() -> None:
     source = (PAGES / "meta-no-title.html").read_text(encoding="utf-8")
     m = meta_of(source, "http://127.0.0.1:8000/meta-no-title.html")
-    assert m.title == "Harbour ferry timetable changes for winter" and m.site_name is None
+    assert m.title == "Harbour ferry timetable changes for winter" and m.sitename is None
     # Rendered, the browser names the page by its address: that is no title either.
     page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [E("p", (0, 0, 800, 20), [T("x")])])])
     built = build(page, source="<html><body><p>x</p></body></html>", url="http://127.0.0.1:8000/meta-no-title.html",
@@ -190,28 +190,28 @@ def test_page_without_title_has_its_heading_not_its_address() -> None:
 def test_non_latin_section_and_site_suffix_go_by_what_the_page_declares() -> None:
     m = meta_of((PAGES / "meta-cjk-suffix.html").read_text(encoding="utf-8"), "https://finance.sina.com.cn/a")
     assert m.title == "港口图书馆今日开放"  # "__商贸_产业资讯_新浪网": two breadcrumb sections and og:site_name
-    assert m.site_name == "新浪网"
+    assert m.sitename == "新浪网"
 
 
 def test_date_past_utc_midnight_keeps_the_pages_own_day() -> None:
     m = meta_of((PAGES / "meta-date-past-midnight.html").read_text(encoding="utf-8"))
-    assert m.published == "2026-07-19T00:30:00+01:00"  # 18 July in UTC; the page says 19 July
-    assert m.byline == "Rhian Price"
+    assert m.date == "2026-07-19T00:30:00+01:00"  # 18 July in UTC; the page says 19 July
+    assert m.author == "Rhian Price"
 
 
 def test_text_only_date_and_glued_byline() -> None:
     m = meta_of((PAGES / "meta-text-date.html").read_text(encoding="utf-8"), "https://trailnotes.example.org/rain")
-    assert m.published == "2025-11-12"  # published, not the later "Updated", nor the footer's year
-    assert m.byline == "Sean Peek"  # "Written by: " dropped
+    assert m.date == "2025-11-12"  # published, not the later "Updated", nor the footer's year
+    assert m.author == "Sean Peek"  # "Written by: " dropped
     assert m.title == "Choosing a rain jacket for hill walking"
 
 
 def test_declared_date_the_page_never_shows_is_dropped() -> None:
     body = "<body><h1>Plumbing services</h1><p>Call us for a quote today.</p></body>"
     head = '<head><meta property="article:published_time" content="2021-03-04T10:00:00+00:00"></head>'
-    assert meta_of(head + body).published is None  # a template's date on a service page
+    assert meta_of(head + body).date is None  # a template's date on a service page
     shown = body.replace("today.", "today. Page of 4 March 2021.")
-    assert meta_of(head + shown).published == "2021-03-04T10:00:00+00:00"
+    assert meta_of(head + shown).date == "2021-03-04T10:00:00+00:00"
 
 
 @pytest.mark.parametrize(("headings", "declared", "expected"), [
@@ -274,3 +274,20 @@ def test_an_address_is_no_title(text: str, is_address: bool) -> None:
     from centrum.metadata import _not_an_address
 
     assert (_not_an_address(text) is None) == is_address
+
+def test_one_metadata_vocabulary_in_api_json_and_front_matter() -> None:
+    """#45 item 4: the API's field names are the JSON's keys, the front matter uses the same names, and they are
+    trafilatura's where they mean the same thing."""
+    import dataclasses
+
+    from centrum.markdown import front_matter
+
+    names = [f.name for f in dataclasses.fields(Metadata)]
+    assert names == ["title", "author", "date", "sitename", "language", "image", "description", "url", "direction",
+                     "reading_minutes"]
+    full = Metadata(**{n: ("5" if n == "reading_minutes" else f"https://x.org/{n}") for n in names})
+    assert list(full.to_json()) == names
+    keys = [line.split(":", 1)[0] for line in front_matter(full).strip("-\n").splitlines()]
+    assert sorted(keys) == sorted(n for n in names if n not in ("direction", "reading_minutes"))
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "outputs.md").read_text(encoding="utf-8")
+    assert all(f"| `{n}` |" in docs for n in names)

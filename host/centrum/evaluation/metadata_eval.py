@@ -86,7 +86,7 @@ def centrum_answer(html: bytes, url: str) -> dict[str, str | None]:
     from ..outputs import from_html
 
     m = extract_metadata(from_html(charset.decode(html), url))
-    return {"title": m.title, "author": m.byline, "date": m.published}
+    return {"title": m.title, "author": m.author, "date": m.date}
 
 
 def _trafilatura(html: bytes, url: str) -> dict[str, str | None]:
