@@ -439,6 +439,15 @@ if not _plain_is_sound():
     _PLAIN = _PLAIN_FALLBACK
 
 
+def _comment_end(source: str, start: int) -> int:
+    """Where a comment whose "<!--" ends at ``start`` ends, as the HTML tokenizer has it: "<!-->" and "<!--->" at
+    once, else after the next "-->" (or "--!>"), else at the end of the source."""
+    if source.startswith(">", start) or source.startswith("->", start):
+        return source.index(">", start) + 1
+    e = _COMMENT_END.search(source, start)
+    return e.end() if e else len(source)
+
+
 def scrub_source(source: str) -> str:
     """The serialized page without script contents and form values, everything else byte for byte.
 
@@ -456,12 +465,8 @@ def scrub_source(source: str) -> str:
         m = _MARKUP.match(source, pos)
         if m is None:
             break
-        if m.group(1):  # comment: "<!-->" and "<!--->" end at once, as in the tokenizer
-            if source.startswith(">", m.end()) or source.startswith("->", m.end()):
-                pos = source.index(">", m.end()) + 1
-                continue
-            e = _COMMENT_END.search(source, m.end())
-            pos = e.end() if e else n
+        if m.group(1):
+            pos = _comment_end(source, m.end())
             continue
         name = m.group(2)
         if m.group(3):  # end tag: attributes (and their quoted ">") as in a start tag
@@ -548,12 +553,8 @@ def inert_html(source: str) -> str:
         m = _MARKUP.match(source, pos)
         if m is None:
             break
-        if m.group(1):  # comment (as in scrub_source)
-            if source.startswith(">", m.end()) or source.startswith("->", m.end()):
-                pos = source.index(">", m.end()) + 1
-                continue
-            e = _COMMENT_END.search(source, m.end())
-            pos = e.end() if e else n
+        if m.group(1):
+            pos = _comment_end(source, m.end())
             continue
         name = m.group(2)
         if m.group(3) or name is None:  # end tag (attributes skipped as a unit) or bogus comment
