@@ -65,6 +65,9 @@ def test_every_record_of_a_mixed_crawl_is_accounted_for_with_its_provenance(tmp_
     copy = by_url[("http://archive.test/copy/2.html", "ok")]
     assert copy["duplicate_of"] == page(2)["record_id"] and copy["content_hash"] == page(2)["content_hash"]
     assert recrawl["content_hash"] != first1["content_hash"]
+    # Rows decided from the headers were made by the driver, not a worker; extracted rows name their worker.
+    assert all(r["worker_pid"] is None for r in rows if r["status"].startswith(("skipped", "http_error")))
+    assert all(r["worker_pid"] for r in rows if r["status"] in ("ok", "failed"))
     revisit = by_url[("http://archive.test/p/0.html", "skipped: revisit")]
     assert revisit["duplicate_of"] == FIRST_PAGE_ID == page(0)["record_id"]
     # Provenance: the record at each row's offset, read alone (length bytes), is the row's record.

@@ -230,14 +230,16 @@ def _mark_duplicates(tasks: list[Task], ids: set[str]) -> list[Task]:
 def decided_row(task: Task, algorithm: str) -> dict[str, Any]:
     """The row of a record whose status its headers decide (:attr:`Task.status`): not extracted, accounted for."""
     if task.status == SKIPPED_DUPLICATE:
-        return empty_row(task, algorithm, E_DUPLICATE_ID,
-                         f"{SKIPPED_DUPLICATE}: this record ({task.path} at offset {task.offset}) has the "
-                         f"WARC-Record-ID {task.repeats_id} of an earlier input record, whose row has that id; "
-                         f"this one was not processed", status=SKIPPED_DUPLICATE)
-    why = {SKIPPED_NOT_HTML: f"not an HTML response (Content-Type {task.content_type or 'missing'!r})",
-           SKIPPED_REVISIT: "a revisit record (no payload of its own; duplicate_of names the record it refers to)",
-           HTTP_ERROR: f"HTTP status {task.http_status}: the response is not the page (no text extracted)"}
-    return empty_row(task, algorithm, "", why.get(task.status, ""), status=task.status)
+        row = empty_row(task, algorithm, E_DUPLICATE_ID,
+                        f"{SKIPPED_DUPLICATE}: this record ({task.path} at offset {task.offset}) has the "
+                        f"WARC-Record-ID {task.repeats_id} of an earlier input record, whose row has that id; "
+                        f"this one was not processed", status=SKIPPED_DUPLICATE)
+    else:
+        why = {SKIPPED_NOT_HTML: f"not an HTML response (Content-Type {task.content_type or 'missing'!r})",
+               SKIPPED_REVISIT: "a revisit record (no payload of its own; duplicate_of names the record it refers to)",
+               HTTP_ERROR: f"HTTP status {task.http_status}: the response is not the page (no text extracted)"}
+        row = empty_row(task, algorithm, "", why.get(task.status, ""), status=task.status)
+    return {**row, "worker_pid": None, "worker_node": ""}  # no worker made it (the driver did)
 
 
 class Driver:
