@@ -47,7 +47,7 @@ Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
 """
 
 
-# These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local.py); Ray is the default only with
+# These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local_engine.py); Ray is the default only with
 # --address, so it is asked for.
 RAY_ENGINE = ("--engine", "ray")
 # The crawl's stylesheet and images (written first): each a row "skipped: not HTML".
