@@ -47,8 +47,8 @@ Node(params, head=False, shutdown_at_exit=False, spawn_reaper=False)
 """
 
 
-# These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local_engine.py); Ray is the default only with
-# --address, so it is asked for.
+# These are the Ray engine's tests (the local engine's: tests/e2e/test_batch_local_engine.py); Ray is the default
+# only with --address, so it is asked for.
 RAY_ENGINE = ("--engine", "ray")
 # The crawl's stylesheet and images (written first): each a row "skipped: not HTML".
 STATICS = (f"{HOST}/p/static/site.css", *(f"{HOST}/p/static/img{k}.png" for k in range(3)))
