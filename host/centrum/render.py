@@ -463,10 +463,11 @@ class _PageState:
     navigations: int = 0  # main-frame navigations of a local page (the first is the page itself)
     styles_blocked: int = 0  # stylesheet requests aborted by Renderer(block_stylesheets=True)
     failed: list[str] = field(default_factory=list)  # URLs of requests that failed, whatever their kind
+    file_sheets: list[str] = field(default_factory=list)  # URLs of a saved page's own stylesheets that loaded
     image_failures: dict[str, int] = field(default_factory=dict)  # image URL -> times it was refused
 
 
-def _watch_requests(page: Any, sheets: dict[str, int], failures: list[str]) -> None:
+def _watch_requests(page: Any, state: _PageState) -> None:
     """Count the page's external stylesheets that loaded and that failed (the render class comes from these), and
     note every request that failed."""
 
@@ -474,15 +475,43 @@ def _watch_requests(page: Any, sheets: dict[str, int], failures: list[str]) -> N
         if req.resource_type == "stylesheet":
             resp = req.response()
             ok = resp is None or resp.status < 400 or resp.status == 0
-            sheets["loaded" if ok else "failed"] += 1
+            state.sheets["loaded" if ok else "failed"] += 1
+            if ok and req.url.startswith("file:"):
+                state.file_sheets.append(req.url)
 
     def failed(req: Any) -> None:
-        failures.append(req.url[:200])
+        state.failed.append(req.url[:200])
         if req.resource_type == "stylesheet":
-            sheets["failed"] += 1
+            state.sheets["failed"] += 1
 
     page.on("requestfinished", finished)
     page.on("requestfailed", failed)
+
+
+# How many of the page's stylesheet links whose file: URL loaded (JSON list) the collector counted as failed: those
+# whose cssRules throws, with the collector's own skips (disabled, alternate, no href). Without file access from files
+# a file: page's origin is its own, so in the page a sheet beside it that loaded can throw exactly as a missing one.
+_FILE_SHEETS_MISCOUNTED = """((loaded) => [...document.querySelectorAll('link[rel~="stylesheet" i]')].filter(link => {
+  if (link.disabled || /\\balternate\\b/i.test(link.rel) || !link.getAttribute("href") || !loaded.includes(link.href))
+    return false;
+  if (!link.sheet) return false;
+  try { void link.sheet.cssRules; return false; } catch (e) { return true; }
+}).length)"""
+
+
+def _count_file_sheets(context: Any, page: Any, raw: dict[str, Any], loaded: list[str]) -> None:
+    """Count a saved page's own stylesheets that loaded (``loaded``: their URLs, from the requests) as loaded in the
+    collector's figures, which cannot tell them from missing ones in the page (_FILE_SHEETS_MISCOUNTED)."""
+    stats = raw.get("page", {}).get("stylesheets") if isinstance(raw.get("page"), dict) else None
+    if not loaded or not isinstance(stats, dict) or not isinstance(stats.get("failed"), int):
+        return
+    try:
+        out = _evaluate_isolated(context, page, [f"({_FILE_SHEETS_MISCOUNTED})({json.dumps(loaded)})"])
+    except RenderError:
+        return
+    moved = min(int(out.get("result", {}).get("value") or 0), stats["failed"])
+    stats["loaded"] = int(stats.get("loaded") or 0) + moved
+    stats["failed"] -= moved
 
 
 def _run_extras(page: Any, extra: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -678,7 +707,7 @@ class Renderer:
             if (local or archive is not None) and javascript:
                 context.add_init_script(script=_CLOSE_STALLED_FRAMES)
             page = context.new_page()
-            _watch_requests(page, state.sheets, state.failed)
+            _watch_requests(page, state)
             t_nav = time.perf_counter()
             self._load(context, page, url, state.warnings)
             if javascript:
@@ -686,6 +715,8 @@ class Renderer:
             t_loaded = time.perf_counter()
             raw = self._collect_once_more_on_navigation(context, page, url, source, local, state.warnings,
                                                         _SHOW_NOSCRIPT if noscript else "")
+            if local:
+                _count_file_sheets(context, page, raw, state.file_sheets)
             t_collected = time.perf_counter()
             values, errors = _run_extras(page, extra)
             t_end = time.perf_counter()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from centrum.batch.engine import BatchOptions, run_batch
+from centrum.batch.engine import BatchOptions
+from centrum.batch.run import run_batch
 from centrum.batch.shards import read_rows
 from centrum.batch.worker import WorkerOptions
 from centrum.cli import main

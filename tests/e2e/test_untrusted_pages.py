@@ -138,7 +138,7 @@ def test_a_saved_page_loads_its_own_files_and_nothing_else(renderer: Renderer, t
     # Its own stylesheet applied and its own image loaded; every file outside its folder was refused.
     (styled,) = [i for i, v in snap.attrs["id"].items() if v == "styled"]
     assert snap.box[styled][2] == 321
-    assert out.stylesheets == {"loaded": 1, "failed": 0}
+    assert out.stylesheets == {"loaded": 1, "failed": 0} and out.raw["page"]["stylesheets"] == out.stylesheets
     assert not [u for u in out.failed if "page_files/pixel.png" in u or "page_files/style.css" in u]
     assert any(u.endswith("/secret.txt") for u in out.failed) and any("link.txt" in u for u in out.failed)
     assert out.blocked >= 3

@@ -12,7 +12,8 @@ import textwrap
 from pathlib import Path
 
 from centrum.batch.crawl import FIRST_PAGE_ID, MIXED, page_html, write_crawl, write_mixed_crawl
-from centrum.batch.engine import BatchOptions, run_batch
+from centrum.batch.engine import BatchOptions
+from centrum.batch.run import run_batch
 from centrum.batch.shards import read_rows, shard_files
 from centrum.batch.worker import WorkerOptions
 
@@ -179,7 +180,8 @@ def test_batch_over_a_folder_runs_on_the_local_engine_with_ray_not_importable(tm
     write_crawl(warc, 3)
     code = textwrap.dedent(f"""
         import json, sys
-        from centrum.batch.engine import BatchOptions, run_batch
+        from centrum.batch.engine import BatchOptions
+        from centrum.batch.run import run_batch
         from centrum.batch.worker import WorkerOptions
         s = run_batch(BatchOptions(inputs=[__import__("pathlib").Path({str(warc)!r})],
                                    out=__import__("pathlib").Path({str(tmp_path / "out3")!r}), progress=False,

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .crawl import write_crawl
-from .engine import BatchError, BatchOptions, run_batch
+from .engine import BatchError, BatchOptions
+from .run import run_batch
 from .worker import WorkerOptions
 
 # Source-only pages are longer (~25 KB, nearer a real crawl's HTML), so the figure measures the extractors rather

@@ -40,7 +40,7 @@ from .reaper import Reaper
 from .shards import ShardWriter, done_ids, shard_files
 from .worker import E_WORKER, BatchWorker, WorkerOptions, empty_row
 
-__all__ = ["SKIPPED_DUPLICATE", "E_DUPLICATE_ID", "BatchError", "BatchOptions", "BatchSummary", "run_batch"]
+__all__ = ["SKIPPED_DUPLICATE", "E_DUPLICATE_ID", "BatchError", "BatchOptions", "BatchSummary", "open_run", "run_ray"]
 # The error code of a row whose record repeats an earlier record's WARC-Record-ID (status SKIPPED_DUPLICATE).
 E_DUPLICATE_ID = "E_DUPLICATE_ID"
 ENGINES = ("local", "ray")
@@ -362,7 +362,7 @@ class _Slot:
 
 
 class _RayRun(Driver):
-    """One batch run on Ray: the actor pool and the calls in flight. Its methods are the steps of :func:`run_batch`."""
+    """One batch run on Ray: the actor pool and the calls in flight. Its methods are the steps of :func:`run_ray`."""
 
     def __init__(self, opts: BatchOptions, ray: Any, done: set[str], writer: ShardWriter, t_start: float) -> None:
         from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError, WorkerCrashedError
@@ -479,17 +479,14 @@ def engine_of(opts: BatchOptions) -> str:
     return "ray" if opts.address else "local"
 
 
-def run_batch(opts: BatchOptions) -> BatchSummary:
-    """Run every input record not yet in ``opts.out`` on the chosen engine, streaming its rows into shards there."""
-    engine = engine_of(opts)
-    done = _done_before(opts)
-    writer = ShardWriter(opts.out, opts.fmt, opts.rows_per_shard, opts.seconds_per_shard)
-    if engine == "local":
-        from .local import run_local
+def open_run(opts: BatchOptions) -> tuple[str, set[str], ShardWriter]:
+    """(engine, record ids already in ``opts.out``, the shard writer) of a run about to start."""
+    return engine_of(opts), _done_before(opts), ShardWriter(opts.out, opts.fmt, opts.rows_per_shard,
+                                                            opts.seconds_per_shard)
 
-        summary = run_local(opts, done, writer)
-        summary.shards = [str(p) for p in writer.written]
-        return summary
+
+def run_ray(opts: BatchOptions, done: set[str], writer: ShardWriter) -> BatchSummary:
+    """Run every input record not in ``done`` on Ray, streaming its rows into ``writer``'s shards."""
     # A local cluster is this run's own: its processes end with the run, also when the driver is killed.
     reaper = Reaper() if not opts.address else None
     if reaper is not None:
@@ -504,5 +501,4 @@ def run_batch(opts: BatchOptions) -> BatchSummary:
     finally:
         if reaper is not None:
             reaper.stop()
-    run.summary.shards = [str(p) for p in writer.written]
     return run.summary

@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, InputError) as e:  # ConfigError is a ValueError
         _err(str(e))
         return 2
-    from ..batch.engine import BatchError, BatchOptions, run_batch
+    from ..batch.engine import BatchError, BatchOptions
+    from ..batch.run import run_batch
 
     worker = WorkerOptions(algorithm=name, render=not args.no_render, params=params, window=args.window,
                            timeout_s=args.timeout, page_timeout_s=args.page_timeout, markdown=not args.no_markdown)
