@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.host import host  # noqa: F401 - the fixture: a real centrum-host process
 from hypothesis import settings
 
 # CI runs the property tests on a fixed sequence of examples (a red CI must be reproducible); locally each run
@@ -19,6 +21,17 @@ if os.environ.get("CI"):
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DATASETS = REPO.parent / "shared" / "datasets"
+
+
+TIERS = {"integration": "integration", "e2e": "browser"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test is marked with its tier, from the folder it lives in (tox.ini lists the markers)."""
+    for item in items:
+        tier = Path(str(item.fspath)).relative_to(REPO / "tests").parts[0]
+        if tier in TIERS:
+            item.add_marker(TIERS[tier])
 
 
 @pytest.fixture
@@ -39,6 +52,21 @@ def shared_pages() -> Callable[[int], list[Path]]:
         return found
 
     return pages
+
+
+@pytest.fixture
+def former_models(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh ``$CENTRUM_HOME`` with every former model (the repository's ``models/``, not in the package) installed
+    by name, as ``centrum models install NAME --from models/`` does."""
+    from centrum.commands import models
+
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("CENTRUM_HOME", str(home))
+    for name in models.former_models():
+        args = argparse.Namespace(models_command="install", file=Path(name), source=str(REPO / "models"), name=None,
+                                  force=False)
+        assert models.run(args) == 0, name
+    return home
 
 
 def chromium_path() -> str:

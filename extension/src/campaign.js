@@ -72,10 +72,10 @@ async function joined() {
   return campaign && typeof campaign.name === "string" ? campaign : null;
 }
 
-// `centrum serve` answers at a host name of its own run (centrum/serve.py: 16 hex digits under centrum.localhost,
+// `centrum serve` answers at a host name of its own run (centrum/annotation/serve.py: 16 hex digits under centrum.localhost,
 // which browsers resolve to the loopback interface), never at 127.0.0.1, whose cookie jar other local services share.
 const SERVED_HOST = /^[0-9a-f]{16}\.centrum\.localhost$/;
-const MAX_CAMPAIGN_URL = 8192; // characters, as the host's campaign URLs (centrum/campaigns.py)
+const MAX_CAMPAIGN_URL = 8192; // characters, as the host's campaign URLs (centrum/annotation/campaigns.py)
 
 /* The origin of a page served by `centrum serve`, or null. */
 function servedOrigin(url) {

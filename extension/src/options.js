@@ -5,7 +5,7 @@
  * An extension page: no web page can open, frame or script it (it is not web-accessible), so its controls need no
  * isTrusted filter. The algorithm list comes from the host through the background (which keeps the one port); the
  * parameters' kinds, defaults and ranges from params.json, generated from the host's typed configs
- * (host/centrum/params_schema.py), and are under "Advanced": they are for research, not for reading.
+ * (host/centrum/native/params_schema.py), and are under "Advanced": they are for research, not for reading.
  */
 "use strict";
 

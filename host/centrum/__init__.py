@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core.version import __version__
 
 __all__ = ["Extractor", "Metadata", "RenderError", "Result", "__version__", "extract", "extract_many"]
 
 if TYPE_CHECKING:
     from .api import Extractor, Result, extract, extract_many
-    from .metadata import Metadata
-    from .render import RenderError
+    from .core.metadata import Metadata
+    from .core.render import RenderError
 
-_LAZY = {"extract": "api", "extract_many": "api", "Extractor": "api", "Result": "api", "Metadata": "metadata",
-         "RenderError": "render"}
+_LAZY = {"extract": "api", "extract_many": "api", "Extractor": "api", "Result": "api", "Metadata": "core.metadata",
+         "RenderError": "core.render"}
 
 
 def __getattr__(name: str) -> Any:

@@ -24,10 +24,11 @@ kept until the process ends (or :func:`close`), so every call after the first co
 source-only model (or another raw-HTML algorithm) on the HTML itself: no browser, text only.
 
 Everything a call can know is wrong is refused before any page is loaded: output format, algorithm, parameters
-(types, ranges and size limits: ``centrum.config.ConfigError``), ``timeout``, ``window``, ``workers``, the page's type
+(types, ranges and size limits: ``centrum.core.config.ConfigError``), ``timeout``, ``window``, ``workers``, the page's
+type
 and size, a ``str`` naming a file. Errors are exceptions, never a hang: ``TypeError`` for a page of another type,
 ``FileNotFoundError`` for a missing ``Path``, ``ValueError`` for bad options (ConfigError and
-``centrum.snapshot.SnapshotError`` are ValueErrors), ``centrum.RenderError`` when the page cannot be rendered; page
+``centrum.core.snapshot.SnapshotError`` are ValueErrors), ``centrum.RenderError`` when the page cannot be rendered; page
 loads are bounded by ``timeout`` seconds. ``extract_many`` never stops for one page: its error is in
 ``Result.error``. docs/api.md is the user's page.
 """
@@ -44,15 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from . import limits
+from .core import limits
 
 if TYPE_CHECKING:
-    from .metadata import Metadata
-    from .outputs import Outputs
-    from .render import Renderer
-    from .result import Candidate
-    from .result import Result as AlgorithmResult
-    from .snapshot import Snapshot
+    from .core.metadata import Metadata
+    from .core.render import Renderer
+    from .core.result import Candidate
+    from .core.result import Result as AlgorithmResult
+    from .core.snapshot import Snapshot
+    from .output.outputs import Outputs
 
 OutputFormat = Literal["text", "markdown", "html", "json"]
 Output = OutputFormat  # the name before trafilatura's output_format was adopted
@@ -76,7 +77,7 @@ def _is_url(page: str) -> bool:
 
 def check_output_format(output_format: str) -> str:
     """The output format's canonical name (``txt`` is ``text``); ValueError for an unknown one."""
-    from .outputs import FORMATS
+    from .output.outputs import FORMATS
 
     name = _ALIASES.get(output_format, output_format) if isinstance(output_format, str) else output_format
     if name not in FORMATS:
@@ -88,7 +89,7 @@ def check_algorithm(name: str, params: dict[str, Any] | None, render: bool) -> N
     """Refuse, before any work, an unknown algorithm, one that cannot run without a browser when ``render`` is
     False, and parameters it would refuse (types, ranges, size limits: ConfigError naming the key)."""
     from . import algorithms
-    from .config import config_from_dict
+    from .core.config import config_from_dict
 
     if name not in algorithms.REGISTRY:
         raise ValueError(f"unknown algorithm {name!r} (known: {', '.join(algorithms.REGISTRY)})")
@@ -125,7 +126,7 @@ def _check_str_page(page: str) -> None:
 def check_page(page: object, render: bool) -> None:
     """Refuse, before any work, a page of another type, a missing or oversized file, a ``str`` naming a file,
     oversized HTML, and what ``render=False`` cannot read (URLs, snapshots)."""
-    from .snapshot import Snapshot
+    from .core.snapshot import Snapshot
 
     if isinstance(page, (dict, Snapshot)):
         if not render:
@@ -271,7 +272,7 @@ class Extractor:
 
     # ---- rendering ------------------------------------------------------------------------------------------------
     def _renderer_for_page(self) -> Renderer:
-        from .render import Renderer
+        from .core.render import Renderer
 
         with self._renderer_lock:
             if self._pid != os.getpid():
@@ -292,7 +293,7 @@ class Extractor:
         return self._snapshot(page)
 
     def _snapshot(self, page: Page) -> Snapshot:
-        from .snapshot import Snapshot, parse_snapshot
+        from .core.snapshot import Snapshot, parse_snapshot
 
         if isinstance(page, Snapshot):
             return page
@@ -313,7 +314,7 @@ class Extractor:
     # ---- one page -------------------------------------------------------------------------------------------------
     def _run(self, page: Page, opts: _Options, url: str | None) -> _Done:
         from . import algorithms
-        from .outputs import Outputs
+        from .output.outputs import Outputs
 
         t0 = time.perf_counter()
         if not opts.render:
@@ -331,7 +332,8 @@ class Extractor:
         return _Done(result, out, out.text, metadata, out.timing_ms)
 
     def _run_source(self, page: Page, opts: _Options, url: str | None, t0: float) -> _Done:
-        from . import algorithms, charset
+        from . import algorithms
+        from .core import charset
 
         if isinstance(page, Path):
             data: str | bytes = limits.read_page_file(page)
@@ -345,8 +347,8 @@ class Extractor:
         metadata = None
         timing = {"read": (t1 - t0) * 1000}
         if opts.with_metadata:
-            from .metadata import extract_metadata
-            from .outputs import from_html
+            from .core.metadata import extract_metadata
+            from .output.outputs import from_html
 
             t2 = time.perf_counter()
             metadata = extract_metadata(from_html(html, url or "about:blank"), None, text)
@@ -383,7 +385,7 @@ class Extractor:
 
     @staticmethod
     def _markdown(out: Outputs, with_metadata: bool) -> str:
-        from .markdown import front_matter
+        from .output.markdown import front_matter
 
         md = out.markdown()
         if not with_metadata:
@@ -420,7 +422,7 @@ class Extractor:
         return self._result(page, 0, opts, url, time.perf_counter())
 
     def _result(self, page: Page, index: int, opts: _Options, url: str | None, t0: float) -> Result:
-        from .outputs import OutputError, content_text
+        from .output.outputs import OutputError, content_text
 
         done = self._run(page, opts, url)
         r = Result(page=page, index=index, algorithm=opts.algorithm, text=done.text, metadata=done.metadata,

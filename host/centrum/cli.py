@@ -8,8 +8,8 @@ import importlib
 import os
 import sys
 
-from . import __version__
-from .extras import MissingExtra
+from .core.extras import MissingExtra
+from .core.version import __version__
 
 # name -> (module, one-line help). A module that does not exist yet is reported as unavailable.
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from centrum.serve import QuietFileHandler, loopback
+from centrum.annotation.serve import QuietFileHandler, loopback
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -31,8 +31,8 @@ def fixture_server() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def renderer() -> Iterator[object]:
-    """One headless Chromium (centrum.render.Renderer) for every e2e test of the session."""
-    from centrum.render import Renderer
+    """One headless Chromium (centrum.core.render.Renderer) for every e2e test of the session."""
+    from centrum.core.render import Renderer
 
     with Renderer(window=(1280, 800), timeout_s=15) as r:
         yield r

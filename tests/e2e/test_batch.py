@@ -193,9 +193,10 @@ def test_local_ray_over_a_warc_every_record_once_as_extract_styled(crawl: tuple[
                        capture_output=True, text=True, timeout=120, env=ENV, cwd=REPO)
     assert p.returncode == 0, p.stderr
     assert p.stdout.rstrip("\n") == latin["text"]
-    from centrum import algorithms, outputs
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum import algorithms
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
+    from centrum.output import outputs
 
     with Renderer() as renderer:
         for i in range(0, PAGES, 17):

@@ -24,7 +24,7 @@ pytest.importorskip("ray", reason="the batch extra (pip install 'centrum[batch]'
 from centrum.batch.crawl import CSS, HOST, bomb_record, page_html, page_url, response_record, write_crawl  # noqa: E402
 from centrum.batch.engine import E_DUPLICATE_ID, SKIPPED_DUPLICATE  # noqa: E402
 from centrum.batch.shards import read_rows  # noqa: E402
-from centrum.limits import BODY_BYTES, MIB  # noqa: E402
+from centrum.core.limits import BODY_BYTES, MIB  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"}

@@ -1,5 +1,6 @@
 """Annotation campaign end to end in real Chromium through the real host: 4 pages served by ``centrum serve``
-(centrum.serve on 127.0.0.1), 2 annotators who each label through the queue from the panel (accept the suggestion,
+(centrum.annotation.serve on 127.0.0.1), 2 annotators who each label through the queue from the panel (accept the
+suggestion,
 change it, skip, resume in a new tab), ``centrum labels campaign status`` (progress, agreement), one disagreement
 adjudicated in the panel, the export evaluated by ``centrum eval`` (DOM-node F1) and trained on by ``centrum train``
 next to tests/fixtures/tinyset. Also the annotator fixes: ↑/↓ skip wrappers with the same text, the name field
@@ -22,7 +23,7 @@ from playwright.sync_api import Page
 from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
 from test_ui_reader import shot, ui_wait, wait_stage
 
-from centrum.serve import DatasetServer
+from centrum.annotation.serve import DatasetServer
 
 REPO = Path(__file__).resolve().parents[2]
 TINYSET = REPO / "tests" / "fixtures" / "tinyset"
@@ -335,7 +336,7 @@ def served_extension(bidi: Any, extension: Path) -> None:
     """Install again the test copy of the extension with its press shim (and the host permission a click would grant)
     on the host names of `centrum serve` (<random>.centrum.localhost), which test_extension_firefox.py's copy, made
     for its 127.0.0.1 pages, lacks."""
-    from centrum.hostinstall import GECKO_ID
+    from centrum.native.install import GECKO_ID
 
     manifest = json.loads((extension / "manifest.json").read_text())
     manifest["host_permissions"].append("http://*.centrum.localhost/*")

@@ -16,16 +16,8 @@ import numpy as np
 import pytest
 from lxml import html as lxml_html
 
-from centrum.render import Rendered, Renderer, collector_source
-from centrum.snapshot import (
-    FIXED,
-    IN_FRAME,
-    OPAQUE_FRAME,
-    SHADOW_HOST,
-    STICKY,
-    Snapshot,
-    parse_snapshot,
-)
+from centrum.core.render import Rendered, Renderer, collector_source
+from centrum.core.snapshot import FIXED, IN_FRAME, OPAQUE_FRAME, SHADOW_HOST, STICKY, Snapshot, parse_snapshot
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "host/centrum/snapshot.schema.json").read_text())
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from centrum.cli import main
+from centrum.core.render import Renderer
 from centrum.corpus.engines import THEMES, available
-from centrum.evaluation.datasets import load_dataset
 from centrum.evaluation.runner import render_class
-from centrum.render import Renderer
+from centrum.gold.datasets import load_dataset
 
 TEXTS = [
     ["Council approves the new harbour plan",

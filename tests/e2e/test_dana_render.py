@@ -10,7 +10,7 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import dana
-from centrum.snapshot import parse_snapshot
+from centrum.core.snapshot import parse_snapshot
 
 TEXTS = {
     "en": ("The committee published its findings after a year of hearings across the region. "

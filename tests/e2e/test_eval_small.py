@@ -14,8 +14,8 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import BASE_ALGORITHMS
-from centrum.algorithms._ensemble_model import load_model_file
 from centrum.algorithms.ensemble import proposers_of
+from centrum.algorithms.ensemble.model import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
 TINYSET = REPO / "tests" / "fixtures" / "tinyset"

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 
-from centrum.extension_browser import Session, extension_world_eval, install_host, launch
-from centrum.hostinstall import EXTENSION_ID
-from centrum.serve import loopback
+from centrum.annotation.serve import loopback
+from centrum.bench.extension_browser import Session, extension_world_eval, install_host, launch
+from centrum.native.install import EXTENSION_ID
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "extension"

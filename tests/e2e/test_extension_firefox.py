@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 from test_extension_chromium import extract_ok_lines
 
-from centrum.extension_browser import free_port, stop
-from centrum.hostinstall import GECKO_ID, HOST_NAME
-from centrum.serve import loopback
+from centrum.annotation.serve import loopback
+from centrum.bench.extension_browser import free_port, stop
+from centrum.native.install import GECKO_ID, HOST_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "extension"
@@ -522,7 +522,7 @@ def test_firefox_page_script_cannot_drive_the_panels(firefox: tuple[Bidi, Path, 
     """tests/e2e/test_ui_hostile.py's page script in Firefox (content scripts behind Xray wrappers): after the press
     it clicks, keys and reaches into every shadow root without finding the UI or saving anything; the user's real
     clicks and keys save exactly one label."""
-    from centrum.labels import list_labels
+    from centrum.annotation.labels import list_labels
 
     bidi, centrum_home, url = firefox
     page = url.rsplit("/", 1)[0] + "/pages/hostile-ui.html"

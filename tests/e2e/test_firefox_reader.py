@@ -30,8 +30,8 @@ from test_extension_firefox import (
 )
 
 from centrum import algorithms
-from centrum.outputs import Outputs
-from centrum.snapshot import parse_snapshot
+from centrum.core.snapshot import parse_snapshot
+from centrum.output.outputs import Outputs
 
 COLLECTOR = EXTENSION / "src" / "collect.js"
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from centrum import labels as L
-from centrum.framing import encode_message, read_response
-from centrum.render import Renderer
-from centrum.snapshot import parse_snapshot
+from centrum.annotation import labels as L
+from centrum.core.render import Renderer
+from centrum.core.snapshot import parse_snapshot
+from centrum.native.framing import encode_message, read_response
 
 REPO = Path(__file__).resolve().parents[2]
 TINYSET = REPO / "tests" / "fixtures" / "tinyset"

@@ -26,8 +26,8 @@ from packaging.utils import canonicalize_name
 
 import centrum
 from centrum.evaluation.peers import READABILITY_PACKAGE, READABILITY_VERSION
-from centrum.framing import encode_message, read_response
-from centrum.hostinstall import EXTENSION_ID, GECKO_ID, HOST_NAME
+from centrum.native.framing import encode_message, read_response
+from centrum.native.install import EXTENSION_ID, GECKO_ID, HOST_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "extension"
@@ -230,7 +230,7 @@ def test_the_render_extra_makes_rendering_work(wheel_venv: tuple[Path, Path], tm
 def test_core_host_answers_ping_and_the_ensemble(core_venv: Path, tmp_path: Path) -> None:
     """The core install's registered host, started as a browser starts it, answers a ping and the default algorithm
     (the ensemble, LightGBM trees run by numpy) on a golden page's snapshot with the golden answer."""
-    from centrum import goldens
+    from helpers import goldens
 
     env = {"CENTRUM_HOME": str(tmp_path / "home")}
     profile = tmp_path / "profile"

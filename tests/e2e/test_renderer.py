@@ -1,4 +1,4 @@
-"""centrum.render.Renderer: offline local pages, bounded load time, clear errors, ``extra`` functions."""
+"""centrum.core.render.Renderer: offline local pages, bounded load time, clear errors, ``extra`` functions."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from centrum.render import Renderer, RenderError, collector_path
-from centrum.serve import loopback
-from centrum.snapshot import parse_snapshot
+from centrum.annotation.serve import loopback
+from centrum.core.render import Renderer, RenderError, collector_path
+from centrum.core.snapshot import parse_snapshot
 
 
 class _SlowHandler(http.server.BaseHTTPRequestHandler):
@@ -101,8 +101,8 @@ def test_clear_errors(renderer: Renderer, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_undeclared_utf8_file_renders_as_utf8_and_self_redirect_is_cancelled(tmp_path):
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     page = tmp_path / "u8.html"
     page.write_bytes("<html><body><p>Kosovo’s café 日本</p>"
@@ -117,8 +117,8 @@ def test_undeclared_utf8_file_renders_as_utf8_and_self_redirect_is_cancelled(tmp
 
 
 def test_page_that_reloads_itself_early_is_collected_whole(tmp_path):
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     # Seen in the data sets: `location = document.URL.replace(/^http:/i, "https:")` in <head> reloads a saved file
     # forever, and a redirect to a relative path lands on the offline error page; both stop the parser early.
@@ -134,8 +134,8 @@ def test_page_that_reloads_itself_early_is_collected_whole(tmp_path):
 
 
 def test_a_window_the_page_opens_is_refused_and_the_page_collected(tmp_path, capfd):
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     # window.open on load: Playwright has no frame for the new window's first navigation, and reading it raised in
     # the route handler (a traceback, and the request left hanging).
@@ -154,8 +154,8 @@ def test_a_window_the_page_opens_is_refused_and_the_page_collected(tmp_path, cap
 def _story_loads_in_time(tmp_path: Path, body: str, extra: dict[str, str]):
     """Render a saved page holding "The story itself." plus ``body``: its load event came (no timeout warning) and
     the story was collected; the Rendered."""
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     page = tmp_path / "page.html"
     page.write_text(f"<html><body><article><p>The story itself.</p></article>{body}</body></html>")
@@ -167,7 +167,7 @@ def _story_loads_in_time(tmp_path: Path, body: str, extra: dict[str, str]):
 
 
 def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_path):
-    from centrum.render import IMAGE_RETRIES
+    from centrum.core.render import IMAGE_RETRIES
 
     # Offline, an image whose onerror sets its source again fails again, without end: the load event never came and
     # the renderer waited its whole timeout (11 shared pages). A remote fallback and a missing local file, both.
@@ -182,7 +182,7 @@ def test_an_image_whose_onerror_reloads_it_does_not_hold_the_load_forever(tmp_pa
 
 
 def test_a_frame_a_script_opened_and_left_loading_does_not_hold_the_load_forever(tmp_path):
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.snapshot import parse_snapshot
 
     # Advertising code writes into an iframe and closes it once its (remote) script arrives; offline it never does,
     # the frame stays "loading", and so did the page's load event: the renderer waited its whole timeout (29 pages).
@@ -206,8 +206,8 @@ def _shell_page() -> str:
 
 
 def test_a_shell_page_whose_content_is_in_noscript_is_rendered_as_without_scripts(tmp_path):
-    from centrum.render import Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     shell = _shell_page()
     page = tmp_path / "shell.html"
@@ -231,9 +231,9 @@ def test_eval_keeps_an_earlier_render_that_the_same_rules_shaped(tmp_path):
     import subprocess
     import sys
 
-    from centrum import render
+    from centrum.core import render
+    from centrum.core.builders import E, T, build
     from centrum.evaluation import cache
-    from centrum.testing import E, T, build
 
     data, store = tmp_path / "set", cache.SnapshotCache(tmp_path / "cache")
     (data / "pages").mkdir(parents=True)
@@ -293,7 +293,7 @@ def test_a_saved_page_whose_scripts_take_its_text_away_is_rendered_as_saved(tmp_
 def test_an_archived_page_whose_scripts_take_its_text_away_is_rendered_as_archived():
     # The same in a crawl (centrum batch over WARC): the archive answers every request, the page's own included, and
     # the render with scripts off is served from the archive too.
-    from centrum.render import Archived
+    from centrum.core.render import Archived
 
     html = {"http://news.example/wiped": _story_and_script(_WIPE), "http://news.example/kept": _story_and_script(_ADD)}
     asked: list[str] = []
@@ -324,8 +324,8 @@ def test_a_dead_browser_is_replaced(fixture_server: str) -> None:
 
 
 def test_content_a_script_draws_after_load_is_collected_and_a_page_that_never_settles_is_bounded(tmp_path):
-    from centrum.render import SETTLE_MAX_MS, Renderer
-    from centrum.snapshot import parse_snapshot
+    from centrum.core.render import SETTLE_MAX_MS, Renderer
+    from centrum.core.snapshot import parse_snapshot
 
     # A shop page whose script draws the description in three bursts after "load" (as a framework hydrating from its
     # JSON-LD would); a ticker page that changes its DOM every 50 ms forever.

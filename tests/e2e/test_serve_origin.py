@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from centrum.render import find_chromium
-from centrum.serve import DatasetServer, loopback
+from centrum.annotation.serve import DatasetServer, loopback
+from centrum.core.render import find_chromium
 
 OTHER_SECRET = "other-app-session-5ec7e7"
 NEIGHBOUR_SECRET = "neighbour-page-text-93a1"

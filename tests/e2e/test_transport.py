@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from centrum.render import Renderer
-from centrum.snapshot import parse_snapshot
+from centrum.core.render import Renderer
+from centrum.core.snapshot import parse_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_PAGES = sorted((REPO / "tests" / "fixtures" / "pages").glob("*.html"))

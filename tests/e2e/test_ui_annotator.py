@@ -20,7 +20,7 @@ from playwright.sync_api import Page
 from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
 from test_ui_reader import shot, storage, ui_wait, wait_stage
 
-from centrum.labels import list_labels, load_label
+from centrum.annotation.labels import list_labels, load_label
 
 PANEL = ".panel.annot"
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from playwright.sync_api import Playwright
 
-from centrum.extension_browser import extension_world_eval, launch
-from centrum.hostinstall import HOST_NAME
+from centrum.bench.extension_browser import extension_world_eval, launch
+from centrum.native.install import HOST_NAME
 
 TOAST = """() => { const view = globalThis[Symbol.for('centrum.view')];
     const box = view ? view.uiRoot()?.querySelector('.toast[role=alert]') : null;

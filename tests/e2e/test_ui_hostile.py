@@ -24,8 +24,8 @@ from test_extension_chromium import Session, ui_click, ui_eval, ui_hover
 from test_ui_reader import GLACIER_SVG, shot, storage, ui_wait, wait_stage
 
 from centrum.algorithms import dana
-from centrum.labels import list_labels
-from centrum.snapshot import parse_snapshot
+from centrum.annotation.labels import list_labels
+from centrum.core.snapshot import parse_snapshot
 
 FIXTURE_PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 HOSTILE_FILES = ("hostile-ui.html", "hostile-names.html", "hostile-chrome.html", "hostile-hidden.html",

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from test_extension_chromium import EXTENSION, Session, stage, toast, ui_eval
 from test_ui_reader import screenshots, storage, wait_stage
 
-from centrum.hostinstall import EXTENSION_ID
+from centrum.native.install import EXTENSION_ID
 
 REPO = Path(__file__).resolve().parents[2]
 OPTIONS_URL = f"chrome-extension://{EXTENSION_ID}/src/options.html"

@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Page, Playwright
 from test_extension_chromium import Session, install_host, launch, stage, toast, ui_click, ui_eval, ui_select
 
-from centrum.serve import loopback
+from centrum.annotation.serve import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from centrum.render import Renderer
-from centrum.snapshot import parse_snapshot
+from centrum.core.render import Renderer
+from centrum.core.snapshot import parse_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -203,7 +203,7 @@ def test_doctor_says_whether_pages_render_in_chromiums_sandbox() -> None:
 
 @pytest.mark.parametrize("render", [True, False])
 def test_extract_refuses_a_page_over_its_limit_with_the_limit_named(tmp_path: Path, render: bool) -> None:
-    from centrum.limits import PAGE_FILE_BYTES
+    from centrum.core.limits import PAGE_FILE_BYTES
 
     page = tmp_path / "huge.html"
     with page.open("wb") as f:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from centrum import algorithms
-from centrum.snapshot import parse_snapshot
+from centrum.core.snapshot import parse_snapshot
 
 TEXTS = {
     "en": ("The committee published its findings after a year of hearings across the region. "

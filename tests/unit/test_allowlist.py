@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from centrum.outputs import ALLOWLIST_PATH, allowlist
+from centrum.output.outputs import ALLOWLIST_PATH, allowlist
 
 REPO = Path(__file__).resolve().parents[2]
 CLEAN_JS = (REPO / "extension" / "src" / "clean.js").read_text(encoding="utf-8")
@@ -65,7 +65,7 @@ def _js_list(name: str) -> list[str]:
 
 
 def test_lazy_image_attributes_are_shared() -> None:
-    from centrum.outputs import LAZY_SRC, LAZY_SRCSET, PLACEHOLDER_DATA_URI
+    from centrum.output.outputs import LAZY_SRC, LAZY_SRCSET, PLACEHOLDER_DATA_URI
 
     assert _js_list("LAZY_SRC") == DATA["lazy_src"] == list(LAZY_SRC)
     assert _js_list("LAZY_SRCSET") == DATA["lazy_srcset"] == list(LAZY_SRCSET)

@@ -2,7 +2,7 @@
 input refused before any work, the process's one browser.
 
 Pages are rendered in the real headless Chromium (one Extractor for the module, and the process's shared browser);
-snapshots made with centrum.testing need no browser.
+snapshots made with centrum.core.builders need no browser.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 import centrum
-from centrum.config import ConfigError
-from centrum.serve import QuietFileHandler, loopback
-from centrum.snapshot import SnapshotError
-from centrum.testing import E, T, build
+from centrum.annotation.serve import QuietFileHandler, loopback
+from centrum.core.builders import E, T, build
+from centrum.core.config import ConfigError
+from centrum.core.snapshot import SnapshotError
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "fixtures" / "sample" / "article.html"
@@ -276,7 +276,7 @@ def test_extractor_reopens_after_close() -> None:
 
 
 def test_unreachable_and_silent_servers_never_hang(ex: centrum.Extractor) -> None:
-    from centrum.render import RenderError
+    from centrum.core.render import RenderError
 
     with socket.socket() as s:  # a free port nobody listens on: connection refused
         s.bind(("127.0.0.1", 0))

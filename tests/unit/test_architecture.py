@@ -8,11 +8,8 @@ it is.
 from __future__ import annotations
 
 import ast
-import json
-import os
+import functools
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,9 +29,15 @@ def rel(path: Path) -> str:
     return path.relative_to(REPO).as_posix()
 
 
+@functools.cache
+def _parsed() -> tuple[tuple[Path, ast.Module], ...]:
+    """Every module of the package, parsed once for all the checks (they only read the trees)."""
+    return tuple((path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+                 for path in sorted(PACKAGE.rglob("*.py")))
+
+
 def modules() -> Iterator[tuple[Path, ast.Module]]:
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    yield from _parsed()
 
 
 def module_name(path: Path) -> str:
@@ -172,12 +175,12 @@ def _peer_dispatch(path: Path, tree: ast.Module) -> list[str]:
 
 
 IDEAS = {
-    "charset decoding": ("host/centrum/charset.py", _charset),
-    "subtree cover mask": ("host/centrum/tree.py", _cover),
-    "body finder": ("host/centrum/tree.py", _body),
-    "text joiner": ("host/centrum/tree.py", _joiner),
-    "JSON encoder default": ("host/centrum/result.py", _json_default),
-    "home/cache paths": ("host/centrum/paths.py", _paths),
+    "charset decoding": ("host/centrum/core/charset.py", _charset),
+    "subtree cover mask": ("host/centrum/core/tree.py", _cover),
+    "body finder": ("host/centrum/core/tree.py", _body),
+    "text joiner": ("host/centrum/core/tree.py", _joiner),
+    "JSON encoder default": ("host/centrum/core/result.py", _json_default),
+    "home/cache paths": ("host/centrum/core/paths.py", _paths),
     "algorithm list": ("host/centrum/algorithms/__init__.py", _algorithm_list),
     "peer dispatch": ("host/centrum/evaluation/peers.py", _peer_dispatch),
 }
@@ -218,53 +221,6 @@ def python_functions() -> Iterator[tuple[str, str, int]]:
                 yield rel(path), fn.name, fn.end_lineno - fn.lineno + 1  # type: ignore[operator]
 
 
-ACORN_SCRIPT = r"""
-const fs = require("fs"), path = require("path");
-// node -e: argv[1] is the first argument.
-const acorn = require(path.join(process.argv[1], "acorn"));
-const out = [];
-for (const file of process.argv.slice(2)) {
-  const ast = acorn.parse(fs.readFileSync(file, "utf8"), { ecmaVersion: "latest", sourceType: "script",
-    locations: true, allowHashBang: true });
-  // A module wrapper (an immediately invoked function at the top level) is the file's scope, not a function.
-  const wrappers = new Set();
-  for (const st of ast.body) {
-    let e = st.type === "ExpressionStatement" ? st.expression : null;
-    if (e && e.type === "UnaryExpression") e = e.argument;
-    if (e && e.type === "CallExpression" && /Function/.test(e.callee.type)) wrappers.add(e.callee);
-  }
-  const walk = (node, hint) => {
-    if (!node || typeof node.type !== "string") return;
-    if (/Function/.test(node.type) && !wrappers.has(node)) {
-      out.push([file, node.id ? node.id.name : hint || "<anonymous>", node.loc.end.line - node.loc.start.line + 1]);
-    }
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "loc") continue;
-      let h = hint;
-      if (node.type === "VariableDeclarator" && key === "init" && node.id.type === "Identifier") h = node.id.name;
-      if ((node.type === "Property" || node.type === "MethodDefinition") && key === "value") h = node.key.name;
-      for (const v of Array.isArray(value) ? value : [value]) if (v && typeof v === "object") walk(v, h);
-    }
-  };
-  walk(ast, null);
-}
-console.log(JSON.stringify(out));
-"""
-
-
-def node_modules() -> Path | None:
-    for raw in (os.environ.get("CENTRUM_NODE_MODULES"), str(REPO / "node_modules")):
-        if raw and (Path(raw) / "acorn" / "package.json").is_file():
-            return Path(raw)
-    return None
-
-
-def js_functions_acorn(files: list[Path], modules_dir: Path) -> list[tuple[str, str, int]]:
-    out = subprocess.run(["node", "-e", ACORN_SCRIPT, str(modules_dir), *map(str, files)], capture_output=True,
-                         text=True, check=True, timeout=60).stdout
-    return [(rel(Path(f)), name, n) for f, name, n in json.loads(out)]
-
-
 _FUNCTION_START = re.compile(r"\bfunction\b[^(]*\([^)]*\)\s*\{|=>\s*\{")
 
 
@@ -291,11 +247,9 @@ def js_functions_braces(path: Path) -> list[tuple[str, str, int]]:
 
 
 def js_functions() -> list[tuple[str, str, int]]:
-    files = sorted(EXTENSION_SRC.rglob("*.js"))
-    modules_dir = node_modules()
-    if modules_dir is not None and shutil.which("node"):
-        return js_functions_acorn(files, modules_dir)
-    return [f for path in files for f in js_functions_braces(path)]
+    """The extension's functions as the brace scan measures them (no process here: acorn, which parses the code as
+    node does, measures them in tests/integration/test_js_functions.py)."""
+    return [f for path in sorted(EXTENSION_SRC.rglob("*.js")) for f in js_functions_braces(path)]
 
 
 def test_no_function_over_80_lines() -> None:
@@ -327,14 +281,11 @@ def test_the_brace_scan_measures_functions() -> None:
 
 # ---------------------------------------------------------------------------------------------- imports
 def imports_of(name: str, path: Path, tree: ast.Module, known: set[str]) -> set[str]:
-    """centrum modules that ``name`` imports anywhere (functions too), except under ``if TYPE_CHECKING:``."""
-    skip = {id(n) for s in ast.walk(tree) if isinstance(s, ast.If) and "TYPE_CHECKING" in names_in(s.test)
-            for n in ast.walk(s)}
+    """centrum modules that ``name`` imports anywhere: in functions and under ``if TYPE_CHECKING:`` too (a type-only
+    import is a dependency a reader follows, and the cycle it makes is one a refactoring trips on)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     for n in ast.walk(tree):
-        if id(n) in skip:
-            continue
         if isinstance(n, ast.Import):
             out |= {a.name for a in n.names if a.name.split(".")[0] == "centrum"}
         elif isinstance(n, ast.ImportFrom):
@@ -401,7 +352,7 @@ KNOWN_CYCLES: dict[tuple[str, ...], str] = {}
 
 def test_no_import_cycles() -> None:
     graph = import_graph()
-    assert "centrum.tree" in graph["centrum.snapshot"]  # the graph sees imports
+    assert "centrum.core.tree" in graph["centrum.core.snapshot"]  # the graph sees imports
     found = [tuple(c) for c in cycles(graph)]
     new = [c for c in found if c not in KNOWN_CYCLES]
     known = "\n".join(f"  {' <-> '.join(c)} (owner: {owner})" for c, owner in KNOWN_CYCLES.items())
@@ -411,6 +362,40 @@ def test_no_import_cycles() -> None:
 
 def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The package's layers, lowest first: a module imports only from its own layer and the layers below it. The runtime
+# (core, algorithms, output, then the API and the native host) sits under the lab (annotation, corpus, evaluation,
+# training, batch, bench), which uses it; the CLI's commands and the CLI on top; the package's root (the lazy facade
+# ``centrum.extract`` & co.) above all. docs/index.md draws it.
+LAYERS = ("core", "gold", "algorithms", "output", "api", "annotation", "native", "corpus", "evaluation", "training",
+          "batch", "bench", "commands", "cli", "")
+
+
+def layer(module: str) -> int:
+    """The layer of a module: its folder (or its own name) under ``centrum``; the root package is the top."""
+    parts = module.split(".")
+    unit = parts[1] if len(parts) > 1 else ""
+    assert unit in LAYERS, f"{module}: not on a layer; add its folder to LAYERS in its place in the flow"
+    return LAYERS.index(unit)
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} ({LAYERS[layer(a)] or 'root'}) imports {b} ({LAYERS[layer(b)] or 'root'})"
+                  for a, deps in graph.items() for b in deps if layer(b) > layer(a))
+
+
+def test_no_import_runs_back_up_a_layer() -> None:
+    graph = import_graph()
+    assert "centrum.core.tree" in graph["centrum.core.snapshot"]  # the graph sees imports
+    bad = upward(graph)
+    assert not bad, "imports that run back up a layer:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = {"centrum.core.render": {"centrum.algorithms.dana"}, "centrum.algorithms.dana": {"centrum.core.html"},
+             "centrum.cli": {"centrum.commands.eval"}, "centrum": {"centrum.api"}}
+    assert upward(graph) == ["centrum.core.render (core) imports centrum.algorithms.dana (algorithms)"]
 
 
 def test_lower_layers_do_not_import_the_cli() -> None:

@@ -29,7 +29,15 @@ from centrum.batch.crawl import (
 from centrum.batch.inputs import InputError, TooLarge, archived, follow, index_warc, iter_inputs, read_response
 from centrum.batch.shards import ShardWriter, done_ids, read_rows, shard_files
 from centrum.cli import main
-from centrum.limits import BODY_BYTES, INPUT_LIMITS, LIMITS, MIB, PAGE_ARCHIVE_BYTES, PAGE_FILE_BYTES, WARC_RECORD_BYTES
+from centrum.core.limits import (
+    BODY_BYTES,
+    INPUT_LIMITS,
+    LIMITS,
+    MIB,
+    PAGE_ARCHIVE_BYTES,
+    PAGE_FILE_BYTES,
+    WARC_RECORD_BYTES,
+)
 
 
 def test_warc_index_has_every_response_and_a_task_per_response_only_html_ones_to_extract(tmp_path: Path) -> None:
@@ -116,7 +124,8 @@ def test_archived_redirects_are_followed_inside_the_archive_only(tmp_path: Path)
     assert follow(str(warc), index, f"{HOST}/missing") is None
 
 
-# ---- bounded inputs (centrum.limits.INPUT_LIMITS) -------------------------------------------------------------------
+# ---- bounded inputs (centrum.core.limits.INPUT_LIMITS)
+# -------------------------------------------------------------------
 # The reader's peak is VmHWM, this process's own: getrusage's ru_maxrss would include its parent's RSS at the fork
 # (Linux carries it over the exec).
 BOMB_READER = """

@@ -80,7 +80,7 @@ def test_every_record_of_a_mixed_crawl_is_accounted_for_with_its_provenance(tmp_
         alone.write_bytes(data[r["offset"]: r["offset"] + r["length"]])
         records = list(ArchiveIterator(str(alone)))
         assert [str(x.record_id) for x in records] == [r["record_id"]]
-    # Bytes read as centrum.charset reads them: an iso-8859-1 label means windows-1252 (curly quotes, not C1
+    # Bytes read as centrum.core.charset reads them: an iso-8859-1 label means windows-1252 (curly quotes, not C1
     # controls), a UTF-16 page by its BOM; the declared language is the row's.
     latin = by_url[("http://archive.test/latin.html", "ok")]
     assert "\u201cQuoted words\u201d" in latin["text"] and not any("\x80" <= c <= "\x9f" for c in latin["text"])

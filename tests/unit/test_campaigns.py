@@ -1,4 +1,5 @@
-"""Annotation campaigns (centrum.campaigns): the queue (overlap K with K distinct annotators, no annotator twice,
+"""Annotation campaigns (centrum.annotation.campaigns): the queue (overlap K with K distinct annotators, no annotator
+twice,
 resume, skip frees a slot, flag keeps it), the suggestion record, agreement figures on hand-computed cases,
 adjudication, the export (node-level gold that the evaluation loads), hostile requests, the CLI and the native host
 over real pipes."""
@@ -15,13 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_labels import BUILT, label
-from test_nativehost import HostProcess
+from helpers.host import HostProcess
+from helpers.labels import BUILT, label
 
-from centrum import campaigns as C
-from centrum import labels as L
-from centrum.evaluation.datasets import load_dataset
-from centrum.snapshot import parse_snapshot
+from centrum.annotation import campaigns as C
+from centrum.annotation import labels as L
+from centrum.core.snapshot import parse_snapshot
+from centrum.gold.datasets import load_dataset
 
 IDS = BUILT.ids  # html 0, head 1, meta 2, body 3, nav 4, a 5, article 6, p1 7, p2 8, footer 9, img 10
 PAGES = [("p1", "https://example.test/a"), ("p2", "https://example.test/b"), ("p3", None), ("p4", None)]
@@ -194,7 +195,7 @@ def test_pair_agreement_by_hand() -> None:
     a = {"nodes": [IDS["article"]], "node_paths": L.node_paths(snap, [IDS["article"]]),
          "text": snap.text_of([IDS["article"]])}
     b = {"nodes": [IDS["p1"]], "node_paths": L.node_paths(snap, [IDS["p1"]]), "text": snap.text_of([IDS["p1"]])}
-    from centrum.evaluation import tokenize
+    from centrum.gold import tokenize
 
     got = C.pair_agreement(snap, a, snap, b, tokenize.get("fair"))
     # Covered elements: A {article, p1, p2}, B {p1}: F1 = 2*1 / (3 + 1).
@@ -330,9 +331,10 @@ def test_native_host_serves_the_queue_over_real_pipes(tmp_path: Path) -> None:
 
 
 def test_protocol_documents_every_campaign_request() -> None:
-    from test_protocol_doc import section, table_rows
+    from helpers.protocol_doc import section, table_rows
 
-    from centrum import campaign_host, nativehost
+    from centrum.native import campaigns as campaign_host
+    from centrum.native import nativehost
 
     documented = {row[0].strip("`") for row in table_rows(section("Campaigns (`campaign.*`)"))}
     assert documented == set(campaign_host.TYPES) == set(C.HANDLERS)

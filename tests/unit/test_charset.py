@@ -1,4 +1,4 @@
-"""centrum.charset: the one sniffer's precedence (BOM > HTTP > valid UTF-8 > the page's declaration > fallback)."""
+"""centrum.core.charset: the one sniffer's precedence (BOM > HTTP > valid UTF-8 > the page's declaration > fallback)."""
 
 import codecs
 import gzip
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from centrum import charset
+from centrum.core import charset
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 DEV2 = DATASETS.parent / "datasets-more" / "wcxb-dev2"

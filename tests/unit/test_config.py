@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from centrum import limits
 from centrum.algorithms import ensemble, gce
-from centrum.config import ConfigError, config_from_dict, ranged
+from centrum.core import limits
+from centrum.core.config import ConfigError, config_from_dict, ranged
 
 
 @dataclass(frozen=True)
@@ -86,4 +86,4 @@ def test_unknown_model_name_message_does_not_depend_on_files(tmp_path, monkeypat
     with pytest.raises(ConfigError) as still_missing:
         config_from_dict(ensemble.Config, {"weights": "mine"})
     assert str(missing.value) == str(still_missing.value)
-    assert config_from_dict(ensemble.Config, {"weights": "ensemble-v4", "block_weights": "ensemble-v4-blocks"})
+    assert config_from_dict(ensemble.Config, {"weights": "ensemble-v13", "block_weights": "ensemble-v13-blocks"})

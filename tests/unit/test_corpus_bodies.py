@@ -8,14 +8,13 @@ import re
 
 import pytest
 
-from centrum.corpus import source_site
 from centrum.corpus.bodies import Block, Body, groups, rst_escape, rst_width, structure, to_html, to_rst
 from centrum.corpus.build import plan, relative_root_urls, with_base
 from centrum.corpus.engines import Article, extras_html
 from centrum.corpus.sources import Source
-from centrum.evaluation.datasets import PageItem
-from centrum.evaluation.metrics import Gold
-from centrum.evaluation.sites import page_site
+from centrum.gold.datasets import PageItem
+from centrum.gold.metrics import Gold
+from centrum.gold.sites import page_site, source_site
 
 LONG = "This is a sentence of running text that is clearly longer than any heading would be, and it ends."
 

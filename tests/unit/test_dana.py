@@ -10,9 +10,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from centrum import algorithms, charset
+from centrum import algorithms
 from centrum.algorithms import dana
-from centrum.testing import E, T, build
+from centrum.core import charset
+from centrum.core.builders import E, T, build
 
 B = (0, 0, 800, 100)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from centrum.evaluation.datasets import DatasetError, load_dataset
+from centrum.gold.datasets import DatasetError, load_dataset
 
 
 def make(root: Path, pages: dict[str, str], gold: dict[str, str], meta: list[str] | None) -> Path:
@@ -113,7 +113,7 @@ def test_tinyset_fixture_loads() -> None:
 
 
 def test_gold_that_was_utf16_reencoded_as_utf8_is_repaired(tmp_path):
-    from centrum.evaluation.datasets import _read_gold
+    from centrum.gold.datasets import _read_gold
 
     (tmp_path / "x.txt").write_text("\ufeffPaulo Coelho's Blog".encode("utf-16-le").decode("latin-1"), encoding="utf-8")
     assert _read_gold(tmp_path, "x").text == "Paulo Coelho's Blog"

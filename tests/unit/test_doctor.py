@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import centrum
-from centrum.hostinstall import HOST_NAME
+from centrum.native.install import HOST_NAME
 
 
 def cli(*args: str, home: Path, centrum_home: Path) -> subprocess.CompletedProcess[str]:

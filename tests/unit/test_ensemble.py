@@ -6,17 +6,18 @@ import json
 
 import numpy as np
 import pytest
+from helpers.records import synthetic_records
 
-from centrum.algorithms import _ensemble_blocks as B
-from centrum.algorithms import _ensemble_features as F
-from centrum.algorithms import _ensemble_model as M
-from centrum.algorithms import _ensemble_train as T
 from centrum.algorithms import ensemble as Ens
-from centrum.evaluation.metrics import Gold
-from centrum.result import Candidate, Result
-from centrum.testing import E, build
-from centrum.testing import T as Tx
-from centrum.trace import wanting
+from centrum.algorithms.ensemble import blocks as B
+from centrum.algorithms.ensemble import features as F
+from centrum.algorithms.ensemble import model as M
+from centrum.core.builders import E, build
+from centrum.core.builders import T as Tx
+from centrum.core.result import Candidate, Result
+from centrum.core.trace import wanting
+from centrum.gold.metrics import Gold
+from centrum.training import learner as T
 
 LOREM = "The committee published its findings after a year of hearings across the region. "
 
@@ -396,9 +397,9 @@ def test_training_is_deterministic_and_round_trips(tmp_path):
         M.Stumps.load(tmp_path / "a.json", ["a", "b", "x"])
 
 
-def test_shipped_models_match_the_feature_code():
-    """The default models are LightGBM files trained on this version's features; the former stumps pair still
-    loads by name."""
+def test_shipped_models_match_the_feature_code(former_models):
+    """The default models are LightGBM files trained on this version's features; former models, installed by name
+    (the fixture does `centrum models install NAME`), still load."""
     m = Ens.load_model()
     assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names() and len(m.used_features()) > 10
     assert m.meta["objective"] == "lambdarank"
@@ -433,28 +434,8 @@ def test_a_block_filter_from_before_the_page_scope_still_filters_the_candidate()
     assert "Related story" not in out.text and "Findings" in out.text
 
 
-def _records():
-    """Synthetic pages of two data sets: the best candidate is the one with feature semantic_exact set."""
-    names = F.feature_names()
-    j = names.index("semantic_exact")
-    recs = []
-    rng = np.random.default_rng(0)
-    for ds in ("a", "b"):
-        for p in range(30):
-            X = rng.random((6, len(names)))
-            X[:, j] = 0
-            best = p % 6
-            X[best, j] = 1
-            y = np.full(6, 0.2)
-            y[best] = 0.9
-            counts = [(0.2, 0.4, 0.4)] * 6
-            counts[best] = (0.9, 0.05, 0.05)
-            recs.append(T.PageRecord(ds, f"{ds}{p}", "text", X, y, counts, 100, (0.0, 0.0, 1.0)))
-    return recs
-
-
 def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
-    recs = _records()
+    recs = synthetic_records()
     opts = T.FitOptions(rounds=30, min_leaf=5, seed=1)
     m1, m2 = T.fit(recs, opts), T.fit(recs, opts)
     m1.save(tmp_path / "1.json")
@@ -531,7 +512,7 @@ def test_combine_with_a_model_that_trusts_semantic_chooses_the_article():
 
 
 def test_filter_parameter_is_checked_by_name():
-    from centrum.config import ConfigError, config_from_dict
+    from centrum.core.config import ConfigError, config_from_dict
 
     assert config_from_dict(Ens.Config, {"filter": "rules"}).filter == "rules"
     with pytest.raises(ConfigError, match="filter: expected one of"):
@@ -587,7 +568,7 @@ def test_arc90_proposal_appends_siblings_as_readability_does():
 def test_lightgbm_ranker_contributions_add_up_and_it_picks_the_learnable_best(tmp_path):
     """TreeSHAP contributions plus the base are the score (what the debugger shows), the model file is LightGBM's
     own text format and loads back to the same predictions, and a retrain writes the same bytes."""
-    recs = _records()
+    recs = synthetic_records()
     opts = T.FitOptions(learner="lightgbm", lgb_rounds=40, lgb_min_leaf=5, seed=3)
     m = T.fit(recs, opts)
     assert isinstance(m, M.Boosted) and m.meta["objective"] == "lambdarank"
@@ -613,7 +594,7 @@ def test_the_candidate_scorer_is_one_lightgbm_model_scoring_the_mean_of_its_bag(
 
     import lightgbm as lgb
 
-    recs = _records()
+    recs = synthetic_records()
     X = np.concatenate([r.X for r in recs])
     opts = T.FitOptions(learner="lightgbm", lgb_rounds=15, lgb_min_leaf=5, seed=3, ranker_bag=1)
     members = [T.fit(recs, dataclasses.replace(opts, seed=s)) for s in (3, 4, 5)]
@@ -626,11 +607,11 @@ def test_the_candidate_scorer_is_one_lightgbm_model_scoring_the_mean_of_its_bag(
     assert not np.allclose(members[0].predict(X), members[1].predict(X))  # the seeds made different rankers
 
 
-def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
+def test_a_model_runs_the_proposers_it_was_trained_with(former_models, monkeypatch):
     """A model trained without some base algorithms (`centrum train --without zoning`) names their columns as not
     run, so its file says what to run: the ensemble runs the algorithms some model was trained with and no others;
     every earlier model (and the stumps) runs all of them."""
-    recs = _records()
+    recs = synthetic_records()
     without = tuple(a for a in F.BASE_ALGORITHMS if a != "zoning")
     m = T.fit(recs, T.FitOptions(learner="lightgbm", lgb_rounds=20, lgb_min_leaf=5, seed=3, proposers=without))
     assert "unrun_zoning_exact" in m.feature_names and "semantic_exact" in m.feature_names
@@ -638,8 +619,6 @@ def test_a_model_runs_the_proposers_it_was_trained_with(tmp_path, monkeypatch):
     blocks = T.fit_blocks([], T.FitOptions(proposers=without))
     assert "unrun_in_zoning" in blocks.feature_names and Ens.proposers_of(blocks) == without
     # The names survive the model file, and a model installed by name runs without zoning.
-    monkeypatch.setenv("CENTRUM_HOME", str(tmp_path))
-    Ens.models_dir().mkdir(parents=True)
     m.save(Ens.models_dir() / "nozoning.lgb.txt")
     assert Ens.proposers_of(Ens.load_model("nozoning")) == without
     r = Ens.run(page().snapshot, Ens.Config(weights="nozoning", filter="rules"))
@@ -766,7 +745,7 @@ def product_page(declared: str | None):
 
 
 def test_declared_text_is_the_content_fields_of_every_json_ld_object():
-    from centrum.metadata import declared_text
+    from centrum.core.metadata import declared_text
 
     src = ('<script type="application/ld+json">{"@type": "NewsArticle", "headline": "A headline that is long",'
            ' "articleBody": "Body of the   article, \\n as published &amp; more."}</script>'
@@ -851,7 +830,7 @@ def test_comment_sections_leave_the_answer_when_enough_text_stays_outside_them()
     assert out.dropped == 3 and [x["kept"] for x in out.blocks] == [True, True, False, False, False]
     # The debugger says why a block the filter kept is out.
     assert [x.get("comment", False) for x in out.blocks] == [False, False, True, True, True]
-    from centrum.result import block_overlays
+    from centrum.core.result import block_overlays
 
     assert block_overlays(out.blocks)[2].label.startswith("block dropped (comment section): A reader's reply")
     kept_with = Ens.output(s, (ids["main"],), pm, Ens.Config(comments="keep"), block_model=keep_every_block)

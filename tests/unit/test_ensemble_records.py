@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from centrum.algorithms import _ensemble_blocks as B
-from centrum.algorithms import _ensemble_features as F
-from centrum.algorithms import _ensemble_records as R
-from centrum.algorithms import _ensemble_train as T
+from centrum.algorithms.ensemble import blocks as B
+from centrum.algorithms.ensemble import features as F
+from centrum.training import learner as T
+from centrum.training import records as R
 
 NAMES, BLOCK_NAMES = F.feature_names(), B.feature_names()
 

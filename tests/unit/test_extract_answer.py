@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from centrum import nativehost
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.native import nativehost
 
 SOURCE = ('<html lang="en" data-cx="0"><head data-cx="1"><title data-cx="2">Harbour reopens | Coast News</title>'
           '<meta property="og:site_name" content="Coast News" data-cx="3">'

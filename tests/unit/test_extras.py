@@ -1,5 +1,5 @@
 """Optional dependencies (host/pyproject.toml's extras): a missing one is a one-line error naming the extra to install
-(centrum.extras.need), and the core runs the ensemble and the source-only extractor without LightGBM or scipy. A
+(centrum.core.extras.need), and the core runs the ensemble and the source-only extractor without LightGBM or scipy. A
 missing package is simulated in a fresh interpreter by a meta-path finder that refuses to import it, as Python does
 when the package is not installed."""
 
@@ -51,7 +51,7 @@ def test_a_missing_extra_is_one_line_naming_it(extra: str, module: str) -> None:
     listed = {canonicalize_name(Requirement(r).name) for r in EXTRAS[extra]}
     assert {canonicalize_name(d) for d in packages_distributions()[module]} & listed, (module, extra)
     out = run_without({module}, f"""
-        from centrum.extras import MissingExtra, need
+        from centrum.core.extras import MissingExtra, need
         try:
             need({module!r}, {extra!r}, "this command")
         except MissingExtra as e:
@@ -59,15 +59,18 @@ def test_a_missing_extra_is_one_line_naming_it(extra: str, module: str) -> None:
     """)
     assert out.returncode == 0, out.stderr
     assert out.stdout == f"this command needs the {extra} extra: pip install 'centrum[{extra}]'\n"
-    present = run_without(set(), f"from centrum.extras import need; print(need({module!r}, {extra!r}, 'x').__name__)")
+    present = run_without(set(), "from centrum.core.extras import need; "
+                          f"print(need({module!r}, {extra!r}, 'x').__name__)")
     assert present.stdout.strip() == module, present.stderr
 
 
 def test_training_without_lightgbm_names_the_train_extra() -> None:
     out = run_without({"lightgbm"}, """
         import numpy as np
-        from centrum import training_source
-        from centrum.algorithms import _ensemble_model as M, _ensemble_train as T, ensemble as E
+        from centrum.algorithms import ensemble as E
+        from centrum.algorithms.ensemble import model as M
+        from centrum.training import learner as T
+        from centrum.training import source as training_source
         model = E.load_model()
         for call in (lambda: model.booster, lambda: M.average_boosters([]),
                      lambda: T.fit_lgb_blocks(np.zeros((4, 2)), np.zeros(4), np.ones(4), T.FitOptions()),
@@ -88,9 +91,11 @@ def test_the_ensemble_and_source_models_run_without_lightgbm_or_scipy() -> None:
     extractor) on a golden page, in an interpreter where LightGBM and scipy cannot be imported."""
     out = run_without({"lightgbm", "scipy", "playwright", "pyarrow"}, """
         import sys
-        from centrum import algorithms, goldens
+        sys.path.insert(0, "tests")
+        from centrum import algorithms
         from centrum.algorithms import source
-        from centrum.trace import wanting
+        from helpers import goldens
+        from centrum.core.trace import wanting
         slug = goldens.slugs()[0]
         snap = goldens.load_snapshot(slug)
         with wanting(debug=True, text=True):

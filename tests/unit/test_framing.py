@@ -1,4 +1,4 @@
-"""Native-messaging framing: EOF, truncation, limits, chunking and byte order (centrum.framing)."""
+"""Native-messaging framing: EOF, truncation, limits, chunking and byte order (centrum.native.framing)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from centrum.framing import (
+from centrum.native.framing import (
     MAX_MESSAGE_BYTES,
     FrameError,
     FrameTooLarge,

@@ -14,8 +14,8 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import gce
-from centrum.config import ConfigError
-from centrum.testing import T_, E, T, build
+from centrum.core.builders import T_, E, T, build
+from centrum.core.config import ConfigError
 
 W, H = 1920, 1080
 LOREM = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. " * 3

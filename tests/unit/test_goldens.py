@@ -1,6 +1,6 @@
 """Golden real-page cases (tests/pages/<slug>/): every algorithm's answer on stored Chromium snapshots of pages written
-for the repository equals expected.json. After an intended change: `python -m centrum.goldens --regenerate` and
-review the diff."""
+for the repository equals expected.json, and the default's Markdown equals expected.md. After an intended change:
+`python tests/helpers/goldens.py --regenerate` and review the diff."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import json
 import re
 
 import pytest
+from helpers import goldens
 
-from centrum import algorithms, goldens
-from centrum.result import OVERLAY_KINDS
+from centrum import algorithms
+from centrum.core.result import OVERLAY_KINDS
 
 SLUGS = goldens.slugs()
-REGENERATE = "python -m centrum.goldens --regenerate"
+REGENERATE = goldens.REGENERATE
 # Algorithms that draw their own overlays (the debugger has nothing else to show for them).
 DRAWN = ("semantic", "gce", "zoning", "r4", "dana", "danag", "addanag", "ensemble")
 
@@ -50,6 +51,13 @@ def test_answers_match_the_goldens(slug: str) -> None:
             diffs.append(f"{name}: expected {json.dumps(want[name], ensure_ascii=False)[:300]}\n"
                          f"{' ' * len(name)}  got      {json.dumps(got, ensure_ascii=False)[:300]}")
     assert not diffs, f"{slug} changed (if intended, run {REGENERATE} and review the diff):\n" + "\n".join(diffs)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_markdown_matches_the_golden(slug: str) -> None:
+    want = (goldens.PAGES / slug / goldens.EXPECTED_MD).read_text(encoding="utf-8")
+    got = goldens.markdown(goldens.load_snapshot(slug))
+    assert got == want, f"{slug}: the default's Markdown changed (if intended, run {REGENERATE} and review the diff)"
 
 
 @pytest.mark.parametrize("slug", SLUGS)

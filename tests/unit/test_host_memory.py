@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from centrum import nativehost
-from centrum import snapshot as snapshot_module
-from centrum.framing import encode_message, read_frame
-from centrum.testing import E, T, build
+from centrum.core import snapshot as snapshot_module
+from centrum.core.builders import E, T, build
+from centrum.native import nativehost
+from centrum.native.framing import encode_message, read_frame
 
 
 class Probe:

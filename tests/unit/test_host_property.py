@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.host import HostProcess, article_page
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from test_nativehost import HostProcess, article_page
 
-from centrum import limits
-from centrum.nativehost import ERROR_CODES
+from centrum.core import limits
+from centrum.native.nativehost import ERROR_CODES
 
 BATCH = 8
 BATCHES = 260  # 2,080 generated requests, plus one ping per batch

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from centrum import algorithms
-from centrum.snapshot import SnapshotError, parse_snapshot
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.core.snapshot import SnapshotError, parse_snapshot
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

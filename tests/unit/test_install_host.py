@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from centrum import hostinstall
-from centrum.framing import encode_message, read_message
-from centrum.hostinstall import EXTENSION_ID, GECKO_ID, HOST_NAME
+from centrum.native import install as hostinstall
+from centrum.native.framing import encode_message, read_message
+from centrum.native.install import EXTENSION_ID, GECKO_ID, HOST_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 

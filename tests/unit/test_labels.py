@@ -1,4 +1,5 @@
-"""Annotator label store (centrum.labels): save/list/export/agreement on hand-built snapshots, hostile fields,
+"""Annotator label store (centrum.annotation.labels): save/list/export/agreement on hand-built snapshots, hostile
+fields,
 concurrent and killed writers, migrations, the native host's label.save over real pipes, and the CLI."""
 
 from __future__ import annotations
@@ -18,50 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.host import HostProcess
+from helpers.labels import BUILT, SOURCE, label, page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_nativehost import HostProcess
 
-from centrum import labels as L
-from centrum.evaluation.datasets import load_dataset
-from centrum.snapshot import parse_snapshot
-from centrum.testing import E, T, build
-
-SOURCE = ('<!DOCTYPE html><html data-cx="0"><head data-cx="1"><meta charset="windows-1252" data-cx="2"></head>'
-          '<body data-cx="3"><nav data-cx="4"><a href="/" data-cx="5">Home</a></nav>'
-          '<article data-cx="6"><p data-cx="7">One two three four five six seven.</p>'
-          '<p data-cx="8">Eight nine ten eleven twelve.</p></article>'
-          '<footer data-cx="9">Copyright</footer><img src="x.png" data-cx="10"/></body></html>')
-
-
-def page(extra_first: bool = False) -> Any:
-    """nav, article (two paragraphs), footer, image. ``extra_first`` inserts a banner before the nav (a re-render
-    where every later node id and body child index shifts by one)."""
-    body = [
-        E("nav", (0, 0, 1000, 50), [E("a", (0, 0, 60, 20), [T("Home")], name="a")], name="nav"),
-        E("article", (0, 60, 800, 400), [
-            E("p", (0, 60, 800, 100), [T("One two three four five six seven.")], name="p1"),
-            E("p", (0, 200, 800, 100), [T("Eight nine ten eleven twelve.")], name="p2"),
-        ], name="article"),
-        E("footer", (0, 900, 1000, 50), [T("Copyright")], name="footer"),
-        E("img", (0, 960, 10, 10), name="img"),
-    ]
-    if extra_first:
-        body.insert(0, E("div", (0, 0, 1000, 10), [T("Cookie banner")], name="banner"))
-    return E("html", (0, 0, 1000, 1000), [
-        E("head", children=[E("meta")]),
-        E("body", (0, 0, 1000, 1000), body, name="body"),
-    ])
-
-
-BUILT = build(page(), source=SOURCE, url="http://127.0.0.1/news/canal", title="Canal", lang="en-GB")
-
-
-def label(**over: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"url": "http://127.0.0.1/news/canal", "annotator": "alice",
-                           "nodes": [BUILT.ids["article"]], "snapshot": BUILT.raw}
-    out.update(over)
-    return out
+from centrum.annotation import labels as L
+from centrum.core.builders import E, T, build
+from centrum.core.snapshot import parse_snapshot
+from centrum.gold.datasets import load_dataset
 
 
 def count(db: Path) -> int:
@@ -524,7 +490,7 @@ def chain_page(depth: int, leaves: int) -> dict[str, Any]:
 
 
 def python_lines(fn: Any) -> int:
-    """Lines of centrum.labels executed while ``fn`` runs: the Python-level work, counted (not timed)."""
+    """Lines of centrum.annotation.labels executed while ``fn`` runs: the Python-level work, counted (not timed)."""
     lines = 0
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
@@ -569,8 +535,8 @@ def test_label_save_work_grows_with_the_nodes_not_depth_times_nodes(tmp_path: Pa
 
 WRITER = textwrap.dedent("""
     import sys
-    from centrum import labels as L
-    from centrum.testing import E, T, build
+    from centrum.annotation import labels as L
+    from centrum.core.builders import E, T, build
     db, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     words = " ".join(f"w{k}" for k in range(int(sys.argv[4]) if len(sys.argv) > 4 else 5))
     built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
@@ -635,7 +601,7 @@ def test_writer_killed_inside_its_transaction(tmp_path: Path) -> None:
     L.save_label(db, label())
     code = textwrap.dedent("""
         import sys, time
-        from centrum import labels as L
+        from centrum.annotation import labels as L
         conn = L.connect(sys.argv[1])
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DELETE FROM labels")

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_nativehost import HostProcess
+from helpers.host import HostProcess
 
-from centrum import labels as L
-from centrum.framing import MAX_MESSAGE_BYTES, FrameError, read_frame
-from centrum.testing import E, T, build
+from centrum.annotation import labels as L
+from centrum.core.builders import E, T, build
+from centrum.native.framing import MAX_MESSAGE_BYTES, FrameError, read_frame
 
 WORDS = 40_000  # ~300 KB of text per label: a save takes long enough that a kill often lands inside one
 BUILT = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [

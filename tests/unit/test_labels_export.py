@@ -13,9 +13,9 @@ from pathlib import Path
 
 import lxml.html
 import pytest
-from test_labels import label
+from helpers.labels import label
 
-from centrum import labels as L
+from centrum.annotation import labels as L
 
 HOSTILE = (
     '<!DOCTYPE html><html data-cx="0"><head data-cx="1"><meta http-equiv="refresh" content="0;url=https://evil.test/"'

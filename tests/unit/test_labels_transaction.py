@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from centrum.labels import write_transaction
+from centrum.annotation.labels import write_transaction
 
 
 def _db(path: Path) -> sqlite3.Connection:

@@ -1,4 +1,5 @@
-"""Markdown and clean HTML from the host's cleaner (centrum.outputs + centrum.markdown), construct by construct.
+"""Markdown and clean HTML from the host's cleaner (centrum.output.outputs + centrum.output.markdown), construct by
+construct.
 
 ``markdown_of_html`` runs the same cleaner and converter as a rendered page's answer, with every element taken as
 shown; the tests at the end use hand-built snapshots to check what the snapshot's flags hide.
@@ -10,10 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from centrum.markdown import escape
-from centrum.outputs import Outputs, clean_content, content_html, from_html, image_url, markdown_of_html, parse_srcset
-from centrum.result import Result
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.core.result import Result
+from centrum.output.markdown import escape
+from centrum.output.outputs import (
+    Outputs,
+    clean_content,
+    content_html,
+    from_html,
+    image_url,
+    markdown_of_html,
+    parse_srcset,
+)
 
 URL = "https://example.org/blog/post.html"
 
@@ -213,7 +222,7 @@ def test_outputs_without_source_are_a_clear_error() -> None:
     built = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [E("p", (0, 0, 100, 20), [T("x")])])]))
     out = Outputs(built.snapshot, Result("test", [2]))
     assert out.get("text") == "x"
-    from centrum.outputs import OutputError
+    from centrum.output.outputs import OutputError
 
     with pytest.raises(OutputError, match="no source"):
         out.get("markdown")
@@ -250,9 +259,9 @@ FRONT_MATTER_TAGS = {"hr", "p", "h2", "br"}
 
 
 def _front_matter_doc(value: str) -> str:
-    from centrum.clean_tree import Content
-    from centrum.markdown import document
-    from centrum.metadata import Metadata
+    from centrum.core.metadata import Metadata
+    from centrum.output.clean_tree import Content
+    from centrum.output.markdown import document
 
     meta = Metadata(title=value, author=value, sitename=value, description=value, date=value, language=value,
                     image=value)

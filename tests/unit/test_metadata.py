@@ -1,4 +1,4 @@
-"""Metadata (centrum.metadata) from each source: JSON-LD, OpenGraph / meta tags, <time>, a visible byline, the
+"""Metadata (centrum.core.metadata) from each source: JSON-LD, OpenGraph / meta tags, <time>, a visible byline, the
 title without its site name; on fixture pages (English, Chinese without a lang attribute, Arabic RTL) and small
 pages written here."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from centrum.metadata import Metadata, extract_metadata, iso_date, strip_site_name
-from centrum.outputs import Outputs, from_html
-from centrum.result import Result
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.core.metadata import Metadata, extract_metadata, iso_date, strip_site_name
+from centrum.core.result import Result
+from centrum.output.outputs import Outputs, from_html
 
 PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 
@@ -167,7 +167,7 @@ def test_hidden_byline_is_not_used_and_metadata_reaches_the_outputs() -> None:
 
 
 def test_reading_time_is_script_fair() -> None:
-    from centrum.metadata import reading_minutes
+    from centrum.core.metadata import reading_minutes
 
     assert reading_minutes("word " * 2380) == 10  # 238 words a minute
     assert reading_minutes("港" * 5000) == 10  # 500 characters a minute, not "one word"
@@ -227,7 +227,7 @@ def test_declared_date_the_page_never_shows_is_dropped() -> None:
 ])
 def test_headline_is_the_heading_that_agrees_with_a_declared_title(headings: list[str], declared: list[str],
                                                                     expected: str | None) -> None:
-    from centrum.metadata import headline
+    from centrum.core.metadata import headline
 
     assert headline(headings, declared) == expected
 
@@ -260,7 +260,7 @@ def test_site_suffixes_by_host_initials_and_page_numbers(title: str, sites: list
     ("Автор: Иван Петров", "Иван Петров"),
 ])
 def test_byline_without_prefixes_and_glued_neighbours(raw: str, expected: str | None) -> None:
-    from centrum.metadata import clean_byline
+    from centrum.core.metadata import clean_byline
 
     assert clean_byline(raw) == expected
 
@@ -271,7 +271,7 @@ def test_byline_without_prefixes_and_glued_neighbours(raw: str, expected: str | 
     ("Deaf:Cafe", False), ("Node.js 22 released", False), ("10.5 reasons", False), ("ASP.NET tips", False),
 ])
 def test_an_address_is_no_title(text: str, is_address: bool) -> None:
-    from centrum.metadata import _not_an_address
+    from centrum.core.metadata import _not_an_address
 
     assert (_not_an_address(text) is None) == is_address
 
@@ -280,7 +280,7 @@ def test_one_metadata_vocabulary_in_api_json_and_front_matter() -> None:
     trafilatura's where they mean the same thing."""
     import dataclasses
 
-    from centrum.markdown import front_matter
+    from centrum.output.markdown import front_matter
 
     names = [f.name for f in dataclasses.fields(Metadata)]
     assert names == ["title", "author", "date", "sitename", "language", "image", "description", "url", "direction",

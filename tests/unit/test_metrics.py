@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from centrum.evaluation.metrics import (
+from centrum.gold.metrics import (
     Gold,
     aeb_aggregate,
     aggregate,
@@ -20,7 +20,7 @@ from centrum.evaluation.metrics import (
     snippet_counts,
     snippet_scores,
 )
-from centrum.evaluation.tokenize import aeb, fair
+from centrum.gold.tokenize import aeb, fair
 
 
 def test_shingles_one_of_two_shared() -> None:
@@ -177,7 +177,7 @@ def test_bootstrap_interval() -> None:
 
 
 def test_text_blocks_hand_computed() -> None:
-    from centrum.evaluation.metrics import block_matching
+    from centrum.gold.metrics import block_matching
 
     gold = "first paragraph of the story\nsecond paragraph here"
     # Predicted: the first gold block, a foreign block (2 tokens), and half of the second gold block.
@@ -213,7 +213,7 @@ _lines = st.lists(st.lists(st.sampled_from("abc"), max_size=4).map(" ".join), ma
 @settings(max_examples=300, deadline=None)
 @given(_lines, _lines)
 def test_text_blocks_match_brute_force(gold: str, pred: str) -> None:
-    from centrum.evaluation.metrics import block_matching
+    from centrum.gold.metrics import block_matching
 
     assert block_matching(gold, pred, fair) == pytest.approx(_blocks_brute(gold, pred))
 
@@ -269,8 +269,8 @@ def test_summary_has_a_row_per_page_type_where_meta_gives_one() -> None:
 
 
 def test_dom_node_f1_on_a_built_snapshot() -> None:
-    from centrum.evaluation.metrics import node_prf
-    from centrum.testing import E, T, build
+    from centrum.core.builders import E, T, build
+    from centrum.gold.metrics import node_prf
 
     page = E("html", (0, 0, 1000, 1000), [
         E("body", (0, 0, 1000, 1000), [
@@ -290,7 +290,7 @@ def test_dom_node_f1_on_a_built_snapshot() -> None:
 
 
 def test_paired_bootstrap_interval_holds_zero_only_for_noise() -> None:
-    from centrum.evaluation.metrics import paired_bootstrap
+    from centrum.gold.metrics import paired_bootstrap
 
     rng = np.random.default_rng(0)
     base = rng.random(60)

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_ensemble import _records
+from helpers.records import synthetic_records
 
-from centrum.algorithms import _ensemble_model as M
-from centrum.algorithms import _ensemble_train as T
 from centrum.algorithms import ensemble as Ens
-from centrum.config import ConfigError
+from centrum.algorithms.ensemble import model as M
+from centrum.core.config import ConfigError
+from centrum.training import learner as T
 
 
 def test_model_files_prefer_lightgbm_and_ignore_other_files() -> None:
@@ -23,7 +23,7 @@ def test_model_files_prefer_lightgbm_and_ignore_other_files() -> None:
 
 def test_installed_lightgbm_model_is_used_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trained = tmp_path / "mine.lgb.txt"
-    T.fit(_records(), T.FitOptions(lgb_rounds=20, lgb_min_leaf=5)).save(trained)
+    T.fit(synthetic_records(), T.FitOptions(lgb_rounds=20, lgb_min_leaf=5)).save(trained)
     home = tmp_path / "home"
     env = {**os.environ, "CENTRUM_HOME": str(home)}
 

@@ -4,106 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.host import HostProcess, article_page
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from centrum.framing import MAX_MESSAGE_BYTES, encode_message, read_frame
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.native.framing import MAX_MESSAGE_BYTES, encode_message
 
+REPO = Path(__file__).resolve().parents[2]
 
-def host_command() -> list[str]:
-    # The console script next to this interpreter (not a pyenv shim, which adds ~100 ms of bash per start).
-    script = Path(sys.executable).parent / "centrum-host"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("centrum-host")
-    assert found, "centrum-host is not installed (pip install -e host)"
-    return [found]
-
-
-class HostProcess:
-    def __init__(self, home: Path) -> None:
-        env = {**os.environ, "CENTRUM_HOME": str(home)}
-        # stderr to a file, not a pipe: an unread pipe would fill up and block the host (as a browser never does).
-        self.stderr_path = home / "stderr.txt"
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(host_command() + ["chrome-extension://test/"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=err, env=env)
-        self.sizes: list[int] = []
-
-    def send_raw(self, data: bytes) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send(self, obj: Any) -> None:
-        self.send_raw(encode_message(obj))
-
-    def receive(self) -> dict[str, Any]:
-        """Read chunks until one whole response is reassembled (as the extension does)."""
-        assert self.proc.stdout
-        parts: list[str] = []
-        expected_id: Any = "unset"
-        while True:
-            frame = read_frame(self.proc.stdout, MAX_MESSAGE_BYTES)
-            assert frame is not None, "host closed stdout: " + self.stderr_tail()
-            self.sizes.append(len(frame) + 4)
-            chunk = json.loads(frame)
-            assert set(chunk) == {"v", "id", "chunk", "chunks", "data"}
-            if expected_id == "unset":
-                expected_id = chunk["id"]
-            assert chunk["id"] == expected_id and chunk["chunk"] == len(parts)
-            parts.append(chunk["data"])
-            if len(parts) == chunk["chunks"]:
-                body = json.loads("".join(parts))
-                assert body["id"] == expected_id
-                return body
-
-    def ask(self, obj: Any) -> dict[str, Any]:
-        self.send(obj)
-        return self.receive()
-
-    def stderr_tail(self) -> str:
-        return self.stderr_path.read_text(errors="replace")[-2000:]
-
-    def close(self) -> int:
-        assert self.proc.stdin
-        self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=10)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[HostProcess]:
-    h = HostProcess(tmp_path)
-    yield h
-    if h.proc.poll() is None:
-        h.close()
-
-
-def article_page() -> Any:
-    return build(E("html", (0, 0, 1200, 2000), [
-        E("body", (0, 0, 1200, 2000), [
-            E("nav", (0, 0, 1200, 80), [E("a", (10, 10, 100, 20), [T("Home")])]),
-            E("div", (0, 100, 1200, 1800), [
-                E("article", (100, 100, 800, 1500), [E("p", (100, 120, 800, 200), [T("The story text.")])],
-                  name="article"),
-            ]),
-        ]),
-    ]))
 
 
 def test_ping_then_clean_exit(host: HostProcess, tmp_path: Path) -> None:
@@ -236,7 +153,7 @@ def test_stray_print_cannot_corrupt_stdout(tmp_path: Path) -> None:
     # An algorithm that prints: run the host in-process with a handler that prints, over real pipes.
     code = (
         "import sys\n"
-        "from centrum import nativehost\n"
+        "from centrum.native import nativehost\n"
         "def noisy(req):\n"
         "    print('stray output from an algorithm')\n"
         "    return {'ok': True}\n"
@@ -274,7 +191,7 @@ def test_centrum_host_command(tmp_path: Path) -> None:
 
 
 def test_debug_dropped_over_the_response_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    from centrum import nativehost
+    from centrum.native import nativehost
 
     built = article_page()
     request = {"v": 1, "id": 1, "type": "extract", "algorithm": "semantic", "debug": True, "snapshot": built.raw}
@@ -291,7 +208,7 @@ def test_debug_dropped_over_the_response_cap(monkeypatch: pytest.MonkeyPatch) ->
 def test_non_finite_numbers_become_null() -> None:
     import numpy as np
 
-    from centrum.nativehost import dumps
+    from centrum.native.nativehost import dumps
 
     text = dumps({"a": float("nan"), "b": [np.float64("inf"), np.int64(3)], "c": np.array([1.5, np.nan])})
     assert json.loads(text) == {"a": None, "b": [None, 3], "c": [1.5, None]}
@@ -300,8 +217,8 @@ def test_non_finite_numbers_become_null() -> None:
 def test_unencodable_answer_is_an_internal_error_and_the_host_goes_on() -> None:
     import io
 
-    from centrum.framing import read_message
-    from centrum.nativehost import Host
+    from centrum.native.framing import read_message
+    from centrum.native.nativehost import Host
 
     cyclic: dict[str, object] = {}
     cyclic["self"] = cyclic
@@ -331,7 +248,7 @@ def send_body(host: HostProcess, body: bytes) -> dict[str, Any]:
 
 
 def test_deep_json_is_refused_before_decoding(host: HostProcess) -> None:
-    from centrum.limits import JSON_DEPTH
+    from centrum.core.limits import JSON_DEPTH
 
     deep = 100_000
     for body in (b"[" * deep + b"]" * deep, b'{"a":' * deep + b"1" + b"}" * deep, b"[" * deep,
@@ -419,9 +336,7 @@ def test_gce_cols_out_of_range(host: HostProcess) -> None:
 
 def test_weights_are_model_names_never_paths(host: HostProcess, tmp_path: Path) -> None:
     """A path-like weights value gets the same E_PARAMS answer whether the file exists or not."""
-    from importlib import resources
-
-    shipped = (resources.files("centrum") / "weights" / "ensemble-v4.json").read_text(encoding="utf-8")
+    shipped = (REPO / "models" / "ensemble-v4.json").read_text(encoding="utf-8")
     raw = article_page().raw
     target = tmp_path / "probe" / "weights.json"
     for key in ("weights", "block_weights"):
@@ -443,7 +358,7 @@ def test_weights_are_model_names_never_paths(host: HostProcess, tmp_path: Path) 
 
 
 def test_snapshot_element_limit_before_work(host: HostProcess) -> None:
-    from centrum.limits import ELEMENTS
+    from centrum.core.limits import ELEMENTS
 
     snap = json.loads(json.dumps(article_page().raw))
     snap["elements"]["parent"] = [0] * (ELEMENTS + 1)
@@ -455,12 +370,9 @@ def test_snapshot_element_limit_before_work(host: HostProcess) -> None:
 
 def test_installed_model_by_name(tmp_path: Path) -> None:
     """`centrum models install` is the only way a file becomes usable; a request then names it."""
-    from importlib import resources
-
     home = tmp_path / "home"
     trained = tmp_path / "trained.json"
-    trained.write_text((resources.files("centrum") / "weights" / "ensemble-v4.json").read_text(encoding="utf-8"),
-                       encoding="utf-8")
+    trained.write_text((REPO / "models" / "ensemble-v4.json").read_text(encoding="utf-8"), encoding="utf-8")
     env = {**os.environ, "CENTRUM_HOME": str(home)}
 
     def models(*args: str) -> subprocess.CompletedProcess[str]:
@@ -491,7 +403,7 @@ def test_installed_model_by_name(tmp_path: Path) -> None:
 
 
 def test_id_and_type_are_bounded(host: HostProcess) -> None:
-    from centrum.limits import ID_CHARS
+    from centrum.core.limits import ID_CHARS
 
     assert host.ask({"v": 1, "id": "i" * ID_CHARS, "type": "ping"})["status"] == "ok"
     reply = host.ask({"v": 1, "id": "i" * (ID_CHARS + 1), "type": "ping"})
@@ -524,7 +436,7 @@ _NESTED = st.recursive(
 @given(obj=_NESTED, limit=st.integers(1, 6))
 def test_depth_scan_agrees_with_the_real_nesting(obj: Any, limit: int) -> None:
     """Brackets, quotes and backslashes inside strings never count; nesting outside them always does."""
-    from centrum.nativehost import json_depth_over
+    from centrum.native.nativehost import json_depth_over
 
     for text in (json.dumps(obj), json.dumps(obj, ensure_ascii=False, indent=1)):
         assert json_depth_over(text.encode(), limit) == (_depth(obj) > limit), text
@@ -565,7 +477,7 @@ def test_bad_compressed_snapshots_are_refused_and_the_host_goes_on(host: HostPro
     import base64
     import gzip
 
-    from centrum.limits import JSON_DEPTH, REQUEST_BYTES
+    from centrum.core.limits import JSON_DEPTH, REQUEST_BYTES
 
     snapshot = json.dumps(article_page().raw).encode()
     whole = gzip.compress(snapshot)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from centrum.evaluation.datasets import PageItem
-from centrum.evaluation.metrics import Gold
-from centrum.limits import PAGE_FILE_BYTES, TooLarge, read_page_file
-from centrum.render import RenderError, target_url
+from centrum.core.limits import PAGE_FILE_BYTES, TooLarge, read_page_file
+from centrum.core.render import RenderError, target_url
+from centrum.gold.datasets import PageItem
+from centrum.gold.metrics import Gold
 
 
 def page_of(path: Path, size: int) -> Path:
@@ -37,7 +37,7 @@ def test_a_data_set_reads_gzipped_pages_bounded_while_they_inflate(tmp_path: Pat
     import json
     import zlib
 
-    from centrum.evaluation.datasets import DatasetError, load_dataset
+    from centrum.gold.datasets import DatasetError, load_dataset
 
     root = tmp_path / "set"
     (root / "pages").mkdir(parents=True)

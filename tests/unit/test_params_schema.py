@@ -1,5 +1,6 @@
 """extension/src/params.json (the options page's parameters: kinds, real defaults, ranges) is what
-``python -m centrum.params_schema --write`` makes of the typed configs now: a Config changed without regenerating it
+``python -m centrum.native.params_schema --write`` makes of the typed configs now: a Config changed without
+regenerating it
 fails here."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from centrum import params_schema
+from centrum.native import params_schema
 
 PARAMS = Path(__file__).resolve().parents[2] / "extension" / "src" / "params.json"
 
@@ -15,7 +16,7 @@ PARAMS = Path(__file__).resolve().parents[2] / "extension" / "src" / "params.jso
 def test_params_json_is_generated_from_the_configs() -> None:
     expected = params_schema.text()  # every algorithm's extra is installed where the tests run (tox)
     assert PARAMS.read_text(encoding="utf-8") == expected, (
-        "extension/src/params.json is out of date: run python -m centrum.params_schema --write")
+        "extension/src/params.json is out of date: run python -m centrum.native.params_schema --write")
 
 
 def test_every_parameter_has_a_real_default_and_numbers_a_range() -> None:

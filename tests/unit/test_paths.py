@@ -1,4 +1,4 @@
-"""centrum.paths: the data and cache folders, and private files made 0700/0600 whatever the umask."""
+"""centrum.core.paths: the data and cache folders, and private files made 0700/0600 whatever the umask."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from centrum import paths
+from centrum.core import paths
 
 
 def mode(p: Path) -> int:
@@ -84,7 +84,7 @@ def test_a_folder_in_place_of_a_private_file_stays_a_folder(tmp_path: Path) -> N
 
 
 def test_atomic_path_replaces_whole_files_only(tmp_path: Path) -> None:
-    from centrum.paths import atomic_path
+    from centrum.core.paths import atomic_path
 
     final = tmp_path / "sub" / "entry.parquet"
     with atomic_path(final) as tmp:

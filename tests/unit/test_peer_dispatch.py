@@ -1,7 +1,7 @@
 """evaluation.peers.run_peer: the one place that runs a peer by name, for `centrum eval` and `centrum train`."""
 
+from centrum.core.builders import E, T, build
 from centrum.evaluation import peers
-from centrum.testing import E, T, build
 
 PAGE = b"<html><body><article><p>" + b"Plain words in a paragraph of the page. " * 20 + b"</p></article></body></html>"
 

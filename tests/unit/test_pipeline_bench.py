@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_nativehost import HostProcess
+from helpers.host import HostProcess
 
-from centrum.framing import encode_message
-from centrum.pipeline_bench import ExtensionBrowserError, last_extract_log, peak_rss_mb
-from centrum.snapshot import pack_snapshot
-from centrum.testing import E, T, build
+from centrum.bench.pipeline import ExtensionBrowserError, last_extract_log, peak_rss_mb
+from centrum.core.builders import E, T, build
+from centrum.core.snapshot import pack_snapshot
+from centrum.native.framing import encode_message
 
 
 def test_last_extract_log_reads_the_hosts_own_line(tmp_path: Path) -> None:

@@ -10,11 +10,13 @@ import io
 import json
 
 import pytest
+from helpers import goldens
 
-from centrum import algorithms, goldens, nativehost
+from centrum import algorithms
 from centrum.algorithms import ensemble
-from centrum.framing import encode_message, read_frame
-from centrum.trace import wanting
+from centrum.core.trace import wanting
+from centrum.native import nativehost
+from centrum.native.framing import encode_message, read_frame
 
 
 def serve(warm: bool) -> dict:

@@ -1,4 +1,5 @@
-"""PROTOCOL.md's limits, error codes and parameter ranges match what the host does (one source each: centrum/limits.py,
+"""PROTOCOL.md's limits, error codes and parameter ranges match what the host does (one source each:
+centrum/core/limits.py,
 nativehost.ERROR_CODES, the ranges next to each algorithm's config fields)."""
 
 from __future__ import annotations
@@ -11,26 +12,14 @@ import typing
 from pathlib import Path
 
 import pytest
+from helpers.protocol_doc import PROTOCOL, section, table_rows
 
-from centrum import limits, nativehost
 from centrum.algorithms import REGISTRY
-from centrum.config import field_range, is_numeric
+from centrum.core import limits
+from centrum.core.config import field_range, is_numeric
+from centrum.native import nativehost
 
-PROTOCOL = Path(__file__).resolve().parents[2] / "host" / "PROTOCOL.md"
 NATIVEHOST = Path(nativehost.__file__)
-
-
-def section(title: str) -> str:
-    text = PROTOCOL.read_text(encoding="utf-8")
-    start = text.index(f"\n### {title}\n")
-    end = text.find("\n#", start + 1)
-    return text[start:end if end >= 0 else len(text)]
-
-
-def table_rows(text: str) -> list[list[str]]:
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
-            if line.startswith("|")]
-    return rows[2:]  # header and rule
 
 
 def number(text: str) -> float:
@@ -121,6 +110,6 @@ def test_error_table_is_the_one_list_of_the_extension_codes_too() -> None:
 
 
 def test_overlay_kinds_are_documented() -> None:
-    from centrum.result import OVERLAY_KINDS
+    from centrum.core.result import OVERLAY_KINDS
 
     assert {row[0].strip("`") for row in table_rows(section("Overlays"))[7:]} == set(OVERLAY_KINDS)

@@ -9,7 +9,7 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import r4
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
 
 W = (0, 0, 1000, 3000)
 

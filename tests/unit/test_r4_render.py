@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from centrum import algorithms
-from centrum.render import Renderer
-from centrum.snapshot import parse_snapshot
+from centrum.core.render import Renderer
+from centrum.core.snapshot import parse_snapshot
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample" / "article.html"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from centrum import render
+from centrum.core import render
 
 
 def test_noscript_text_counts_closed_elements_up_to_their_first_closing_tag() -> None:

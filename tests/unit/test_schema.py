@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from centrum.snapshot import SnapshotError, parse_snapshot
-from centrum.testing import T_, E, T, build
+from centrum.core.builders import T_, E, T, build
+from centrum.core.snapshot import SnapshotError, parse_snapshot
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "host" / "centrum" / "snapshot.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

@@ -1,5 +1,5 @@
 from centrum import algorithms
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
 
 
 def test_first_main_or_article_in_bfs_order_wins_over_document_order():

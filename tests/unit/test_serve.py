@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from centrum.serve import CSP, DOMAIN, WORKERS, DatasetServer, Limits, ServeError
+from centrum.annotation.serve import CSP, DOMAIN, WORKERS, DatasetServer, Limits, ServeError
 
 PAGE = "<html><head><meta charset=\"windows-1252\"></head><body><p>caf\xe9</p></body></html>".encode("cp1252")
 

@@ -1,13 +1,13 @@
-"""Sites of data-set pages and site-grouped folds (centrum.evaluation.sites)."""
+"""Sites of data-set pages and site-grouped folds (centrum.gold.sites)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-from centrum.evaluation.datasets import PageItem
-from centrum.evaluation.metrics import Gold
-from centrum.evaluation.sites import declared_url, page_site, registered_domain, site_folds
+from centrum.gold.datasets import PageItem
+from centrum.gold.metrics import Gold
+from centrum.gold.sites import declared_url, page_site, registered_domain, site_folds
 
 
 def test_registered_domain_follows_the_public_suffix_list() -> None:

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from centrum.snapshot import SnapshotError, parse_snapshot
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.core.snapshot import SnapshotError, parse_snapshot
 
 
 def page():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from centrum import render
+from centrum.core import render
 from centrum.evaluation import cache
 
 
@@ -61,7 +61,7 @@ def test_a_render_of_an_earlier_version_is_kept_when_the_new_renderer_carries_it
 
 def _snapshot_showing(text: str) -> dict:
     """A hand-built snapshot of a page showing one paragraph of ``text``."""
-    from centrum.testing import E, T, build
+    from centrum.core.builders import E, T, build
 
     page = E("html", (0, 0, 1920, 1080), [E("body", (0, 0, 1920, 1080), [E("p", (0, 0, 800, 400), [T(text)])])])
     return build(page).raw

@@ -14,8 +14,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-from centrum.snapshot import MAX_ELEMENTS, SnapshotError, pack_column, pack_snapshot, parse_snapshot
-from centrum.testing import T_, E, T, build
+from centrum.core.builders import T_, E, T, build
+from centrum.core.snapshot import MAX_ELEMENTS, SnapshotError, pack_column, pack_snapshot, parse_snapshot
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "host" / "centrum" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))

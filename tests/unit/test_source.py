@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from centrum import algorithms
-from centrum.algorithms import _source_features as S
 from centrum.algorithms import source
+from centrum.algorithms import source_features as S
 from centrum.cli import main
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
 
 REPO = Path(__file__).resolve().parents[2]
 TINYSET = REPO / "tests" / "fixtures" / "tinyset"
@@ -141,7 +141,7 @@ def test_on_a_snapshot_the_answer_is_the_containers_node_ids() -> None:
 
 
 def test_bad_parameters_are_refused_by_name() -> None:
-    from centrum.config import ConfigError
+    from centrum.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="block_threshold"):
         algorithms.raw_html_config("source", {"block_threshold": "2"})
@@ -150,7 +150,7 @@ def test_bad_parameters_are_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="not a model name"):
         algorithms.raw_html_config("source", {"weights": "../../etc/passwd"})
     # A model of other features (the ensemble's candidate scorer) is refused by name, not run.
-    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v5"})
+    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v13"})
     with pytest.raises(ConfigError, match="not a usable source-only model"):
         algorithms.run_raw_html("source", article_page(), cfg)
 
@@ -169,8 +169,8 @@ def test_extract_no_render_defaults_to_source(tmp_path: Path, capsys: pytest.Cap
 
 # ---- training -----------------------------------------------------------------------------------------------------
 def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from centrum import training_source as TS
-    from centrum.algorithms._ensemble_model import Boosted
+    from centrum.algorithms.ensemble.model import Boosted
+    from centrum.training import source as TS
 
     a, b = tmp_path / "a.lgb.txt", tmp_path / "b.lgb.txt"
     for out in (a, b):
@@ -178,7 +178,7 @@ def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: p
     assert a.read_bytes() == b.read_bytes()
     assert "mean, sets with independent gold" in capsys.readouterr().out
     model = Boosted.load(a, S.feature_names())
-    rows, skipped = TS.collect(__import__("centrum.evaluation.datasets", fromlist=["x"]).load_dataset(TINYSET).pages)
+    rows, skipped = TS.collect(__import__("centrum.gold.datasets", fromlist=["x"]).load_dataset(TINYSET).pages)
     assert not skipped and rows
     p = model.predict(rows[0].X.astype(np.float64))
     assert p.shape == (rows[0].X.shape[0],) and ((p >= 0) & (p <= 1)).all()

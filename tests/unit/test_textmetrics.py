@@ -1,4 +1,4 @@
-from centrum.textmetrics import count_words, count_words_many, tokens
+from centrum.core.textmetrics import count_words, count_words_many, tokens
 
 
 def test_spaced_scripts_split_on_whitespace_and_punctuation():
@@ -35,7 +35,7 @@ def test_joiners_and_vectorized_count_agree_with_tokens():
 def test_count_words_many_gives_the_same_counts_in_runs_of_any_length(monkeypatch):
     # The texts are counted in runs of about _COUNT_PIECE characters (bounded memory on a large page): a run boundary
     # falls between two texts, so no count may depend on where it falls.
-    import centrum.textmetrics as tm
+    import centrum.core.textmetrics as tm
 
     texts = ["It's e.g. well-known", "", "日本語 text", "x-", "-y", "समिति ने पूरे", "😀 ok", "a" * 40, "  ", "b c"] * 5
     expected = [len(tokens(t)) for t in texts]

@@ -1,9 +1,9 @@
-"""centrum.trace: stages timed into Result.timing_ms, their trace entries, caps, rounding and typed overlays."""
+"""centrum.core.trace: stages timed into Result.timing_ms, their trace entries, caps, rounding and typed overlays."""
 
 import json
 
-from centrum.result import OVERLAY_KINDS, json_default
-from centrum.trace import Trace
+from centrum.core.result import OVERLAY_KINDS, json_default
+from centrum.core.trace import Trace
 
 
 def test_stages_are_timed_and_shown_and_the_result_carries_both() -> None:
@@ -38,8 +38,8 @@ def test_overlays_serialize_with_nodes_or_box_only() -> None:
 
 
 def test_text_for_prefers_the_algorithms_own_text() -> None:
-    from centrum.result import Result
-    from centrum.testing import E, T, build
+    from centrum.core.builders import E, T, build
+    from centrum.core.result import Result
 
     b = build(E("html", (0, 0, 100, 100), [E("body", (0, 0, 100, 100), [
         E("p", (0, 0, 100, 20), [T("Kept")], name="p"), E("p", (0, 20, 100, 20), [T("Other")])])]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from centrum.algorithms._ensemble_records import PageRecord
 from centrum.commands import train
+from centrum.training.records import PageRecord
 
 
 def _record(ds: str, i: int, peer_f1: float) -> PageRecord:

@@ -1,9 +1,9 @@
-"""centrum.tree: subtree cover masks, the page's <body>, the text joiner's hidden-text switch."""
+"""centrum.core.tree: subtree cover masks, the page's <body>, the text joiner's hidden-text switch."""
 
 import numpy as np
 
-from centrum import tree
-from centrum.testing import E, T, build
+from centrum.core import tree
+from centrum.core.builders import E, T, build
 
 
 def _page():

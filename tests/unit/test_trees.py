@@ -13,13 +13,14 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 import pytest
+from helpers import goldens
 
-from centrum import charset, goldens
-from centrum.algorithms import _source_features as S
 from centrum.algorithms import ensemble as E
 from centrum.algorithms import source
-from centrum.algorithms._ensemble_model import Boosted
+from centrum.algorithms import source_features as S
 from centrum.algorithms._trees import K_ZERO, ModelFormatError, Trees
+from centrum.algorithms.ensemble.model import Boosted
+from centrum.core import charset
 
 WEIGHTS = resources.files("centrum") / "weights"
 SHIPPED = sorted(p.name for p in WEIGHTS.iterdir() if p.name.endswith(".lgb.txt"))

@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 
 from centrum import algorithms
-from centrum.outputs import Outputs
-from centrum.result import Result
-from centrum.snapshot import SnapshotError, pack_snapshot, parse_snapshot
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
+from centrum.core.result import Result
+from centrum.core.snapshot import SnapshotError, pack_snapshot, parse_snapshot
+from centrum.output.outputs import Outputs
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "host" / "centrum" / "snapshot.schema.json")
                     .read_text(encoding="utf-8"))

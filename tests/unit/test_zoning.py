@@ -10,7 +10,7 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import zoning
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
 
 # Two sentences of >= 4 words each: a paragraph under both the script test and the English verb test.
 EN = "The committee published its findings after a year. Researchers measured the effect on small farms."
@@ -325,7 +325,7 @@ def test_every_zone_parent_precedes_its_children_and_leaf_texts_partition_the_pa
     zs = zones_of(r)
     assert all(z["parent"] < z["id"] for z in zs)
     words = sum(z["words"] for z in zs if z["leaf"])
-    from centrum.textmetrics import count_words
+    from centrum.core.textmetrics import count_words
     assert words == sum(count_words(t) for t in b.snapshot.texts)
     assert np.isclose(r.debug["total_score"], sum(z["score"] for z in zs if z["leaf"]))
 
@@ -390,7 +390,7 @@ def test_any_well_formed_page_gives_consistent_zones(children: list[E], collapse
     # Leaf zone scores add up to the root's; the chosen text is part of the page text.
     if not r.debug["zones_trimmed"]:
         assert np.isclose(r.debug["total_score"], sum(z["score"] for z in zs if z["leaf"]))
-    from centrum.textmetrics import count_words
+    from centrum.core.textmetrics import count_words
     assert count_words(r.text or "") <= sum(count_words(t) for t in snap.texts)
     path = r.debug["path"]
     assert path[0]["column"] == 0 and all(0 <= p["fraction"] <= 1 + 1e-9 for p in path)

@@ -12,7 +12,7 @@ from centrum.algorithms._zoning_sentences import (
     load_tagger,
     sentences,
 )
-from centrum.testing import E, T, build
+from centrum.core.builders import E, T, build
 
 
 def test_latin_terminators_split_only_before_space_or_end():

@@ -14,10 +14,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import config_from_dict
-from ..result import Result
-from ..snapshot import Snapshot
-from ..trace import wanting
+from ..core.config import config_from_dict
+from ..core.result import Result
+from ..core.snapshot import Snapshot
+from ..core.trace import wanting
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..snapshot import FIXED, Snapshot
-from ..tree import cover_count
+from ..core.snapshot import FIXED, Snapshot
+from ..core.tree import cover_count
 
 
 @dataclass

@@ -6,7 +6,7 @@ English sentence detector and part-of-speech tagger. That test is English-only, 
 * ``script`` (default, any language): a sentence ends at a Unicode sentence terminator (``. ! ? …`` followed by
   a space or the end, ``。！？؟۔।॥።။។`` anywhere) or at a space between two Thai/Lao/Khmer/Myanmar letters (those
   scripts separate sentences with a space, not a mark). A sentence "has a verb" when it holds at least
-  ``min_words`` script-fair tokens (:func:`centrum.textmetrics.count_words`, CJK/Thai by character): menus,
+  ``min_words`` script-fair tokens (:func:`centrum.core.textmetrics.count_words`, CJK/Thai by character): menus,
   bylines and "Read more." fragments are short, prose is not.
 * ``verb`` (English only): the same splitting, then the averaged-perceptron POS tagger whose trained weights ship
   inside the PyPI package ``textblob-aptagger`` (pip install --no-deps textblob-aptagger; loaded from the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..textmetrics import count_words, count_words_many
+from ..core.textmetrics import count_words, count_words_many
 
 # Latin-style terminators end a sentence only before whitespace / end (so "3.5", "e.g.x" and URLs do not split);
 # full-width and other-script terminators need no following space (CJK runs on without spaces). Closing quotes and
@@ -75,7 +75,7 @@ def segment_stats(parts: list[str], ends: np.ndarray, min_words: int) -> tuple[n
     ``parts`` are text pieces in order; ``ends[i]`` says piece ``i`` is the last of its segment (pieces of one
     segment are joined by a space). Returns per segment: tokens, sentences with >= ``min_words`` tokens,
     sentences with >= 1 token, and the segment texts. Same splitting as :func:`sentences` and the same tokens as
-    :func:`centrum.textmetrics.count_words`: one regex pass marks every sentence end (a terminator and its spaces
+    :func:`centrum.core.textmetrics.count_words`: one regex pass marks every sentence end (a terminator and its spaces
     hold no token, so the mark replaces them), the marked string is split at the marks, and the sentences are
     counted in one :func:`count_words_many` call.
     """

@@ -36,11 +36,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..config import ranged
-from ..result import Candidate, Result
-from ..snapshot import Snapshot
-from ..trace import Trace
-from ..tree import main_body
+from ..core.config import ranged
+from ..core.result import Candidate, Result
+from ..core.snapshot import Snapshot
+from ..core.trace import Trace
+from ..core.tree import main_body
 from . import _gce_stages as st
 
 # Block elements on which the framework lets an expansion stop (its ARTICLE_BLOCK_ELEMENTS list).

@@ -16,7 +16,7 @@ pages), which is linear for a bounded height (timings in docs/algorithms/r4.md).
 Deviations from the paper, all because we score the *rendered* page rather than its source:
 - only rendered text counts (text nodes with at least one line rectangle) and only *shown* elements (an element
   that has, or has a descendant with, a layout box) are rated, so hidden menus and templates never win;
-- words are counted with :mod:`centrum.textmetrics` (CJK/Thai one word per character), so the word ratio works
+- words are counted with :mod:`centrum.core.textmetrics` (CJK/Thai one word per character), so the word ratio works
   on unspaced scripts;
 - the post-processed selection is reported as the set of maximal kept subtrees (``nodes``) plus the exact kept
   text (``text``), because a removed link group inside the selected node cannot be expressed as one node.
@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import ranged
-from ..result import Candidate, Result
-from ..snapshot import IMAGE, Snapshot
-from ..trace import Trace, text_wanted
-from ..tree import cover_count, covered, main_body, text_of_mask
+from ..core.config import ranged
+from ..core.result import Candidate, Result
+from ..core.snapshot import IMAGE, Snapshot
+from ..core.trace import Trace, text_wanted
+from ..core.tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
 _DEBUG_CAP = 1000

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import Candidate, Overlay, Result
-from ..snapshot import Snapshot
+from ..core.result import Candidate, Overlay, Result
+from ..core.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

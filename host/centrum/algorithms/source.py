@@ -10,7 +10,7 @@ when none reaches it, the best block alone when it reaches ``min_best``. One pas
 rest vectorized: linear in the page.
 
 This is the extractor of ``--no-render`` (``centrum extract --no-render``, ``centrum batch --no-render``), where
-there is no snapshot: the answer is the text and the ``tag:k`` paths (``centrum.labels``) of the blocks'
+there is no snapshot: the answer is the text and the ``tag:k`` paths (``centrum.annotation.labels``) of the blocks'
 containers. On a collected snapshot (``run``) the same model reads the snapshot's source serialization and answers
 node ids.
 """
@@ -24,14 +24,14 @@ from importlib import resources
 
 import numpy as np
 
-from .. import limits
-from ..config import ConfigError, ranged
-from ..result import Result
-from ..snapshot import Snapshot
-from . import _source_features as S
+from ..core import limits
+from ..core.config import ConfigError, ranged
+from ..core.result import Result
+from ..core.snapshot import Snapshot
 from . import ensemble as E
-from ._ensemble_model import LGB_SUFFIX, Boosted
-from ._source_features import SourceError
+from . import source_features as S
+from .ensemble.model import LGB_SUFFIX, Boosted
+from .source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
@@ -135,7 +135,8 @@ def answer(html: str, cfg: Config | None = None, model: Boosted | None = None) -
 
 
 def node_paths(tree: S.SourceTree, elements: list[int]) -> list[str]:
-    """``tag:k>...`` root paths (``centrum.labels``' format: k = 1-based place among the element children)."""
+    """``tag:k>...`` root paths (``centrum.annotation.labels``' format: k = 1-based place among the element
+    children)."""
     out = []
     for e in elements[:MAX_PATHS]:
         steps = []
@@ -153,9 +154,9 @@ def _debug(a: Answer) -> dict[str, object]:
 
 def run_source(html: str | bytes, config: Config | None = None) -> Result:
     """Main content of raw HTML without a browser: ``text`` and ``debug["node_paths"]`` set, ``nodes`` empty (no
-    snapshot gives them ids). Bytes are decoded with ``centrum.charset``. :class:`SourceError` (a ValueError) for a
+    snapshot gives them ids). Bytes are decoded with ``centrum.core.charset``. :class:`SourceError` (a ValueError) for a
     page that cannot be read: empty, over ``max_chars``, unparsable."""
-    from .. import charset
+    from ..core import charset
 
     t0 = time.perf_counter()
     a = answer(charset.decode(html) if isinstance(html, bytes) else html, config)

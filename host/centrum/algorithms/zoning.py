@@ -49,11 +49,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..config import ranged
-from ..result import Candidate, Result
-from ..snapshot import Snapshot
-from ..trace import Trace, debug_wanted, text_wanted
-from ..tree import cover_count, covered, main_body, text_of_mask
+from ..core.config import ranged
+from ..core.result import Candidate, Result
+from ..core.snapshot import Snapshot
+from ..core.trace import Trace, debug_wanted, text_wanted
+from ..core.tree import cover_count, covered, main_body, text_of_mask
 from ._zoning_sentences import VERB_UNAVAILABLE, count_verb_sentences, load_tagger, segment_stats
 
 # Debug lists are capped so that a 50k-element page still yields a small response.

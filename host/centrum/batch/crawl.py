@@ -10,7 +10,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from ..limits import MIB
+from ..core.limits import MIB
 
 HOST = "http://archive.test"
 CSS = b"""body { font-family: serif; margin: 0 auto; max-width: 50em; }
@@ -199,7 +199,8 @@ def write_crawl(warc: Path, pages: int, folder: Path | None = None, latin1_every
     return urls
 
 
-# ---- hostile records (the tests of centrum.limits.INPUT_LIMITS) ----------------------------------------------------
+# ---- hostile records (the tests of centrum.core.limits.INPUT_LIMITS)
+# ----------------------------------------------------
 _ZEROS = bytes(MIB)
 
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import charset
-from ..limits import WARC_RECORD_BYTES, TooLarge, read_capped, read_page_file
-from ..render import Archived
+from ..core import charset
+from ..core.limits import WARC_RECORD_BYTES, TooLarge, read_capped, read_page_file
+from ..core.render import Archived
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_SUFFIXES = (".warc", ".warc.gz")
@@ -208,14 +208,15 @@ def read_response(path: str, offset: int, body: bool = True) -> tuple[int, dict[
 
 
 def html_charset(body: bytes, http_charset: str | None) -> str:
-    """The charset of an archived HTML page (:func:`centrum.charset.sniff`, the HTTP header as the transport's)."""
+    """The charset of an archived HTML page (:func:`centrum.core.charset.sniff`, the HTTP header as the transport's)."""
     return charset.sniff(body, http_charset)
 
 
 @dataclass(frozen=True)
 class Page:
     """A record's page as read: its bytes and the transport's charset. :meth:`html` is the one decoding from bytes
-    to text (``centrum.charset``, as ``centrum extract`` and ``eval`` read a page), never a bare ``bytes.decode``."""
+    to text (``centrum.core.charset``, as ``centrum extract`` and ``eval`` read a page), never a bare
+    ``bytes.decode``."""
 
     http_status: int | None
     body: bytes
@@ -235,7 +236,7 @@ class Page:
 
 def read_page(task: Task) -> Page:
     """The one reader from a task's record to its page: an archived response (body decoded of its
-    Content-Encoding), or a saved file (``centrum.limits.read_page_file``, as ``centrum extract`` reads it); a URL
+    Content-Encoding), or a saved file (``centrum.core.limits.read_page_file``, as ``centrum extract`` reads it); a URL
     has no bytes before it is rendered. Raises :class:`TooLarge` past a limit, OSError / ValueError if unreadable."""
     if task.kind == "warc":
         status, _headers, body, http_charset = read_response(task.path, task.offset)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..paths import atomic_path
+from ..core.paths import atomic_path
 
 FORMATS = ("parquet", "jsonl", "markdown")
 SUFFIXES = {"parquet": ".parquet", "jsonl": ".jsonl", "markdown": ".md"}

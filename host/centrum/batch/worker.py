@@ -1,4 +1,4 @@
-"""One batch worker: a headless Chromium (``centrum.render.Renderer``) and the algorithms, turning a :class:`Task`
+"""One batch worker: a headless Chromium (``centrum.core.render.Renderer``) and the algorithms, turning a :class:`Task`
 into one output row. Plain Python: the engine wraps it as a Ray actor, and nothing here imports Ray.
 
 Faults: a render that fails or outlasts ``page_timeout`` (its Chromium is killed by process id) is retried once on a
@@ -18,14 +18,14 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..limits import PAGE_ARCHIVE_BYTES, TooLarge
+from ..core.limits import PAGE_ARCHIVE_BYTES, TooLarge
 from .inputs import IndexEntry, Page, Task, WarcIndex, archived, follow, read_page
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
 E_RENDER = "E_RENDER"  # the browser could not load or collect the page (twice)
 E_TIMEOUT = "E_TIMEOUT"  # the page outlasted --page-timeout (twice); its browser was killed
 E_INPUT = "E_INPUT"  # the record could not be read or decoded
-E_TOO_LARGE = "E_TOO_LARGE"  # the record is over one of centrum.limits.INPUT_LIMITS (the message names it)
+E_TOO_LARGE = "E_TOO_LARGE"  # the record is over one of centrum.core.limits.INPUT_LIMITS (the message names it)
 E_SNAPSHOT = "E_SNAPSHOT"  # the collected snapshot was rejected
 E_ALGORITHM = "E_ALGORITHM"  # the algorithm raised
 E_EMPTY = "E_EMPTY"  # the algorithm found no main content
@@ -40,7 +40,7 @@ class WorkerOptions:
     window: tuple[int, int] = (1920, 1080)
     timeout_s: float = 15.0  # renderer: bound on waiting for "load"
     page_timeout_s: float = 60.0  # hard bound on one render; the browser is killed past it
-    markdown: bool = True  # also write the Markdown of the answer (centrum.outputs)
+    markdown: bool = True  # also write the Markdown of the answer (centrum.output.outputs)
 
 
 def empty_row(task: Task, algorithm: str, code: str, message: str, status: str = "failed") -> dict[str, Any]:
@@ -178,7 +178,7 @@ class BatchWorker:
         if task.kind == "url":
             return {**row, "status": "failed", "error_code": E_INPUT,
                     "error_message": "--no-render reads archived or saved HTML; a URL list needs rendering"}
-        html = page.html()  # centrum.charset, as extract and eval read the same bytes
+        html = page.html()  # centrum.core.charset, as extract and eval read the same bytes
         t0 = time.perf_counter()
         try:
             result = algorithms.run_raw_html(self.opts.algorithm, html, self._source_config)
@@ -186,14 +186,15 @@ class BatchWorker:
             return {**row, "status": "failed", "error_code": E_INPUT, "error_message": str(e)[:2000], "attempts": 1}
         timing["algorithm"] = (time.perf_counter() - t0) * 1000
         text = result.text or ""
-        # The `source` algorithm's answer also names its blocks' containers (centrum.labels paths in the parsed
+        # The `source` algorithm's answer also names its blocks' containers (centrum.annotation.labels paths in the
+        # parsed
         # source); the DANA family answers text only.
         row.update(text=text, timing_ms=json.dumps(timing), attempts=1,
                    node_paths=list(result.debug.get("node_paths", [])))
         # Metadata from the parsed source (the same extractor as rendered rows, without node ids).
         try:
-            from ..metadata import extract_metadata
-            from ..outputs import from_html
+            from ..core.metadata import extract_metadata
+            from ..output.outputs import from_html
 
             row["metadata"] = json.dumps(extract_metadata(from_html(html, task.url), [], text).to_json(),
                                          ensure_ascii=False)
@@ -203,13 +204,13 @@ class BatchWorker:
             row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
         else:
             row["status"] = "ok"
-        # No markdown, no node ids: --no-render has no snapshot (centrum.outputs needs one).
+        # No markdown, no node ids: --no-render has no snapshot (centrum.output.outputs needs one).
         return row
 
     def _renderer(self, archive: bool) -> Any:
         r = self._renderers.get(archive)
         if r is None:
-            from ..render import Renderer
+            from ..core.render import Renderer
 
             r = Renderer(window=self.opts.window, timeout_s=self.opts.timeout_s, archive=archive)
             r.start()
@@ -281,10 +282,11 @@ class BatchWorker:
             raise
 
     def _rendered(self, task: Task, row: dict[str, Any], timing: dict[str, float]) -> dict[str, Any]:
-        from .. import algorithms, outputs
+        from .. import algorithms
+        from ..annotation.labels import node_paths
+        from ..core.snapshot import parse_snapshot
         from ..evaluation.runner import render_class
-        from ..labels import node_paths
-        from ..snapshot import parse_snapshot
+        from ..output import outputs
 
         out = None
         errors: list[str] = []
@@ -321,7 +323,7 @@ class BatchWorker:
             return {**row, "status": "failed", "error_code": E_ALGORITHM, "error_message": f"{type(e).__name__}: {e}",
                     "timing_ms": json.dumps(timing)}
         timing["algorithm"] = (time.perf_counter() - t0) * 1000
-        # The same text, Markdown and metadata as `centrum extract` (one implementation: centrum.outputs).
+        # The same text, Markdown and metadata as `centrum extract` (one implementation: centrum.output.outputs).
         o = outputs.Outputs(snapshot, result, url=task.url if task.kind == "warc" else None, timing_ms=timing)
         text = o.text
         row["text"] = text

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from .. import algorithms
-from ..result import json_default
+from ..core.result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ needed) or ray (--engine ray, or --address auto|HOST:PORT to join a running clus
 127.0.0.1). A page that fails or outlasts --page-timeout is retried once on a fresh browser, then written as failed
 with its reason; a worker that dies has its records re-run; every record is written exactly once, also across
 --resume. Shards are written every --rows-per-shard rows or --seconds-per-shard seconds, whichever comes first: a
-kill loses at most that much work. Inputs are bounded (centrum.limits INPUT_LIMITS): a record or page over a limit
+kill loses at most that much work. Inputs are bounded (centrum.core.limits INPUT_LIMITS): a record or page over a limit
 is a failed row E_TOO_LARGE naming the limit. A run's processes end with the command, also when it is killed.
 Exit codes: 0 done (failed rows included), 2 usage or input error.
 """

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import algorithms
-from ..result import json_default
+from ..core.result import json_default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_batch(args)
     if args.api:
         return _run_api(args)
-    from ..benchmark import format_table, plot, run_bench
+    from ..bench.benchmark import format_table, plot, run_bench
 
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                        use_host=not args.no_host, readability=not args.no_readability,
                        pipeline=not args.no_pipeline)
     if args.dana_throughput and args.datasets:
-        from ..benchmark import dana_throughput
+        from ..bench.benchmark import dana_throughput
 
         report["dana_throughput"] = dana_throughput(args.datasets, repeat=args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -103,7 +103,7 @@ def _run_batch(args: argparse.Namespace) -> int:
 
 
 def _run_api(args: argparse.Namespace) -> int:
-    from ..api_bench import format_api_table, pick_pages, run_api_bench
+    from ..bench.api import format_api_table, pick_pages, run_api_bench
 
     # A shell glob over the data sets (../shared/datasets/*) also matches their README: files are skipped.
     dirs = [d for d in args.datasets if not d.is_file()]

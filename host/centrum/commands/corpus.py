@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..paths import cache_root
+from ..core.paths import cache_root
 
 DEFAULT_LANGUAGES = "en,zh,ru,el,pl,de,fr,pt"
 

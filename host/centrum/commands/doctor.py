@@ -46,7 +46,7 @@ class Check:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..hostinstall import BROWSERS, EXTENSION_ID, GECKO_ID
+    from ..native.install import BROWSERS, EXTENSION_ID, GECKO_ID
 
     parser.add_argument("--browser", default="all", choices=[*BROWSERS, "all"], help="browser family (default: all)")
     parser.add_argument("--user-data-dir", type=Path, default=None,
@@ -61,7 +61,7 @@ def ping_launcher(launcher: Path, timeout: float = PING_TIMEOUT_S) -> dict[str, 
     native-messaging framing; returns the ping answer's ``result`` or raises RuntimeError saying what went wrong."""
     import io
 
-    from ..framing import FrameError, encode_message, read_response
+    from ..native.framing import FrameError, encode_message, read_response
 
     request = encode_message({"v": 1, "id": "doctor", "type": "ping"})
     try:
@@ -86,7 +86,7 @@ def ping_launcher(launcher: Path, timeout: float = PING_TIMEOUT_S) -> dict[str, 
 def targets(browser: str, user_data_dir: Path | None) -> list[Check]:
     """What to check, each manifest file once: the given profile first, then each browser's default location, then
     the profiles install-host recorded."""
-    from ..hostinstall import CHROMIUM_FAMILY, HOST_NAME, expand, installed_manifests, manifest_dir
+    from ..native.install import CHROMIUM_FAMILY, HOST_NAME, expand, installed_manifests, manifest_dir
 
     browsers = expand(browser)
     out: list[Check] = []
@@ -116,8 +116,8 @@ def targets(browser: str, user_data_dir: Path | None) -> list[Check]:
 
 def check_manifest(c: Check, extension_id: str, gecko_id: str) -> Check:
     """Fill ``c`` in: is its manifest there, well formed, allowing the extension, naming a launcher that answers."""
-    from .. import __version__
-    from ..hostinstall import HOST_NAME
+    from ..core.version import __version__
+    from ..native.install import HOST_NAME
 
     if not c.manifest.exists():
         return c
@@ -167,7 +167,7 @@ def check_renderer() -> str:
     """What rendering saved pages runs with: Chromium's sandbox, or why not (SECURITY.md). Informational: a renderer
     without its sandbox still renders, and the browsers' checks decide the exit status."""
     try:
-        from ..render import Renderer, RenderError, sandbox_state
+        from ..core.render import Renderer, RenderError, sandbox_state
     except ImportError as e:  # the render extra is not installed
         return f"renderer: not available ({e})"
     wanted, why = sandbox_state()
@@ -183,7 +183,7 @@ def check_renderer() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hostinstall import InstallError
+    from ..native.install import InstallError
 
     if args.user_data_dir is not None and args.browser == "firefox":
         print("doctor: --user-data-dir is a Chromium-family profile; Firefox reads "

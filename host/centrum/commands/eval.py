@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import algorithms
+from ..core.result import json_default
 from ..evaluation import peers as peer_mod
-from ..evaluation.datasets import DatasetError, load_dataset
 from ..evaluation.report import README_END, README_START, mean_over_datasets, readme_block, update_readme, write_all
 from ..evaluation.runner import EvalOptions, run_pages
-from ..evaluation.tokenize import TOKENIZERS
-from ..result import json_default
+from ..gold.datasets import DatasetError, load_dataset
+from ..gold.tokenize import TOKENIZERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

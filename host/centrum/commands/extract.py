@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .. import algorithms, outputs
-from ..config import ConfigError
-from ..limits import read_page_file
-from ..result import Result, json_default
-from ..snapshot import Snapshot, SnapshotError, parse_snapshot
+from .. import algorithms
+from ..core.config import ConfigError
+from ..core.limits import read_page_file
+from ..core.result import Result, json_default
+from ..core.snapshot import Snapshot, SnapshotError, parse_snapshot
+from ..output import outputs
 
 SOURCE_ALGORITHMS = algorithms.SOURCE_ALGORITHMS
 
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         if _is_snapshot_file(args.page):
             raw = _load_snapshot_json(args.page)
         else:
-            from ..render import Renderer, RenderError
+            from ..core.render import Renderer, RenderError
 
             try:
                 with Renderer(window=args.window, timeout_s=args.timeout) as renderer:

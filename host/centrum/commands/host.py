@@ -12,6 +12,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..nativehost import main
+    from ..native.nativehost import main
 
     return main(list(args.caller))

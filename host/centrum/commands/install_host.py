@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..hostinstall import BROWSERS, EXTENSION_ID, GECKO_ID
+    from ..native.install import BROWSERS, EXTENSION_ID, GECKO_ID
 
     parser.add_argument("--browser", default="all", choices=[*BROWSERS, "all"], help="browser family (default: all)")
     parser.add_argument("--user-data-dir", type=Path, default=None,
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hostinstall import InstallError, install, windows_commands
+    from ..native.install import InstallError, install, windows_commands
 
     try:
         installed = install(args.browser, args.user_data_dir, args.extension_id, args.gecko_id)

@@ -20,9 +20,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import campaigns
-from .. import labels as store
-from ..evaluation.tokenize import TOKENIZERS
+from ..annotation import campaigns
+from ..annotation import labels as store
+from ..gold.tokenize import TOKENIZERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

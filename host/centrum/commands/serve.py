@@ -7,7 +7,7 @@ Each page is at http://<random>.centrum.localhost:PORT/p/<id>, as saved, under a
 resolve *.localhost to 127.0.0.1 themselves), so no other local service's cookies or storage are reachable from a
 page; each page is sandboxed (an opaque origin: no cookies, no storage, other saved pages unreadable); nothing is
 fetched from other origins (Content-Security-Policy), nothing but pages/ is served (not gold/, not meta.jsonl).
-See centrum/serve.py for the connection limits.
+See centrum/annotation/serve.py for the connection limits.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..serve import IDLE_TIMEOUT_S
+    from ..annotation.serve import IDLE_TIMEOUT_S
 
     parser.add_argument("dir", metavar="DIR", help="data-set folder holding pages/<id>.html (only pages/ is served)")
     parser.add_argument("--port", type=int, default=0,
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..serve import DatasetServer, Limits, ServeError
+    from ..annotation.serve import DatasetServer, Limits, ServeError
 
     if not 0 <= args.port <= 65535:
         print("centrum serve: --port must be 0..65535", file=sys.stderr)

@@ -26,9 +26,9 @@ from tqdm import tqdm
 # Type names only: every centrum command imports this module to build its parser, so the training code (LightGBM,
 # every algorithm) loads when train runs.
 if TYPE_CHECKING:
-    from ..algorithms._ensemble_model import Model
-    from ..algorithms._ensemble_train import ExtractOptions, FitOptions, PageRecord
-    from ..evaluation.datasets import Dataset, PageItem
+    from ..algorithms.ensemble.model import Model
+    from ..gold.datasets import Dataset, PageItem
+    from ..training.learner import ExtractOptions, FitOptions, PageRecord
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,8 +126,8 @@ def markdown(tab: dict[str, dict[str, float]], columns: list[str], peers: tuple[
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..algorithms import _ensemble_train as T
-    from ..evaluation.datasets import DatasetError, load_dataset
+    from ..gold.datasets import DatasetError, load_dataset
+    from ..training import learner as T
 
     try:
         datasets = [load_dataset(d, args.limit) for d in args.datasets if d.is_dir()]
@@ -166,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _peers(arg: str) -> tuple[str, ...] | None:
     """The peers named by ``--peers`` (None, after saying so, when one is unknown)."""
-    from ..algorithms import _ensemble_train as T
     from ..evaluation import peers as peer_mod
+    from ..training import learner as T
 
     if arg == "none":
         return ()
@@ -183,7 +183,7 @@ def _peers(arg: str) -> tuple[str, ...] | None:
 
 def _load_records(items: list[PageItem], opts: ExtractOptions, jobs: int) -> list[PageRecord]:
     """Every page's record (features and labels), saying how many pages were skipped and why."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     t0 = time.perf_counter()
     records, skipped = [], {}  # type: ignore[var-annotated]
@@ -203,7 +203,7 @@ def _load_records(items: list[PageItem], opts: ExtractOptions, jobs: int) -> lis
 def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets: list[Dataset]
                   ) -> tuple[FitOptions, Model, Model]:
     """Fit the candidate scorer and the block filter on every record and write both models."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args))
     if args.rounds is not None or args.learning_rate is not None:
@@ -238,8 +238,8 @@ def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], b
                    desc: str, thresholds: tuple[float, ...] = ()) -> list[dict[str, tuple[float, ...]]]:
     """Per page: the scores of the ensemble's final output (the picked candidate through the given block filter),
     re-running every algorithm on the page; one dict at the configured block threshold, then one per ``thresholds``."""
-    from ..algorithms import _ensemble_train as T
     from ..algorithms import ensemble as E
+    from ..training import learner as T
 
     cfg = E.Config(scope=args.block_scope)
     levels = (cfg.block_threshold, *thresholds)
@@ -259,7 +259,7 @@ def _independent_mean(records: list[PageRecord], per_page: dict[str, tuple[float
                       ) -> tuple[float, str, dict[str, float]]:
     """(mean F1 over the data sets with independent gold, "k of n" of them at or above their best peer ("-" without
     peers), F1 per data set) of the final outputs ``per_page``."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     tab = T.table(records, {}, peers, {"x": per_page})
     sets = {ds: row["x"] for ds, row in tab.items() if ds not in DEPENDENT_GOLD}
@@ -272,7 +272,7 @@ def _independent_mean(records: list[PageRecord], per_page: dict[str, tuple[float
 def _threshold_table(run: _Run, sweep: list[dict[str, tuple[float, ...]]], fold_of: dict[str, str]) -> list[str]:
     """Site-CV final outputs at every threshold of THRESHOLD_SWEEP, and a nested choice: each fold's pages at the
     threshold that scores best on the other folds' pages (so the chosen default is itself validated)."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     records, peers = run.records, run.peers
     scored = [_independent_mean(records, per_page, peers) for per_page in sweep]
@@ -303,7 +303,7 @@ def _oracle() -> dict[str, Callable[[PageRecord], int]]:
 
 def _tables(args: argparse.Namespace, run: _Run, model: Model, block_model: Model) -> list[str]:
     """The in-sample table, and with ``--cv`` the validation tables (markdown lines)."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     records, peers = run.records, run.peers
     extractors = [*T.F.BASE_ALGORITHMS, *peers]
@@ -320,7 +320,7 @@ def _tables(args: argparse.Namespace, run: _Run, model: Model, block_model: Mode
 
 def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
     """Site-grouped k-fold validation: per data set, per language and per page type."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     records, peers = run.records, run.peers
     picks, _, block_models, fold_of = T.site_cv(records, run.fo, args.folds)
@@ -344,7 +344,7 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
 
 def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
     """Leave-one-data-set-out validation."""
-    from ..algorithms import _ensemble_train as T
+    from ..training import learner as T
 
     records = run.records
     picks, _, block_models = T.lodo(records, run.fo)

@@ -40,8 +40,8 @@ def _err(message: str) -> int:
 
 
 def _peer_counts(rows: list, names: list[str]) -> dict[str, dict[str, list[tuple[float, ...]]]]:
-    from ..algorithms._ensemble_train import light_score
     from ..evaluation import peers as peer_mod
+    from ..training.learner import light_score
 
     out: dict[str, dict[str, list[tuple[float, ...]]]] = {}
     for name in names:
@@ -61,8 +61,8 @@ def _peer_counts(rows: list, names: list[str]) -> dict[str, dict[str, list[tuple
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import training_source as T
-    from ..evaluation.datasets import DatasetError, load_dataset
+    from ..gold.datasets import DatasetError, load_dataset
+    from ..training import source as T
 
     try:
         sets = [load_dataset(d, args.limit) for d in args.datasets if not d.is_file()]

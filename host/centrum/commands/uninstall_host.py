@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..hostinstall import BROWSERS
+    from ..native.install import BROWSERS
 
     parser.add_argument("--browser", default="all", choices=[*BROWSERS, "all"], help="browser family (default: all)")
     parser.add_argument("--user-data-dir", type=Path, default=None,
@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hostinstall import HOST_NAME, InstallError, platform_name, uninstall
+    from ..native.install import HOST_NAME, InstallError, platform_name, uninstall
 
     try:
         removed = uninstall(args.browser, args.user_data_dir)

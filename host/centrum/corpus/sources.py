@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..evaluation.datasets import load_dataset
+from ..gold.datasets import load_dataset
 from .bodies import Body, structure
 
 MIN_CHARS = 400  # shorter gold is a caption or a stub, not an article
@@ -34,7 +34,7 @@ def _language(raw: str) -> str:
 
 def load_sources(root: Path, languages: set[str] | None = None) -> list[Source]:
     """Every usable text-gold page of every data set under ``root`` (sorted: the order does not depend on the disk)."""
-    from ..evaluation.sites import page_site
+    from ..gold.sites import page_site
 
     out: list[Source] = []
     for folder in sorted(p for p in root.iterdir() if (p / "meta.jsonl").is_file()):

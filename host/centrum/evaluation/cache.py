@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..paths import atomic_path, cache_root
+from ..core.paths import atomic_path, cache_root
 
 _VERSION = re.compile(r"""\bVERSION\s*=\s*["']([^"']+)["']""")
 
@@ -29,7 +29,7 @@ _VERSION = re.compile(r"""\bVERSION\s*=\s*["']([^"']+)["']""")
 def collector_version() -> str:
     """``<VERSION in collect.js>+<sha256(collect.js)[:12]>``, or ``unknown`` when the collector is missing."""
     try:
-        from ..render import collector_source
+        from ..core.render import collector_source
 
         src = collector_source()
     except Exception:  # the renderer or the script is missing: rendering will fail with its own message
@@ -39,7 +39,7 @@ def collector_version() -> str:
 
 
 def renderer_version() -> int:
-    from ..render import RENDERER_VERSION
+    from ..core.render import RENDERER_VERSION
 
     return RENDERER_VERSION
 
@@ -80,7 +80,7 @@ class SnapshotCache:
              ) -> dict[str, Any] | None:
         """The page's entry of the current renderer, else one of an earlier version that the renderer carries over
         (``render.CARRIED_OVER``: its render would be the same), copied under the current key."""
-        from ..render import CARRIED_OVER
+        from ..core.render import CARRIED_OVER
 
         key = snapshot_key(page, window, extras)
         entry = self.load(key)
@@ -97,7 +97,7 @@ class SnapshotCache:
                fresh: dict[str, Any]) -> dict[str, Any]:
         """The entry to keep for a fresh render of the page: the render of an earlier version that
         ``render.SAME_WHEN_RULES_AGREE`` makes the same when the same rules shaped both, else the fresh one."""
-        from ..render import SAME_WHEN_RULES_AGREE, SINCE_7, rules_taken
+        from ..core.render import SAME_WHEN_RULES_AGREE, SINCE_7, rules_taken
 
         for version in sorted(SAME_WHEN_RULES_AGREE, reverse=True):
             old = self.load(snapshot_key(page, window, extras, version))

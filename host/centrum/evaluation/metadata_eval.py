@@ -2,7 +2,7 @@
 gold of data sets whose ``meta.jsonl`` carries ``title``, ``author`` and ``publish_date`` (WCXB), for Centrum and the
 peers trafilatura (``extract_metadata``), htmldate (``find_date``, dates only) and Readability.js.
 
-Everything is read from the page source: Centrum's metadata comes from :func:`centrum.metadata.extract_metadata` on
+Everything is read from the page source: Centrum's metadata comes from :func:`centrum.core.metadata.extract_metadata` on
 the parsed source without a render (every element counts as shown), as the peers read the same bytes. Readability.js
 runs in Chromium on a document parsed with ``DOMParser`` from the same source (no scripts, no loads, no layout), the
 one way the project runs it; its answers are cached in ``$CENTRUM_CACHE/metadata-peers/`` by page hash, as are the
@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import charset
-from ..limits import read_page_file
-from ..paths import atomic_path, cache_root
-from .datasets import DatasetError, load_dataset
+from ..core import charset
+from ..core.limits import read_page_file
+from ..core.paths import atomic_path, cache_root
+from ..gold.datasets import DatasetError, load_dataset
 
 FIELDS = ("title", "author", "date")
 Answer = dict[str, str | None]
@@ -82,8 +82,8 @@ def load_pages(roots: Iterable[str | Path], limit: int | None = None) -> list[Me
 
 # ---- extractors -----------------------------------------------------------------------------------------------------
 def centrum_answer(html: bytes, url: str) -> dict[str, str | None]:
-    from ..metadata import extract_metadata
-    from ..outputs import from_html
+    from ..core.metadata import extract_metadata
+    from ..output.outputs import from_html
 
     m = extract_metadata(from_html(charset.decode(html), url))
     return {"title": m.title, "author": m.author, "date": m.date}
@@ -180,7 +180,7 @@ def _each(run: Callable[[bytes, str], dict[str, str | None]]) -> Callable[[Seque
 def _readability_js(pages: Sequence[MetaPage]) -> list[dict[str, str | None]]:
     from playwright.sync_api import sync_playwright
 
-    from ..render import CHROMIUM_ARGS, NO_SANDBOX, find_chromium, sandbox_state
+    from ..core.render import CHROMIUM_ARGS, NO_SANDBOX, find_chromium, sandbox_state
     from .peers import readability_js_source
 
     fn = _READABILITY % readability_js_source()

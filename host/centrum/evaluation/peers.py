@@ -2,7 +2,7 @@
 
 Every adapter returns plain text with one block per line. HTML peers receive the page bytes exactly as stored
 (encoding is theirs to detect, as in the peers' own benchmarks); peers that want ``str`` get
-:func:`centrum.charset.decode`'s output. Two peers use the render instead of the bytes:
+:func:`centrum.core.charset.decode`'s output. Two peers use the render instead of the bytes:
 
 * ``readability_js`` — Mozilla's ``@mozilla/readability`` (npm), run *inside the same rendered Chromium page* on a
   clone of the live document through the renderer's ``extra`` hook: the fair anchor for a reader-mode button. One
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import charset
-from ..paths import cache_root
-from ..snapshot import Snapshot
+from ..core import charset
+from ..core.paths import cache_root
+from ..core.snapshot import Snapshot
 
 READABILITY_PACKAGE = "@mozilla/readability"
 # Pinned: scores move with Readability's releases. package.json pins the same version (a test checks).

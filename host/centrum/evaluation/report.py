@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..result import json_default
-from .metrics import aggregate
+from ..core.result import json_default
+from ..gold.metrics import aggregate
 
 SPLITS = ("all", "styled", "unstyled")
 CSV_FIELDS = ["dataset", "id", "language", "render_class", "bytes", "elements", "render_ms", "extractor", "failure",

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..gold.datasets import PageItem
+from ..gold.metrics import node_prf, score_page
+from ..gold.tokenize import get as get_tokenizer
 from . import peers as peer_mod
 from .cache import SnapshotCache, snapshot_key
-from .datasets import PageItem
-from .metrics import node_prf, score_page
-from .tokenize import get as get_tokenizer
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class _Worker:
             entry = self.cache.find(html, self.opts.window, cache_extras(self.opts))
             if entry is not None:
                 return entry, "", True
-        from ..render import Renderer
+        from ..core.render import Renderer
 
         try:
             if self.renderer is None:
@@ -116,7 +116,7 @@ class _Worker:
         paths = item.meta.get("node_paths")
         if snap is None or not isinstance(paths, list) or not paths:
             return None
-        from ..labels import resolve_path
+        from ..annotation.labels import resolve_path
 
         nodes = [resolve_path(snap, str(p)) for p in paths]
         if any(v is None for v in nodes):
@@ -127,7 +127,7 @@ class _Worker:
 
     def process(self, item: PageItem) -> dict[str, Any]:
         from .. import algorithms
-        from ..snapshot import parse_snapshot
+        from ..core.snapshot import parse_snapshot
 
         html = item.html()
         page: dict[str, Any] = {"dataset": item.dataset, "id": item.id, "language": item.language,

@@ -1,0 +1,1 @@
+"""Speed measurement (``centrum bench``): synthetic pages, the press through the real extension, the API."""

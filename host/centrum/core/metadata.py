@@ -1,0 +1,771 @@
+"""Article metadata from a page's serialized source: title, author, date, sitename, language, image, description
+(one vocabulary with the JSON and the front matter, docs/outputs.md).
+
+Sources, most explicit first: JSON-LD ``Article``-family objects (``@graph``, lists, nesting and broken JSON
+tolerated), OpenGraph / ``article:*`` / Twitter / Dublin Core ``<meta>`` tags, ``<html lang>``, ``<time datetime>``
+and a visible byline marked up as such (``itemprop=author``, ``rel=author``, a class naming an author or byline)
+near the title. Everything is read from markup conventions, never from words of one language, so it works the same
+on any page. The title loses its site-name suffix or prefix ("Story - Site", "Site | Story"). Dates come out as ISO
+8601 (``2026-11-20`` or ``2026-11-20T08:30:00+01:00``), URLs absolute.
+
+The caller parses the source once (``centrum.output.outputs.SourcePage``) and shares it with the output builders.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urljoin, urlparse
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+    from .snapshot import Snapshot
+
+
+class SourcePage(Protocol):
+    """What metadata reads of a parsed page (``centrum.output.outputs.SourcePage`` is one): metadata sits below the
+    outputs, which read it in turn."""
+
+    root: HtmlElement
+    by_id: dict[int, HtmlElement]
+    snapshot: Snapshot | None
+    url: str
+    base_url: str
+
+    def node_id(self, el: HtmlElement) -> int | None: ...
+
+    def shown(self, el: HtmlElement) -> bool: ...
+
+    def inside(self, nodes: set[int], el: HtmlElement) -> bool: ...
+
+# schema.org types whose fields describe the page's article (Article and its usual subtypes, plus the generic
+# CreativeWork kinds pages use for posts).
+ARTICLE_TYPES = frozenset({
+    "article", "newsarticle", "blogposting", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
+    "reviewnewsarticle", "backgroundnewsarticle", "askpublicnewsarticle", "techarticle", "scholarlyarticle",
+    "liveblogposting", "socialmediaposting", "discussionforumposting", "report", "medicalscholarlyarticle",
+    "satiricalarticle", "advertisercontentarticle", "creativework", "webpage", "qapage", "howto", "recipe",
+})
+SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
+# Separators between a story title and the site name, as pages write them.
+TITLE_SEPARATORS = (" | ", " - ", " — ", " – ", " :: ", " · ", " » ", " / ", "_")
+EXCERPT_CHARS = 500
+# Silent reading rates for the reading-time estimate: words of spaced scripts (Brysbaert 2019, non-fiction: 238 wpm)
+# and characters of scripts written without spaces (Chinese/Japanese readers: several hundred characters a minute;
+# 500 is the rate Japanese reading-time tools use). Script-fair: a Chinese page is not "one word" long.
+WORDS_PER_MINUTE = 238
+UNSPACED_CHARS_PER_MINUTE = 500
+BYLINE_MAX_CHARS = 120
+_AUTHOR_CLASS = re.compile(r"(^|[\s_-])(author|byline|writer)", re.I)
+_DATE_PARTS = re.compile(r"(\d{4})\D{1,3}?(\d{1,2})\D{1,3}?(\d{1,2})(?!\d)")
+
+
+@dataclass
+class Metadata:
+    # One vocabulary for the API, JSON and front matter: trafilatura's names where they mean the same.
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None  # ISO 8601, the page's own day and offset
+    sitename: str | None = None
+    language: str | None = None  # BCP 47 tag as the page declares it (en, zh-CN, ar)
+    image: str | None = None  # absolute URL of the lead image
+    description: str | None = None
+    url: str | None = None  # canonical URL when declared, else the page's URL
+    direction: str | None = None  # "rtl" or "ltr": the body's computed direction (or the <html dir> markup)
+    reading_minutes: int | None = None  # estimated reading time of the main content (see reading_minutes)
+
+    def to_json(self) -> dict[str, str | None]:
+        return asdict(self)
+
+
+def _clean(value: object) -> str | None:
+    """Whitespace-collapsed string, or None for empty / non-string values."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    out = " ".join(value.split())
+    return out or None
+
+
+# ---- JSON-LD --------------------------------------------------------------------------------------------------------
+def _load_json_ld(text: str) -> Any:
+    """Parse one ld+json block; tolerates HTML comment / CDATA wrappers, raw control characters and trailing commas
+    (all seen on real pages). None when it still does not parse."""
+    text = text.strip()
+    for wrapper in (("<!--", "-->"), ("<![CDATA[", "]]>"), ("//<![CDATA[", "//]]>")):
+        if text.startswith(wrapper[0]) and text.endswith(wrapper[1]):
+            text = text[len(wrapper[0]): -len(wrapper[1])].strip()
+    for attempt in (text, re.sub(r",\s*([}\]])", r"\1", text)):
+        try:
+            return json.loads(attempt, strict=False)
+        except (ValueError, RecursionError):
+            continue
+    return None
+
+
+def _types(obj: dict[str, Any]) -> set[str]:
+    t = obj.get("@type")
+    values = t if isinstance(t, list) else [t]
+    # "schema:NewsArticle" and "http://schema.org/NewsArticle" spellings name the same type.
+    return {v.rsplit("/", 1)[-1].rsplit(":", 1)[-1].lower() for v in values if isinstance(v, str)}
+
+
+def _ld_objects(data: Any, out: list[dict[str, Any]], budget: list[int]) -> None:
+    """Every object of the JSON-LD data in document order (lists, @graph, nested values), bounded."""
+    stack = [data]
+    while stack and budget[0] > 0:
+        budget[0] -= 1
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            out.append(item)
+            stack.extend(reversed([v for v in item.values() if isinstance(v, (list, dict))]))
+
+
+def _ld_name(value: Any) -> str | None:
+    """A person / organization name: a string, {"name": ...}, or a list of either (joined)."""
+    if isinstance(value, list):
+        names = [n for n in (_ld_name(v) for v in value) if n]
+        return ", ".join(dict.fromkeys(names)) or None
+    if isinstance(value, dict):
+        return _clean(value.get("name"))
+    name = _clean(value)
+    # An author given only as a profile URL names nobody.
+    return None if name and urlparse(name).scheme in ("http", "https") else name
+
+
+def _ld_url(value: Any) -> str | None:
+    if isinstance(value, list):
+        return next((u for u in (_ld_url(v) for v in value) if u), None)
+    if isinstance(value, dict):
+        return _ld_url(value.get("url") or value.get("contentUrl") or value.get("@id"))
+    return _clean(value)
+
+
+@dataclass
+class _JsonLd:
+    title: str | None = None
+    author: str | None = None
+    published: str | None = None
+    site: str | None = None
+    image: str | None = None
+    description: str | None = None
+    language: str | None = None
+    article: bool = False  # an object of an Article type (not the generic WebPage / CreativeWork) was found
+    sections: list[str] = field(default_factory=list)  # BreadcrumbList names
+
+
+def json_ld(texts: list[str]) -> _JsonLd:
+    """The first article-like object's fields across all ld+json blocks; site name from its publisher or a
+    WebSite / Organization object."""
+    found = _JsonLd()
+    objects: list[dict[str, Any]] = []
+    budget = [20000]  # objects visited over all blocks: a huge or hostile graph cannot stall the host
+    for text in texts:
+        data = _load_json_ld(text)
+        if data is not None:
+            _ld_objects(data, objects, budget)
+    site_fallback = None
+    found.sections = _breadcrumb(objects)
+    for obj in objects:
+        types = _types(obj)
+        if types & ARTICLE_TYPES and not (types & SITE_TYPES):
+            # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
+            found.article = found.article or bool(types - {"webpage", "creativework", "qapage"})
+            found.title = found.title or _clean(obj.get("headline")) or (
+                _clean(obj.get("name")) if types - {"webpage", "creativework"} else None)
+            found.author = found.author or _ld_name(obj.get("author") or obj.get("creator"))
+            found.published = found.published or _clean(obj.get("datePublished") or obj.get("dateCreated"))
+            found.image = found.image or _ld_url(obj.get("image") or obj.get("thumbnailUrl"))
+            found.description = found.description or _clean(obj.get("description"))
+            language = obj.get("inLanguage")
+            found.language = found.language or _clean(language.get("name") if isinstance(language, dict)
+                                                      else language)
+            publisher = obj.get("publisher")
+            if publisher is not None:
+                found.site = found.site or _ld_name(publisher)
+            part_of = obj.get("isPartOf")
+            if isinstance(part_of, dict) and _types(part_of) & SITE_TYPES:
+                found.site = found.site or _ld_name(part_of)
+        elif types & SITE_TYPES and site_fallback is None:
+            site_fallback = _clean(obj.get("name"))
+    found.site = found.site or site_fallback
+    return found
+
+
+def _breadcrumb(objects: list[dict[str, Any]]) -> list[str]:
+    """Names of a JSON-LD BreadcrumbList's items (the site's sections, as a title's suffix repeats them)."""
+    out: list[str] = []
+    for obj in objects:
+        if "breadcrumblist" in _types(obj) and isinstance(obj.get("itemListElement"), list):
+            for item in obj["itemListElement"]:
+                if isinstance(item, dict):
+                    inner = item.get("item")
+                    name = _clean(item.get("name")) or (_clean(inner.get("name")) if isinstance(inner, dict) else None)
+                    if name:
+                        out.append(name)
+    return out[:-1]  # the last item is the page itself, often its very title
+
+
+# ---- dates ----------------------------------------------------------------------------------------------------------
+def iso_date(value: str | None) -> str | None:
+    """ISO 8601 for the date spellings pages use: ISO (with or without time / zone, ``Z``), RFC 2822, and
+    year-first digits with any separators (2026/11/20, 2026.11.20, 2026年11月20日). None when not a date."""
+    value = _clean(value)
+    if not value:
+        return None
+    text = value.replace("Z", "+00:00") if value.endswith("Z") else value
+    try:
+        dt = datetime.fromisoformat(text)
+        if len(text) <= 10:  # a bare date stays a date
+            return dt.date().isoformat()
+        return dt.isoformat()
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError, IndexError):
+        pass
+    m = _DATE_PARTS.search(value)
+    if m:
+        y, mo, d = (int(g) for g in m.groups())
+        try:
+            return datetime(y, mo, d).date().isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+# ---- title ----------------------------------------------------------------------------------------------------------
+def _norm(s: str) -> str:
+    return " ".join(s.casefold().split())
+
+
+_PAGE_NUMBER = re.compile(r"[^\W\d_]{1,12}\.?\s?\d{1,4}\s?[^\W\d_]{0,2}")
+
+
+def strip_site_name(title: str, site_names: list[str], host: str = "", headings: list[str] | None = None) -> str:
+    """``title`` without the site's name before or after a separator ("Story | Site", "Site - Story").
+
+    A part is the site name when it equals one of ``site_names`` or the page's host name spells it ("WIRED" on
+    wired.com); otherwise, when a visible heading equals one part of the title, that part wins. A title that is
+    only the site name stays as it is.
+    """
+    sites = {_norm(s) for s in site_names if s}
+    host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
+    # The host's own names ("promatcher" of www.promatcher.com, "doom9" of forum.doom9.org): a short part that
+    # contains one is the site's ("ProMatcher Cost Report", "Doom9's Forum").
+    labels = [x for x in host.casefold().split(".")[:-1] if len(x) >= 4 and x not in ("www", "blog", "forum", "news")]
+
+    shown = {_norm(h) for h in headings or [] if h}
+
+    def is_site(part: str, tail: bool) -> bool:
+        key = _norm(part)
+        if key in sites:
+            return True
+        if key in shown:
+            return False  # the page shows it as its heading: the story, whatever the host is called
+        squashed = re.sub(r"[^0-9a-z]", "", key)
+        if len(squashed) >= 3 and squashed in host_key:
+            return True
+        words = key.split()
+        if tail and 1 < len(words) <= 6 and any(x in squashed for x in labels):
+            return True
+        # An organisation's initials are its host ("Occupational Safety and Health Administration", osha.gov).
+        initials = "".join(w[0] for w in part.split() if w[0].isupper()).casefold()
+        if len(words) >= 3 and len(initials) >= 3 and initials in host_key:
+            return True
+        # A page number ("Page 3", "Seite 3", "第3页") is no part of a headline.
+        return bool(_PAGE_NUMBER.fullmatch(key))
+
+    out = title.strip()
+    for _ in range(5):  # "Story | Section | Site", "Story__Section_Subsection_Site": at most a few layers
+        changed = False
+        for sep in TITLE_SEPARATORS:
+            if sep not in out:
+                continue
+            head, _, tail = out.rpartition(sep)
+            head = head.strip().rstrip(sep.strip() or sep).strip()  # "Story__Section": a doubled separator
+            if head and is_site(tail, True):
+                out, changed = head, True
+                break
+            first, _, rest = out.partition(sep)
+            rest = rest.strip().lstrip(sep.strip() or sep).strip()
+            if rest and is_site(first, False):
+                out, changed = rest, True
+                break
+        if not changed:
+            break
+    if headings:
+        keys = {_norm(h): h for h in headings if h}
+        for sep in TITLE_SEPARATORS:
+            if sep in out:
+                for part in out.split(sep):
+                    if _norm(part) in keys and len(part.strip()) >= 2:
+                        return keys[_norm(part)]
+    return out
+
+
+# ---- the page -------------------------------------------------------------------------------------------------------
+def _meta_tags(root: HtmlElement) -> dict[str, str]:
+    """First content of each <meta name|property|itemprop|http-equiv>, keys lower-cased."""
+    out: dict[str, str] = {}
+    for el in root.iter("meta"):
+        content = el.get("content")
+        if content is None or not content.strip():
+            continue
+        for key_attr in ("property", "name", "itemprop", "http-equiv"):
+            key = el.get(key_attr)
+            if key:
+                out.setdefault(key.strip().lower(), content.strip())
+    return out
+
+
+def _first(meta: dict[str, str], *keys: str) -> str | None:
+    for k in keys:
+        if meta.get(k):
+            return meta[k]
+    return None
+
+
+# Text fields a page declares as its content: an article's body, a product's or page's description, a post's text.
+_DECLARED_KEYS = ("articleBody", "description", "text", "reviewBody")
+_LD_SCRIPT = re.compile(r"<script\b[^>]*?\btype\s*=\s*[\"']?\s*application/ld\+json[^>]*>(.*?)</script\s*>",
+                        re.I | re.S)
+_TAG = re.compile(r"<[^>]{0,2000}>")
+DECLARED_MAX_CHARS = 200_000  # a page declaring more is cut there: the feature needs the content, not all of it
+
+
+def declared_text(source: str | None) -> str:
+    """The content a page declares in its JSON-LD (``articleBody``, ``description``, ``text``, ``reviewBody`` of any
+    object: an Article's body, a Product's description, a forum post), markup stripped, whitespace collapsed,
+    casefolded, one field per line; "" when it declares none. Reads the serialized page source, so that the
+    extension's snapshot and a rendered one give the same text; bounded like :func:`json_ld`."""
+    if not source or "ld+json" not in source:
+        return ""
+    objects: list[dict[str, Any]] = []
+    budget = [20000]
+    for m in _LD_SCRIPT.finditer(source):
+        data = _load_json_ld(m.group(1))
+        if data is not None:
+            _ld_objects(data, objects, budget)
+    out: dict[str, None] = {}
+    size = 0
+    for obj in objects:
+        for key in _DECLARED_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str) and len(value) >= 20:
+                text = " ".join(html.unescape(_TAG.sub(" ", value)).split()).casefold()
+                if text and text not in out:
+                    out[text] = None
+                    size += len(text)
+        if size >= DECLARED_MAX_CHARS:
+            break
+    return "\n".join(out)[:DECLARED_MAX_CHARS]
+
+
+def _language(tag: str | None) -> str | None:
+    """A BCP 47-ish tag: og:locale's underscore form (zh_CN) becomes zh-CN."""
+    tag = _clean(tag)
+    if not tag:
+        return None
+    tag = tag.split(",")[0].strip().replace("_", "-")
+    return tag if re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*", tag) else None
+
+
+def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str | None = None) -> Metadata:
+    """Metadata of the page; ``nodes`` (the main content) focuses the byline and date search on the article,
+    ``text`` (its text) gives the excerpt when no description is declared."""
+    page_title = page.snapshot.page.title if page.snapshot is not None else None
+    page_lang = page.snapshot.page.lang if page.snapshot is not None else None
+    root = page.root
+    meta = _meta_tags(root)
+    ld = json_ld([el.text or "" for el in root.iter("script")
+                  if (el.get("type") or "").strip().lower() == "application/ld+json"])
+    base = page.base_url
+    host = urlparse(page.url).hostname or ""
+
+    site = _not_an_address(_clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site)
+    headings = _visible_headings(page)
+    declared = [_not_an_address(_unescape(t)) for t in (
+        _clean(_first(meta, "og:title", "twitter:title", "dc.title", "dcterms.title")), ld.title,
+        _clean(_title_tag(root)), _clean(page_title))]
+    # What the page declares and repeats in its titles: its name and its sections (breadcrumb, visible or JSON-LD).
+    known = [n for n in (site, *ld.sections, *_visible_breadcrumb(page)) if n]
+    declared = [strip_site_name(t, known, host, headings) for t in declared if t]
+    title = headline([strip_site_name(h, known, host) for h in headings], declared)
+
+    byline = (ld.author or _clean(_first(meta, "author", "article:author", "dc.creator", "dcterms.creator",
+                                         "sailthru.author", "parsely-author"))
+              or _visible_byline(page, nodes or []))
+    if byline and (urlparse(byline).scheme in ("http", "https") or len(byline) > BYLINE_MAX_CHARS):
+        byline = _visible_byline(page, nodes or [])  # article:author is often a profile URL
+    byline = clean_byline(byline)
+
+    published = None
+    shown = _ShownText(root)
+    for candidate in (ld.published, _first(meta, "article:published_time", "og:article:published_time",
+                                           "datepublished", "date", "dc.date", "dc.date.issued", "dcterms.created",
+                                           "dcterms.issued", "publish-date", "pubdate", "sailthru.date")):
+        published = iso_date(candidate)
+        if published:
+            break
+    # A declared date the page does not write is mostly a template's (a service page's WordPress published_time),
+    # not a publication date readers see; a date found in the text must be written there too (htmldate also guesses
+    # from URLs and copyright years). Measured trade-off in docs/evaluation.md.
+    if published and not shown.has_day(published):
+        published = None
+    published = published or _time_element(page, nodes or [])
+    if not published and _article_like(meta, ld):
+        found = text_date(page)
+        published = found if found and shown.has_day(found) else None
+
+    language = (_language(root.get("lang")) or _language(page_lang) or _language(ld.language)
+                or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
+                    _first(meta, "og:locale")))
+
+    image = _clean(_first(meta, "og:image", "og:image:url", "og:image:secure_url", "twitter:image",
+                          "twitter:image:src")) or ld.image
+    image = urljoin(base, image) if image else None
+    if image and urlparse(image).scheme not in ("http", "https"):
+        image = None  # a local file's relative image resolves to file:, which no reader of the output can load
+
+    excerpt = _clean(_first(meta, "description", "og:description", "twitter:description", "dc.description")) or (
+        ld.description)
+    if not excerpt:
+        excerpt = _first_paragraph(page, nodes or []) or _first_line(text)
+
+    canonical = next((el.get("href") for el in root.iter("link")
+                      if "canonical" in (el.get("rel") or "").lower().split() and el.get("href")), None)
+    url = urljoin(base, canonical.strip()) if canonical else page.url
+    if url and url.startswith("about:"):
+        url = None  # HTML handed over without an address
+    direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
+    return Metadata(title=title, author=byline, date=published, sitename=site, language=language,
+                    image=image, description=excerpt, url=url or None,
+                    direction=direction if direction in ("ltr", "rtl") else None, reading_minutes=reading_minutes(text))
+
+
+# A heading's words, not the CSS or script a component library puts inside it.
+_SHOWN_TEXT = ".//text()[not(ancestor::style or ancestor::script or ancestor::noscript or ancestor::template)]"
+_WORDS = re.compile(r"\w+")
+_GENERIC_KEYS = frozenset({"home", "homepage", "index", "untitled", "default", "welcome"})
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORDS.findall(text.casefold()))
+
+
+def _agrees(heading: str, title: str) -> bool:
+    """A visible heading and a declared title name the same thing: one contains the other, or they share at least
+    two words and a third of the shorter one's (a headline and its SEO variant, "Top 10: Best Language App" and
+    "Best Apps to Learn a Language - Top 10 Picks")."""
+    a, b = _norm(heading), _norm(title)
+    if a in b or b in a:
+        return True
+    wa, wb = _words(a), _words(b)
+    shared = len(wa & wb)
+    return shared >= 2 and shared * 3 >= min(len(wa), len(wb))
+
+
+def headline(headings: list[str], declared: list[str]) -> str | None:
+    """The page's headline: the first visible main heading that agrees with a declared title (what readers see is
+    the headline; og:title and <title> are often SEO or share variants of it), else the first declared title that
+    is more than a generic word ("Home"), else the first heading."""
+    useful = [t for t in declared if _norm(t) not in _GENERIC_KEYS]
+    for h in headings:
+        if any(_agrees(h, t) for t in useful):
+            return h
+    if useful:
+        return useful[0]
+    return headings[0] if headings else (declared[0] if declared else None)
+
+
+def _unescape(text: str | None) -> str | None:
+    """Entities left in an attribute value (written escaped twice: ``&amp;#39;`` arrives as ``&#39;``)."""
+    return _clean(html.unescape(text)) if text and "&" in text else text
+
+
+_ADDRESS = re.compile(r"(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\]?|localhost)"
+                      r"(?::\d+)?(?:/\S*)?|file:\S*|[^\s/]*/?[^\s/]+\.(?:x?html?|php|aspx?)", re.I)
+
+
+def _not_an_address(text: str | None) -> str | None:
+    """None for what a browser shows when a page names itself nothing: an IP address, localhost, a file name."""
+    return None if text and _ADDRESS.fullmatch(text) else text
+
+
+def _title_tag(root: HtmlElement) -> str | None:
+    for el in root.iter("title"):
+        return el.text_content()
+    return None
+
+
+def _visible_breadcrumb(page: SourcePage) -> list[str]:
+    """Link texts of the page's breadcrumb trail (an element whose class, id or aria-label names a breadcrumb)."""
+    out: list[str] = []
+    for el in page.root.iter("nav", "ol", "ul", "div"):
+        marks = " ".join(el.get(a) or "" for a in ("class", "id", "aria-label")).casefold()
+        if "breadcrumb" in marks:
+            out.extend(t for t in (_clean(a.text_content()) for a in el.iter("a")) if t)
+            if out:
+                break
+    # Sections only: a trail that links the current page too ends with its title.
+    return out[:10] if len(out) < 2 else out[:-1][:10]
+
+
+def _visible_headings(page: SourcePage) -> list[str]:
+    """Text of the visible h1 elements (the page's own idea of its title), in document order, at most a few."""
+    out = []
+    for el in page.root.iter("h1"):
+        if page.shown(el):
+            # A documentation theme's anchor link ("Installation¶", "Usage #") is no part of the heading's words.
+            text = _clean("".join(el.xpath(_SHOWN_TEXT)).rstrip().rstrip("¶§#🔗").rstrip())
+            if text:
+                out.append(text)
+                if len(out) >= 5:
+                    break
+    return out
+
+
+def _near(page: SourcePage, candidates: list[HtmlElement], nodes: list[int]) -> HtmlElement | None:
+    """The candidate inside the main content, else the first one after the first visible <h1>, else the first."""
+    if not candidates:
+        return None
+    chosen = set(nodes)
+    for el in candidates:
+        if chosen and page.inside(chosen, el):
+            return el
+    h1 = next((page.node_id(el) for el in page.root.iter("h1") if page.shown(el)), None)
+    if h1 is not None:
+        for el in candidates:
+            i = page.node_id(el)
+            if i is not None and i > h1:
+                return el
+    return candidates[0]
+
+
+def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
+    """A short visible author name marked up as such: itemprop=author (its itemprop=name when given),
+    rel=author, then an element whose class names an author or byline."""
+    strong: list[HtmlElement] = []
+    weak: list[HtmlElement] = []
+    budget = 200  # candidates looked at: a page of author links cannot make this quadratic
+    for el in page.root.iter():
+        if not isinstance(el.tag, str) or not page.shown(el):
+            continue
+        if "author" in (el.get("itemprop") or "").lower().split() or "author" in (el.get("rel") or "").lower().split():
+            strong.append(el)
+        elif _AUTHOR_CLASS.search(el.get("class") or "") and el.tag not in ("body", "html", "article", "main"):
+            weak.append(el)
+        else:
+            continue
+        budget -= 1
+        if budget <= 0:
+            break
+    for group in (strong, weak):
+        el = _near(page, [e for e in group if _byline_text(e)], nodes)
+        if el is not None:
+            return _byline_text(el)
+    return None
+
+
+# What a byline writes before the name, in the languages of the pages seen ("By", "Written by", "Post by", "Par",
+# "Von", "Автор", "作者"), longest first so that "written by" is not read as "by".
+BYLINE_PREFIXES = sorted({
+    "by", "written by", "posted by", "post by", "published by", "words by", "story by", "author", "authors",
+    "written", "par", "écrit par", "publié par", "auteur", "von", "geschrieben von", "autor", "autorin", "por",
+    "escrito por", "di", "scritto da", "door", "av", "af", "skrevet av", "przez", "autorka", "автор", "作者", "著者",
+    "작성자", "yazar", "kirjoittanut", "συντάκτης",
+}, key=len, reverse=True)
+_SEPARATOR = re.compile(r"\s*(?:[|•·–—»]|\s-\s|-\s|\s-|-(?=[^\W\d_]+\.?\s*\d)|,\s*(?=\S*\d))\s*")
+_CAMEL_GLUE = re.compile(r"(?<=[a-zà-ÿ])(?=[A-ZÀ-Þ])")
+_NOT_A_NAME = frozenset({"undefined", "null", "none", "admin", "anonymous", "unknown"})
+
+
+def _strip_prefix(text: str) -> str:
+    low = text.casefold()
+    for prefix in BYLINE_PREFIXES:
+        if not low.startswith(prefix):
+            continue
+        rest = text[len(prefix):]
+        if rest[:1] in (":", "：") or rest[:1].isspace():
+            return rest.lstrip(" :：\t")
+        if rest[:1].isupper() and prefix[-1:].islower():  # glued: "BySummer Swann", "Written byAAA"
+            return rest
+    return text
+
+
+def clean_byline(text: str | None) -> str | None:
+    """A byline as a name: without the words before it ("By", "Written by:"), without what the markup glued after
+    it (a date: "Luke KimDecember 17, 2025", "Dr. Vahid Osman - Mar 27, 2024", "Alan Woinski | 3 days ago"), and
+    None for a form label or placeholder ("Name *", "Jiobal says:", "undefined") or a bare prefix ("Author")."""
+    text = _clean(text)
+    if not text:
+        return None
+    stripped = _strip_prefix(text)
+    if stripped is not text and not stripped.strip():
+        return None
+    text = stripped.strip()
+    digit = next((i for i, c in enumerate(text) if c.isdigit()), None)
+    if digit is not None:
+        # A date or count glued after the name: cut at the last separator or letter-case seam before it.
+        head = text[:digit]
+        cuts = [m.start() for m in _SEPARATOR.finditer(text) if 0 < m.start() < digit] + [
+            m.start() for m in _CAMEL_GLUE.finditer(head) if " " in head[:m.start()].strip()]
+        if cuts:
+            text = text[:max(cuts)]
+        elif digit == 0:
+            return None
+        else:  # "FlowGuard EMEA on 04-ago-2021": the lower-case words that led to the date go too
+            words = head.split()
+            while len(words) > 1 and words[-1].islower() and any(w[:1].isupper() for w in words[:-1]):
+                words.pop()
+            text = " ".join(words)
+        if len(text.strip(" ,;|-–—·•")) <= 3 and len(head.split()) == 1 and "," in head:
+            return None  # "Sat, 20 Dec, 2025": a weekday, not a name
+    text = text.strip(" ,;|-–—·•")
+    if (not text or text[-1] in "*:" or text.casefold() in _NOT_A_NAME or text.casefold() in BYLINE_PREFIXES
+            or not any(c.isalpha() for c in text)):
+        return None
+    return text
+
+
+def _byline_text(el: HtmlElement) -> str | None:
+    names = [n for n in el.iter() if "name" in (n.get("itemprop") or "").lower().split()]
+    text = _clean(names[0].text_content() if names else el.text_content())
+    return text if text and len(text) <= BYLINE_MAX_CHARS else None
+
+
+def _time_element(page: SourcePage, nodes: list[int]) -> str | None:
+    """The datetime of a visible <time> (one marked itemprop=datePublished or pubdate first) near the article."""
+    marked: list[HtmlElement] = []
+    plain: list[HtmlElement] = []
+    for el in page.root.iter("time"):
+        if not el.get("datetime") or not iso_date(el.get("datetime")):
+            continue
+        if "datepublished" in (el.get("itemprop") or "").lower() or el.get("pubdate") is not None:
+            marked.append(el)
+        elif page.shown(el):
+            plain.append(el)
+        if len(marked) + len(plain) >= 200:
+            break
+    el = marked[0] if marked else _near(page, plain, nodes)
+    return iso_date(el.get("datetime")) if el is not None else None
+
+
+def _article_like(meta: dict[str, str], ld: _JsonLd) -> bool:
+    """The page declares itself a dated piece: og:type article, or a JSON-LD article-type object with a headline
+    or a date. Service, product and listing pages rarely do; their dates are a template's, not a publication's."""
+    return (meta.get("og:type") or "").strip().lower() == "article" or ld.article
+
+
+def _ascii_digit(m: re.Match[str]) -> str:
+    c = m.group()
+    return str(unicodedata.digit(c)) if c.isdigit() and not c.isascii() else c
+
+
+class _ShownText:
+    """The page's text (scripts and styles left out), searched for a day written near its year."""
+
+    def __init__(self, root: HtmlElement) -> None:
+        self.root = root
+        self._text: str | None = None
+
+    def has_day(self, iso: str) -> bool:
+        """Whether the day of ``iso`` is written in the text in a language-free way: the year with the day number
+        within a few characters ("March 12, 2025", "12 mars 2025", "12. März 2025", "2025年3月12日", "12/03/2025")."""
+        m = re.match(r"(\d{4})-(\d{2})-(\d{2})", iso)
+        if not m:
+            return False
+        if self._text is None:
+            text = " ".join(self.root.xpath(
+                "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript or ancestor::template)]"))
+            # Digits of any script count as the date's (Arabic-Indic ٢٠٢٦, full-width ２０２６).
+            self._text = re.sub(r"[^\W0-9_a-zA-Z]|\d", _ascii_digit, text) if not text.isascii() else text
+        year, day = m.group(1), int(m.group(3))
+        near = re.compile(rf"(?<!\d)0?{day}(?!\d)")
+        for y in re.finditer(rf"(?<!\d)({year}|{year[2:]})(?!\d)", self._text):
+            window = self._text[max(0, y.start() - 24): y.end() + 24]
+            if near.search(window.replace(y.group(0), " ", 1)):
+                return True
+        return False
+
+
+def text_date(page: SourcePage) -> str | None:
+    """The publication date written in the page's text ("12 Nov 2025", "Updated November 18, 2025"), read with
+    htmldate (the ``dates`` extra) when it is installed: its original-date search weighs the page's date patterns
+    in any of the languages it knows. None without it."""
+    try:
+        from htmldate import find_date
+    except ImportError:
+        return None
+    try:
+        # htmldate prunes the tree it reads: it gets a copy, the outputs still need the page.
+        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=True, url=page.url)
+    except Exception:  # noqa: BLE001 - a parser failure on a hostile page means no date, never a failed extraction
+        return None
+
+
+def reading_minutes(text: str | None) -> int | None:
+    """Estimated reading time in whole minutes (at least 1) of ``text``; None when it has no words.
+
+    Counted in one numpy pass over the characters (no token list): the tokens are ``textmetrics.tokens``'s, and
+    every character of an unspaced script is one token of its own."""
+    import numpy as np
+
+    from .textmetrics import UNSPACED, char_classes, count_words_many
+
+    if not text:
+        return None
+    count = int(count_words_many([text])[0])
+    if not count:
+        return None
+    unspaced = int(np.count_nonzero(char_classes(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)) == UNSPACED))
+    minutes = (count - unspaced) / WORDS_PER_MINUTE + unspaced / UNSPACED_CHARS_PER_MINUTE
+    return max(1, round(minutes))
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS].rstrip() + "…"
+
+
+def _first_paragraph(page: SourcePage, nodes: list[int]) -> str | None:
+    """The first shown <p> of the main content with some substance (40 characters)."""
+    for i in nodes[:50]:
+        el = page.by_id.get(i)
+        if el is None:
+            continue
+        for k, p in enumerate(el.iter("p")):
+            if k >= 200:
+                break
+            text = _clean(p.text_content())
+            if text and len(text) >= 40 and page.shown(p):
+                return _shorten(text)
+    return None
+
+
+def _first_line(text: str | None) -> str | None:
+    line = next((x.strip() for x in (text or "").split("\n") if len(x.strip()) >= 40), None)
+    return _shorten(line) if line else None
+
+
+def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
+    """What a snapshot without a ``source`` still says: its title, language and URL (and an excerpt)."""
+    excerpt = _first_line(text)
+    host = urlparse(snapshot.page.url).hostname or ""
+    title = _not_an_address(_clean(snapshot.page.title))
+    return Metadata(title=strip_site_name(title, [], host) if title else None,
+                    language=_language(snapshot.page.lang), description=excerpt, url=snapshot.page.url or None,
+                    direction=snapshot.page.dir if snapshot.page.dir in ("ltr", "rtl") else None,
+                    reading_minutes=reading_minutes(text))

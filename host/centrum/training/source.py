@@ -1,0 +1,162 @@
+"""Training and site-grouped cross-validation of the source-only extractor (``centrum train-source``).
+
+Every page of the data sets is parsed from its HTML (no rendering: no snapshot cache needed), its blocks get the
+features of ``algorithms._source_features`` and the ensemble's block labels (the share of a block's 4-token
+shingles found in the gold text; snippet gold: 1 / 0 for a block holding a "with" / "without" snippet, else
+unknown and left out). A LightGBM cross-entropy model is fitted on the labelled blocks, each data set weighing the
+same and a block by the square root of its words (the page metric counts tokens, so long blocks matter more, but
+the many short boilerplate lines must not vanish). Training runs ``deterministic`` on a fixed thread count: the same
+pages and seed write the same model bytes.
+
+Validation is k-fold grouped by site (``evaluation.sites``: no registered domain in two folds): each fold's pages
+are answered by a model trained on the other folds and scored with the page metric of their data set (AEB
+token-shingle F1, trafilatura's snippet F1), aggregated as each set publishes it, as ``centrum train --cv`` does for
+the rendered ensemble.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..algorithms import source
+from ..algorithms import source_features as S
+from ..algorithms.ensemble.model import Boosted
+from ..core import charset
+from ..core.extras import need
+from ..gold.datasets import PageItem
+from ..gold.sites import page_site, site_folds
+from .learner import aggregate_f1, block_labels, light_score
+
+INDEPENDENT_GOLD_EXCLUDES = ("readability-testpages",)  # its gold is Readability.js's output
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    rounds: int = 200
+    learning_rate: float = 0.08
+    leaves: int = 31
+    min_leaf: int = 100  # blocks are many and their labels noisy: large leaves
+    bagging: float = 0.5  # rows per tree: half the cost, and the folds' blocks are plentiful
+    seed: int = 0
+    # One thread: fixed (deterministic=True then makes the model bytes depend only on data and seed), and on a
+    # busy machine LightGBM's OpenMP threads wait on each other far longer than one thread computes.
+    threads: int = 1
+
+
+@dataclass
+class PageRows:
+    item: PageItem
+    site: str
+    X: np.ndarray  # (blocks, features) float32
+    y: np.ndarray  # (blocks,) gold share, NaN where unknown
+    words: np.ndarray  # (blocks,)
+    tree: S.SourceTree | None = field(default=None, repr=False)
+
+
+def page_rows(item: PageItem, keep_tree: bool = True) -> PageRows | str:
+    """The page's block rows, or why there are none (unreadable page)."""
+    data = item.html()
+    try:
+        tree = S.parse(charset.decode(data), source.Config().max_chars)
+    except S.SourceError as e:
+        return str(e)
+    X, names = S.block_features(tree)
+    y = block_labels(item.gold, tree.block_text)
+    words = np.expm1(X[:, names.index("log_words")])
+    return PageRows(item, page_site(item, data), X.astype(np.float32), y, words, tree if keep_tree else None)
+
+
+def collect(items: Iterable[PageItem], progress: Callable[[Iterable[PageItem]], Iterable[PageItem]] | None = None
+            ) -> tuple[list[PageRows], dict[str, str]]:
+    rows, skipped = [], {}
+    for item in (progress(items) if progress else items):
+        r = page_rows(item)
+        if isinstance(r, str):
+            skipped[f"{item.dataset}/{item.id}"] = r
+        else:
+            rows.append(r)
+    return rows, skipped
+
+
+def fit(rows: Sequence[PageRows], opts: TrainOptions) -> Boosted:
+    """LightGBM cross-entropy on the labelled blocks of ``rows``."""
+    lgb = need("lightgbm", "train", "centrum train-source")
+
+    names = S.feature_names()
+    per_set = Counter(r.item.dataset for r in rows)
+    Xs, ys, ws = [], [], []
+    for r in rows:
+        ok = ~np.isnan(r.y)
+        if not ok.any():
+            continue
+        w = np.sqrt(r.words[ok] + 1.0)
+        Xs.append(r.X[ok])
+        ys.append(r.y[ok])
+        ws.append(w / per_set[r.item.dataset])  # every data set weighs the same in total pages
+    if not Xs:
+        raise ValueError("no labelled blocks to train on")
+    X, y, w = np.concatenate(Xs), np.clip(np.concatenate(ys), 0.0, 1.0), np.concatenate(ws)
+    w = w * (w.shape[0] / w.sum())
+    params = {"objective": "cross_entropy", "learning_rate": opts.learning_rate, "num_leaves": opts.leaves,
+              "min_data_in_leaf": opts.min_leaf, "feature_fraction": 0.8, "bagging_fraction": opts.bagging,
+              "bagging_freq": 1, "max_bin": 63, "seed": opts.seed, "deterministic": True, "force_row_wise": True,
+              "num_threads": opts.threads, "verbosity": -1}
+    data = lgb.Dataset(X, label=y, weight=w, feature_name=names, params=params)
+    booster = lgb.train(params, data, num_boost_round=opts.rounds)
+    return Boosted(booster, names, {"objective": "cross_entropy", "blocks": int(X.shape[0])})
+
+
+def page_text(r: PageRows, scores: np.ndarray, cfg: source.Config) -> str:
+    assert r.tree is not None
+    return source.join_blocks(r.tree, source.select(scores, cfg))
+
+
+def site_cv(rows: Sequence[PageRows], opts: TrainOptions, k: int = 5,
+            thresholds: Sequence[float] = (0.5,)) -> dict[float, dict[str, list[tuple[float, ...]]]]:
+    """{threshold: {data set: per-page metric counts}} of each page answered by the model of the other folds."""
+    folds = site_folds([r.site for r in rows], k)
+    out: dict[float, dict[str, list[tuple[float, ...]]]] = {t: {} for t in thresholds}
+    for f in range(k):
+        train = [r for r, g in zip(rows, folds, strict=True) if g != f]
+        test = [r for r, g in zip(rows, folds, strict=True) if g == f]
+        if not test:
+            continue
+        model = fit(train, opts)
+        for r in test:
+            scores = model.predict(r.X.astype(np.float64))
+            for t in thresholds:
+                text = page_text(r, scores, source.Config(block_threshold=t))
+                out[t].setdefault(r.item.dataset, []).append(light_score(r.item.gold, text)[1])
+    return out
+
+
+def f1_table(counts: dict[str, list[tuple[float, ...]]], kinds: dict[str, str]) -> dict[str, float]:
+    """{data set: published aggregate F1}, plus "mean" over the sets with independent gold."""
+    table = {ds: aggregate_f1(kinds[ds], c) for ds, c in sorted(counts.items())}
+    indep = [v for ds, v in table.items() if ds not in INDEPENDENT_GOLD_EXCLUDES]
+    table["mean"] = float(np.mean(indep)) if indep else float("nan")
+    return table
+
+
+def kinds_of(rows: Sequence[PageRows]) -> dict[str, str]:
+    return {r.item.dataset: r.item.gold.kind for r in rows}
+
+
+def report_markdown(tables: dict[str, dict[str, float]], pages: Counter[str], reference: dict[str, Any] | None = None
+                    ) -> str:
+    """A markdown table: one row per data set, one column per entry of ``tables``."""
+    cols = list(tables)
+    lines = ["| data set | pages | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    sets = sorted({ds for t in tables.values() for ds in t if ds != "mean"})
+    for ds in sets:
+        lines.append(f"| {ds} | {pages[ds]} | " + " | ".join(f"{tables[c].get(ds, float('nan')):.3f}" for c in cols)
+                     + " |")
+    n = sum(v for ds, v in pages.items() if ds not in INDEPENDENT_GOLD_EXCLUDES)
+    lines.append(f"| **mean, sets with independent gold** | {n} | "
+                 + " | ".join(f"{tables[c].get('mean', float('nan')):.3f}" for c in cols) + " |")
+    return "\n".join(lines) + "\n"
