@@ -56,6 +56,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
+# The host's module before the package's layout by data flow (0.1.0 until #41): a launcher written then cannot start.
+OLD_HOST_MODULE = b"-m centrum.nativehost"
+
+
+def _old_layout_hint(launcher: Path, c: Check) -> str:
+    try:
+        old = OLD_HOST_MODULE in launcher.read_bytes()[:4096]
+    except OSError:
+        return ""
+    return f" (the launcher runs the host's former module: run `{c.install_command()}` again)" if old else ""
+
+
 def ping_launcher(launcher: Path, timeout: float = PING_TIMEOUT_S) -> dict[str, Any]:
     """Start ``launcher`` as a browser would (no arguments but the caller's origin) and ping it over the real
     native-messaging framing; returns the ping answer's ``result`` or raises RuntimeError saying what went wrong."""
@@ -154,7 +166,7 @@ def check_manifest(c: Check, extension_id: str, gecko_id: str) -> Check:
         try:
             result = ping_launcher(launcher)
         except RuntimeError as e:
-            c.problems.append(str(e))
+            c.problems.append(str(e) + _old_layout_hint(launcher, c))
         else:
             c.host_version = str(result.get("host"))
             if c.host_version != __version__:

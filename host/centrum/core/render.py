@@ -39,18 +39,8 @@ T = TypeVar("T")
 # Flags known to work on this kind of machine (no GPU, no sandbox user namespaces, no network besides ours).
 # Bump when a change here can change a snapshot of the same page bytes (how a page is loaded, decoded, redirected,
 # or which scripts run): `centrum eval`'s cache key includes it from version 2 on, so stale renders are never
-# served. Version 1 is this renderer as of 2026-11-22 (charset sniffing, self-redirects cancelled and re-rendered
-# with scripts off); its keys are those of the caches made before the version existed, which stay valid. Version 2
-# renders a page again with its <noscript> markup in place when it showed almost no text without it. Version 3 waits,
-# after "load", until the page's DOM has been quiet for a moment (bounded), so content that scripts draw late is there.
-# Version 4 answers an image that keeps being asked for after failing with a pixel (IMAGE_RETRIES) and refuses windows
-# a page opens. Version 5 closes, offline, frames that a script opened and left loading (_CLOSE_STALLED_FRAMES).
-# Version 6 renders a saved or archived page again with its scripts off when they took most of its text away
-# (_lost_to_scripts). Version 7 counts the text of <noscript> and of the render the way version 6 counts a saved
-# body's (non-blank characters of decoded text, scripts and styles left out: _text_chars, _shown_text_chars), where
-# the <noscript> rule counted bytes with blanks, a <style> inside <noscript> included. Version 8 confines a saved
-# page to its own folder (no file access from files, no file request outside the folder) and turns WebRTC off.
-# Version 9 serves a page saved without a declaration in a legacy encoding with the charset detection finds.
+# served (version 1's keys are those of the caches made before the version existed). What each version changed, and
+# how many shared pages it rendered again: docs/history.md (renderer versions) and CHANGELOG.md.
 RENDERER_VERSION = 9
 LOAD_TIMEOUT = "load did not finish within"  # the start of the warning of a page whose load event never came
 # The starts of the warnings of a page rendered again with its scripts off, by the rule that did it (the carry-over
@@ -120,9 +110,9 @@ SETTLE_MAX_MS = 2000  # bound: a page that never stops changing (tickers, carous
 
 # A frame that a script opened with document.open() and did not close stays "loading", and the page's load event waits
 # for it: offline, the (advertising) script that would write the rest and close it never arrives, and the page waited
-# out the whole load timeout (29 of the shared pages). From a second after the page's own document has been parsed,
-# an offline render closes such frames. document.close() does nothing to a document its parser reads from the network,
-# so only script-opened ones are affected.
+# out the whole load timeout (docs/history.md counts the shared pages). From a second after the page's own document
+# has been parsed, an offline render closes such frames. document.close() does nothing to a document its parser
+# reads from the network, so only script-opened ones are affected.
 _CLOSE_STALLED_FRAMES = """(() => {
   if (window !== window.top) return;
   const close = (doc, depth) => {
@@ -412,8 +402,8 @@ def _has_frame(req: Any) -> bool:
 
 # An image the page asks for again after it failed this many times is answered with a transparent pixel: a page whose
 # `onerror` sets the image's source again (to itself or to a fallback that fails too) otherwise reloads it without
-# end, offline, and its load event never comes (seen on 11 of the shared pages: the renderer waited its whole
-# timeout). Below the count a refused image fails as it would offline.
+# end, offline, and its load event never comes (the renderer waited its whole timeout). Below the count a refused
+# image fails as it would offline.
 IMAGE_RETRIES = 3
 _PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 
