@@ -60,6 +60,55 @@
   const LAZY_SRCSET = ["data-srcset", "data-lazy-srcset"];
   const PLACEHOLDER_DATA_URI = 512;
   const MAX_NOSCRIPT_IMAGES = 10;
+  const MAX_LAZY_WRAPPED = 1000; // pictures taken out of hidden wrappers (lazyInside), as the host's outputs
+
+  // Threads and comment lists (issue #44 item 2), read from class and id words as forum and comment engines write
+  // them (phpBB, vBulletin, XenForo, Discourse, WordPress...): a user card (avatar, rank, Joined / Messages) gives
+  // only its member's name, as small text; a post's author-and-date line is small text; a quote box is a quote;
+  // signatures, avatars, reply / quote / like buttons and page links are not part of what a reader reads.
+  const THREAD_DROP = new RegExp(String.raw`(^|[\s_-])(signature|signaturecontainer|usersig|sig|avatar|` +
+    String.raw`post-?actions?|message-?actions?|action-?bar|actionbar|post-?controls|postcontrols|post-?buttons|` +
+    String.raw`post-?tools|reactions?-?bar|likes?-?bar|pagination|pager|page-?nav|pagenav|paging|page-?numbers|` +
+    String.raw`pagelinks|reply-?link|comment-?reply-?link|quote-?button)($|[\s_-])`, "i");
+  const THREAD_CARD = new RegExp(String.raw`(^|[\s_-])(user|poster|user-?info|userinfo|user-?card|usercard|user-?details|` +
+    String.raw`userdetails|post-?profile|postprofile|poster-?info|posterinfo|member-?info|memberinfo|message-?user|` +
+    String.raw`post-?user|postuser|postbit-?user|userdata|user-?data|user-?panel|user-?block)($|[\s_-])`, "i");
+  const THREAD_META = new RegExp(String.raw`(^|[\s_-])(post-?date|postdate|post-?time|post-?meta|postmeta|` +
+    String.raw`post-?info|postinfo|post-?details|message-?attribution|message-?date|` +
+    String.raw`comment-?meta|comment-?metadata|comment-?date|comment-?author|timestamp)($|[\s_-])`, "i");
+  const THREAD_QUOTE = new RegExp(String.raw`(^|[\s_-])(quote|bbcode-?quote|bbcode_quote|quotecontainer|` +
+    String.raw`quote-?box|quotebox|bbquote|postquote|quoted-?post)($|[\s_-])`, "i");
+  const THREAD_NAME = /(^|[\s_-])(user-?name|username|author|poster|name|nick|member)($|[\s_-])/i;
+  // Links that are a post's actions, by their whole text.
+  const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(reply|reply with quote|quote|multi-?quote|report|like|` +
+    String.raw`share|permalink|répondre|citer|signaler|ответить|цитировать|цитата|antworten|zitieren|responder|` +
+    String.raw`citar)\s*$`, "iu");
+
+  /* What a thread's element is to the reader: "drop", "card", "meta", "quote" or "" (nothing special), from its
+     class and id words and, for a link, its text. */
+  function threadRole(el) {
+    const words = `${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`.trim();
+    if (el.localName === "a" && ACTION_TEXT.test(el.textContent || "")) return "drop";
+    if (!words) return "";
+    if (THREAD_DROP.test(words)) return "drop";
+    if (el.localName !== "blockquote" && THREAD_QUOTE.test(words)) return "quote";
+    // A card or a meta line is short; a long one, or one holding a heading, is content that took such a name.
+    const text = (el.textContent || "").length;
+    if (THREAD_CARD.test(words) && text <= 600) return "card";
+    if (THREAD_META.test(words) && text <= 300 && !el.querySelector("h1, h2, h3, h4, h5, h6, p")) return "meta";
+    return "";
+  }
+
+  /* The member's name a user card shows: its element named as a name (username, author, poster), else its first
+     link, bold or heading text, when short. */
+  function cardName(card) {
+    const named = [...card.querySelectorAll("[class], [id]")].find((el) => el.localName !== "img" &&
+      THREAD_NAME.test(`${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`) &&
+      (el.textContent || "").trim());
+    const el = named || card.querySelector("a, b, strong, h2, h3, h4, h5, h6");
+    const name = el ? el.textContent.replace(/\s+/g, " ").trim() : "";
+    return name.length <= 60 ? name : "";
+  }
 
   const absolute = (value) => {
     try {
@@ -229,6 +278,20 @@
     return `h${level >= 1 && level <= 6 ? level : 2}`;
   }
 
+  /* The lazy pictures inside `el`, an element its box hides, not its style (a size-0 wrapper that cuts its
+     overflow, kept so by a lazy loader until its script sizes it): as the host's outputs keep them (issue #44). */
+  function lazyInside(el, out, budget) {
+    const cs = getComputedStyle(el);
+    if (el.hidden || cs.display === "none" || cs.visibility !== "visible" || parseFloat(cs.opacity) === 0) return;
+    for (const img of el.querySelectorAll("img")) {
+      if (budget.images >= MAX_LAZY_WRAPPED || !lazyImage(img) || getComputedStyle(img).display === "none") continue;
+      const a = attributes(img, "img", budget.shown);
+      if (!a) continue;
+      budget.images++;
+      out.push({ t: "img", a, c: [] });
+    }
+  }
+
   function walk(node, out, budget, seen) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
     const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
@@ -243,8 +306,20 @@
         const own = look(child, seen.under);
         // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
         // A collapsed disclosure panel whose text the answer holds (the host's `disclosed`) is shown open.
-        if (own.hidden && !lazyImage(child) && !budget.shown.has(child)) continue;
-        if (KEEP.has(tag)) {
+        if (own.hidden && !lazyImage(child) && !budget.shown.has(child)) {
+          lazyInside(child, out, budget);
+          continue;
+        }
+        const role = threadRole(child);
+        if (role === "drop") continue;
+        if (role === "card") {
+          const name = cardName(child);
+          if (name) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [name] }] });
+        } else if (role === "meta" || role === "quote") {
+          const item = role === "quote" ? { t: "blockquote", a: {}, c: [] } : { t: "small", a: {}, c: [] };
+          out.push(role === "quote" ? item : { t: "p", a: {}, c: [item] });
+          walk(child, item.c, budget, own);
+        } else if (KEEP.has(tag)) {
           const a = attributes(child, tag, budget.shown);
           if (!a) continue;
           if (tag === "img") budget.images++;

@@ -47,7 +47,10 @@ def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
         r = algorithms.run(name, snapshot)
     except Exception as e:  # noqa: BLE001 - a crash is an answer too, and shows in the diff
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"nodes": [int(v) for v in r.nodes], "text": r.text_for(snapshot)}
+    out: dict[str, Any] = {"nodes": [int(v) for v in r.nodes], "text": r.text_for(snapshot)}
+    if r.comments:  # the comment sections set aside, which the reader offers as "Comments (N)"
+        out["comments"] = r.comments
+    return out
 
 
 def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:

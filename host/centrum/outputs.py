@@ -43,6 +43,8 @@ MAX_FOOTNOTES = 1000
 _IMAGES = json.loads(ALLOWLIST_PATH.read_text(encoding="utf-8"))
 LAZY_SRC: tuple[str, ...] = tuple(_IMAGES["lazy_src"])
 LAZY_SRCSET: tuple[str, ...] = tuple(_IMAGES["lazy_srcset"])
+# Pictures taken out of hidden wrappers (_Cleaner._lazy_images) stop here: a page of hidden galleries stays small.
+MAX_LAZY_WRAPPED = 1000
 PLACEHOLDER_DATA_URI: int = int(_IMAGES["placeholder_data_uri"])
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _LANG_CLASS = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]{1,30})", re.I)
@@ -130,6 +132,15 @@ class SourcePage:
             return True
         return (self._box_area[i] == 0 and self._display[i] != "none" and self._visibility_col[i] == "visible"
                 and self._opacity[i] > 0)
+
+    def styled_visible(self, el: HtmlElement) -> bool:
+        """Whether nothing in the element's own style hides it (display, visibility, opacity): what hides it, when
+        it is not shown, is its box (a size-0 wrapper that cuts its overflow, as lazy loaders keep a picture's
+        place until a script sizes it)."""
+        i = self.node_id(el)
+        if self._shown is None or i is None or i >= len(self._shown):
+            return True
+        return self._display[i] != "none" and self._visibility_col[i] == "visible" and self._opacity[i] > 0
 
     def by_html_id(self, value: str) -> HtmlElement | None:
         if self._html_ids is None:
@@ -467,6 +478,7 @@ class _Cleaner:
             elif tag in ("br", "wbr"):
                 pass  # no box of their own, yet they break lines
             elif not page.shown(el):
+                self._lazy_images(el, parent)
                 continue
             if tag == "a" and self.in_footnote and self.is_backlink(el):
                 continue
@@ -495,6 +507,21 @@ class _Cleaner:
                     if n is not None:
                         target.set(FN_REF, str(n))
             self._push_children(stack, el, target, depth + 1, self.images)
+
+    def _lazy_images(self, el: HtmlElement, parent: HtmlElement) -> None:
+        """The lazy pictures (a lazy loader's address) inside ``el``, an element its box hides, not its style: the
+        render never ran the script that would size the wrapper, a reader's browser does (issue #44 item 5)."""
+        if not self.page.styled_visible(el):
+            return
+        from lxml import html
+
+        for img in el.iter("img"):
+            if self.images >= MAX_LAZY_WRAPPED or not any(img.get(a) for a in LAZY_SRC + LAZY_SRCSET):
+                continue
+            attrs = self.attributes(img, "img")
+            if attrs is not None and self.page.styled_visible(img):
+                parent.append(html.Element("img", attrs))
+                self.images += 1
 
     def _push_children(self, stack: list[tuple[Any, ...]], el: HtmlElement, out: HtmlElement, depth: int,
                        images_before: int) -> None:

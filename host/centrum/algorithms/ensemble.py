@@ -50,6 +50,7 @@ from .. import algorithms as registry
 from ..config import ConfigError, ranged
 from ..result import Candidate, Result, basic_overlays, block_overlays
 from ..snapshot import Snapshot
+from ..tree import cover_count
 from ..trace import debug_wanted
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
@@ -338,12 +339,75 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
     return body
 
 
+# How far above the answer's roots a comment section may hang (a sibling of the answer or of its nearest ancestors)
+# to count as the answer's comments when the candidate did not reach it: an article's comments follow it in the same
+# column; a sidebar's "recent comments" widget hangs off a distant ancestor.
+COMMENT_REACH = 3
+# Elements that can be one comment of a comment list (a paragraph, a name or a link is a piece of one).
+_COMMENT_ITEM_TAGS = ("div", "li", "article", "section", "dd", "tr")
+
+
+def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], arrays: F.PageArrays,
+                   left_out: np.ndarray) -> list[int]:
+    """The comment sections (COMMENT_SECTION, outermost) the answer sets aside, for the reader's "Comments (N)":
+    those holding text the comment rule left out of the block filter's answer (``left_out``, per text node), else
+    the ones after the chosen ``nodes`` hanging off their nearest ancestors (COMMENT_REACH levels) that hold
+    rendered text, outside the ``answer``."""
+    if snap.m == 0 or not arrays.comment_section.any():
+        return []
+    roots = np.asarray(nodes, dtype=np.int64)
+    sections = arrays.comment_section & ~B._ancestors_or_self(snap, roots) & ~F._inside(snap, answer)
+    outer = sections & (cover_count(snap, sections) == 1)
+    if left_out.any():
+        dropped = snap.subtree_sum(snap.text_per_element(left_out.astype(np.float64))) > 0
+        return [int(i) for i in np.nonzero(outer & dropped)[0]]
+    near = np.zeros(snap.n, dtype=bool)
+    for r in roots.tolist():
+        for _ in range(COMMENT_REACH):
+            r = int(snap.parent[r])
+            if r < 0:
+                break
+            near[r] = True
+    parent = snap.parent
+    after = np.arange(snap.n) >= int(snap.subtree_end[roots].max())
+    shown = snap.subtree_sum(snap.text_per_element(arrays.text_chars)) > 0
+    keep = outer & after & shown & np.where(parent >= 0, near[np.maximum(parent, 0)], False)
+    return [int(i) for i in np.nonzero(keep)[0]]
+
+
+def comment_count(snap: Snapshot, sections: list[int]) -> int:
+    """How many comments ``sections`` hold: the elements (of _COMMENT_ITEM_TAGS, with text) sharing the tag and
+    first class word of the longest run of such siblings, replies nested in comments included; 0 when no two
+    siblings repeat (a comment list the count cannot see)."""
+    if not sections:
+        return 0
+    inside = F._inside(snap, sections)
+    inside[sections] = False
+    has_text = snap.subtree_sum(snap.text_per_element(np.ones(snap.m))) > 0
+    items = np.nonzero(inside & has_text & np.isin(snap.tags, _COMMENT_ITEM_TAGS))[0]
+    if items.size == 0:
+        return 0
+    classes = snap.attrs.get("class", {})
+    words: dict[str, int] = {"": 0}
+    first = np.fromiter((words.setdefault(next(iter(classes.get(int(i), "").split()), ""), len(words))
+                         for i in items), dtype=np.int64, count=items.size)
+    tag_codes = np.unique(snap.tags[items], return_inverse=True)[1].astype(np.int64)
+    key = tag_codes * len(words) + first
+    span = int(key.max()) + 1
+    groups, counts = np.unique(snap.parent[items].astype(np.int64) * span + key, return_counts=True)
+    if counts.max() < 2:
+        return 0
+    best = int(groups[np.argmax(counts)] % span)
+    return int((key == best).sum())
+
+
 @dataclass
 class Output:
     nodes: list[int]  # maximal subtrees of the chosen candidate holding no dropped text
     text: str
     dropped: int  # dropped subtrees (rules) or blocks (model)
     blocks: list[dict[str, Any]]  # the block filter's trace (debugger): container, score, kept, text preview
+    comments: list[int] = field(default_factory=list)  # comment sections set aside (comments_aside)
 
 
 def _kept_nodes(snap: Snapshot, inside: np.ndarray, keep_t: np.ndarray) -> list[int]:
@@ -389,6 +453,7 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
         return Output(list(nodes), "", 0, [])
     blocks: list[dict[str, Any]] = []
     in_t = inside[snap.text_owner]
+    filtered = in_t
     if cfg.filter == "model":
         keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights),
                                          scored)
@@ -411,9 +476,10 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
         keep_t = in_t
         n_dropped = 0
     text = snap.text_of_mask(keep_t)
-    if np.array_equal(keep_t, in_t):
-        return Output(list(nodes), text, 0, blocks)
-    return Output(_kept_nodes(snap, inside, keep_t), text, n_dropped, blocks)
+    whole = np.array_equal(keep_t, in_t)
+    kept = list(nodes) if whole else _kept_nodes(snap, inside, keep_t)
+    left_out = filtered & ~keep_t if cfg.filter == "model" else np.zeros(snap.m, dtype=bool)
+    return Output(kept, text, 0 if whole else n_dropped, blocks, comments_aside(snap, nodes, kept, pm.arrays, left_out))
 
 
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
@@ -469,5 +535,6 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
            "candidates": len(pm.candidates), "filter": cfg.filter, "dropped": out.dropped, "blocks": out.blocks,
            "base": model.base}
     message = "" if nodes else f"the best candidate {list(best)} kept no content after trimming"
+    comments = {"nodes": out.comments, "count": comment_count(snap, out.comments)} if nodes and out.comments else None
     return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing,
-                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)))
+                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)), comments=comments)
