@@ -69,7 +69,8 @@
   const THREAD_DROP = new RegExp(String.raw`(^|[\s_-])(signature|signaturecontainer|usersig|sig|avatar|` +
     String.raw`post-?actions?|message-?actions?|action-?bar|actionbar|post-?controls|postcontrols|post-?buttons|` +
     String.raw`post-?tools|reactions?-?bar|likes?-?bar|pagination|pager|page-?nav|pagenav|paging|page-?numbers|` +
-    String.raw`pagelinks|reply-?link|comment-?reply-?link|quote-?button)($|[\s_-])`, "i");
+    String.raw`pagelinks|reply-?link|comment-?reply-?link|quote-?button|respond|comment-?form|reply-?form|` +
+    String.raw`quick-?reply)($|[\s_-])`, "i");
   const THREAD_CARD = new RegExp(String.raw`(^|[\s_-])(user|poster|user-?info|userinfo|user-?card|usercard|user-?details|` +
     String.raw`userdetails|post-?profile|postprofile|poster-?info|posterinfo|member-?info|memberinfo|message-?user|` +
     String.raw`post-?user|postuser|postbit-?user|userdata|user-?data|user-?panel|user-?block)($|[\s_-])`, "i");
@@ -77,12 +78,12 @@
     String.raw`post-?info|postinfo|post-?details|message-?attribution|message-?date|` +
     String.raw`comment-?meta|comment-?metadata|comment-?date|comment-?author|timestamp)($|[\s_-])`, "i");
   const THREAD_QUOTE = new RegExp(String.raw`(^|[\s_-])(quote|bbcode-?quote|bbcode_quote|quotecontainer|` +
-    String.raw`quote-?box|quotebox|bbquote|postquote|quoted-?post)($|[\s_-])`, "i");
+    String.raw`quote-?box|quotebox|bbquote|postquote|quoted-?post)($|\s)`, "i"); // not quote-author
   const THREAD_NAME = /(^|[\s_-])(user-?name|username|author|poster|name|nick|member)($|[\s_-])/i;
   // Links that are a post's actions, by their whole text.
   const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(reply|reply with quote|quote|multi-?quote|report|like|` +
     String.raw`share|permalink|répondre|citer|signaler|ответить|цитировать|цитата|antworten|zitieren|responder|` +
-    String.raw`citar)\s*$`, "iu");
+    String.raw`citar|#\d+)\s*$`, "iu");
 
   /* What a thread's element is to the reader: "drop", "card", "meta", "quote" or "" (nothing special), from its
      class and id words and, for a link, its text. */
@@ -292,6 +293,36 @@
     }
   }
 
+  /* A thread's element as the reader shows it (threadRole), added to `out`: true when it was one (handled). */
+  function threadItem(el, out, budget, seen) {
+    const role = threadRole(el);
+    if (role === "drop") return true;
+    if (role === "card") {
+      const name = cardName(el);
+      if (name) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [name] }] });
+      return true;
+    }
+    if (role === "quote") {
+      const item = { t: "blockquote", a: {}, c: [] };
+      out.push(item);
+      walk(el, item.c, budget, seen);
+    } else if (role === "meta") {
+      // One line of small text: its pieces (a name, a date, list items) joined, whatever elements held them.
+      const pieces = [];
+      walk(el, pieces, budget, seen);
+      const SEP = "\u0000"; // between block pieces (list items, paragraphs); inline pieces run on as text does
+      const joined = pieces.map((p) => (typeof p === "string" || INLINE.has(p.t) ? textOf(p) : SEP + textOf(p) + SEP))
+        .join("");
+      const line = joined.split(SEP).map((p) => p.replace(/\s+/g, " ").trim()).filter(Boolean).join(" \u00b7 ");
+      if (line) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [line] }] });
+    }
+    return role === "quote" || role === "meta";
+  }
+
+  const INLINE = new Set(["a", "abbr", "b", "bdi", "cite", "code", "em", "i", "mark", "q", "s", "small", "span",
+    "strong", "sub", "sup", "time", "u"]);
+  const textOf = (item) => (typeof item === "string" ? item : (item.c || []).map(textOf).join(""));
+
   function walk(node, out, budget, seen) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
     const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
@@ -310,16 +341,8 @@
           lazyInside(child, out, budget);
           continue;
         }
-        const role = threadRole(child);
-        if (role === "drop") continue;
-        if (role === "card") {
-          const name = cardName(child);
-          if (name) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [name] }] });
-        } else if (role === "meta" || role === "quote") {
-          const item = role === "quote" ? { t: "blockquote", a: {}, c: [] } : { t: "small", a: {}, c: [] };
-          out.push(role === "quote" ? item : { t: "p", a: {}, c: [item] });
-          walk(child, item.c, budget, own);
-        } else if (KEEP.has(tag)) {
+        if (threadItem(child, out, budget, own)) continue;
+        if (KEEP.has(tag)) {
           const a = attributes(child, tag, budget.shown);
           if (!a) continue;
           if (tag === "img") budget.images++;
@@ -340,7 +363,7 @@
     const blocks = [];
     for (const node of nodes) {
       const seen = lookFrom(node);
-      if (seen.hidden) continue;
+      if (seen.hidden || threadItem(node, blocks, budget, seen)) continue; // a chosen card, signature or quote too
       const tag = outTag(node);
       const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag, budget.shown) || {}) : {},
         c: [] };

@@ -108,7 +108,9 @@
     const meta = data.meta || {};
     const head = doc.createElement("header");
     head.className = "head";
-    head.appendChild(span(doc, "site", meta.sitename || data.host || ""));
+    // Without a declared site name the host names it, unless it is an address or this machine (a served file).
+    const host = /^(\[.*\]|[\d.]+|localhost)$/i.test(data.host || "") ? "" : data.host || "";
+    head.appendChild(span(doc, "site", meta.sitename || host));
     const title = meta.title || data.title || "";
     if (title) head.appendChild(span(doc, "title", title, "h1"));
     const line = doc.createElement("div");
@@ -350,6 +352,8 @@
     .reader figure { margin: 1em 0; } .reader figcaption { font-size: .85em; color: var(--muted); }
     .reader figure.lead { margin: 0 0 32px; }
     .reader .content small { font: .8em/1.4 system-ui, sans-serif; color: var(--muted); }
+    .reader .content p:has(> small:only-child) { margin: 1.4em 0 .3em; line-height: 1.3; }
+    .reader .content p:has(> small:only-child) + p:has(> small:only-child) { margin-top: 0; }
     .reader details.comments { margin-top: 48px; border-top: 1px solid var(--rule); padding-top: 12px; }
     .reader details.comments > summary { cursor: pointer; font: bold 16px system-ui, sans-serif; }
     .reader details.comments > .content { font-size: .85em; }

@@ -50,8 +50,8 @@ from .. import algorithms as registry
 from ..config import ConfigError, ranged
 from ..result import Candidate, Result, basic_overlays, block_overlays
 from ..snapshot import Snapshot
-from ..tree import cover_count
 from ..trace import debug_wanted
+from ..tree import cover_count
 from . import _ensemble_blocks as B
 from . import _ensemble_features as F
 from ._ensemble_model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
