@@ -1,7 +1,8 @@
 """Golden real-page cases: each algorithm's answer on pages written for the repository, so a change shows as a diff.
 
 ``tests/pages/<slug>/`` holds ``page.html`` (a page written for this repository: an article with comments, a short
-post whose theme puts its comments inside the article, a forum thread, a product page, a documentation page, CJK and
+post whose theme puts its comments inside the article, a blog whose comments (a nested reply among them) the answer
+sets aside, a forum thread, one with quotes, user cards and signatures, a product page, a documentation page, CJK and
 right-to-left news), ``snapshot.json.gz`` (the snapshot the
 extension's collector took of it in Chromium, through :mod:`centrum.render`) and ``expected.json`` (every registered
 algorithm's node ids and text on that snapshot). ``tests/unit/test_goldens.py`` runs the algorithms on the stored
@@ -42,7 +43,9 @@ def load_snapshot(slug: str, pages: Path = PAGES) -> Snapshot:
 
 
 def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
-    """What an algorithm answers on a snapshot: node ids and the text a reader gets (or the error it raised)."""
+    """What an algorithm answers on a snapshot: node ids and the text a reader gets (or the error it raised), and the
+    comment sections it set aside when it did (``Result.comments``). The reader's own text of a page, where the page
+    keeps one, is its ``reader.txt`` (tests/e2e/test_ui_reader_threads.py)."""
     try:
         r = algorithms.run(name, snapshot)
     except Exception as e:  # noqa: BLE001 - a crash is an answer too, and shows in the diff
