@@ -343,8 +343,13 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
 # to count as the answer's comments when the candidate did not reach it: an article's comments follow it in the same
 # column; a sidebar's "recent comments" widget hangs off a distant ancestor.
 COMMENT_REACH = 3
+# Fewer rendered characters in the sections set aside are a comment box without comments ("0 comments", "Leave a
+# reply"), not worth a "Comments" section in the reader.
+COMMENT_MIN_CHARS = 80
 # Elements that can be one comment of a comment list (a paragraph, a name or a link is a piece of one).
 _COMMENT_ITEM_TAGS = ("div", "li", "article", "section", "dd", "tr")
+# Elements that can hold a comment section (a comment button or link, a form field, is no section to read).
+_COMMENT_SECTION_TAGS = ("div", "section", "aside", "article", "ol", "ul", "footer", "main", "details", "dl", "li")
 
 
 def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], arrays: F.PageArrays,
@@ -352,15 +357,18 @@ def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], ar
     """The comment sections (COMMENT_SECTION, outermost) the answer sets aside, for the reader's "Comments (N)":
     those holding text the comment rule left out of the block filter's answer (``left_out``, per text node), else
     the ones after the chosen ``nodes`` hanging off their nearest ancestors (COMMENT_REACH levels) that hold
-    rendered text, outside the ``answer``."""
+    rendered text, outside the ``answer``; none when they hold under COMMENT_MIN_CHARS rendered characters."""
     if snap.m == 0 or not arrays.comment_section.any():
         return []
     roots = np.asarray(nodes, dtype=np.int64)
-    sections = arrays.comment_section & ~B._ancestors_or_self(snap, roots) & ~F._inside(snap, answer)
+    sections = (arrays.comment_section & np.isin(snap.tags, _COMMENT_SECTION_TAGS)
+                & ~B._ancestors_or_self(snap, roots) & ~F._inside(snap, answer))
     outer = sections & (cover_count(snap, sections) == 1)
+    shown = snap.subtree_sum(snap.text_per_element(arrays.text_chars))
     if left_out.any():
         dropped = snap.subtree_sum(snap.text_per_element(left_out.astype(np.float64))) > 0
-        return [int(i) for i in np.nonzero(outer & dropped)[0]]
+        keep = outer & dropped
+        return [int(i) for i in np.nonzero(keep)[0]] if shown[keep].sum() >= COMMENT_MIN_CHARS else []
     near = np.zeros(snap.n, dtype=bool)
     for r in roots.tolist():
         for _ in range(COMMENT_REACH):
@@ -370,19 +378,17 @@ def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], ar
             near[r] = True
     parent = snap.parent
     after = np.arange(snap.n) >= int(snap.subtree_end[roots].max())
-    shown = snap.subtree_sum(snap.text_per_element(arrays.text_chars)) > 0
-    keep = outer & after & shown & np.where(parent >= 0, near[np.maximum(parent, 0)], False)
-    return [int(i) for i in np.nonzero(keep)[0]]
+    keep = outer & after & (shown > 0) & np.where(parent >= 0, near[np.maximum(parent, 0)], False)
+    return [int(i) for i in np.nonzero(keep)[0]] if shown[keep].sum() >= COMMENT_MIN_CHARS else []
 
 
 def comment_count(snap: Snapshot, sections: list[int]) -> int:
-    """How many comments ``sections`` hold: the elements (of _COMMENT_ITEM_TAGS, with text) sharing the tag and
-    first class word of the longest run of such siblings, replies nested in comments included; 0 when no two
-    siblings repeat (a comment list the count cannot see)."""
+    """How many comments ``sections`` hold: the elements (of _COMMENT_ITEM_TAGS, with text; the sections themselves
+    too, when each is one comment) sharing the tag and first class word of the longest run of such siblings, replies
+    nested in comments included; 0 when no two siblings repeat (a comment list the count cannot see)."""
     if not sections:
         return 0
     inside = F._inside(snap, sections)
-    inside[sections] = False
     has_text = snap.subtree_sum(snap.text_per_element(np.ones(snap.m))) > 0
     items = np.nonzero(inside & has_text & np.isin(snap.tags, _COMMENT_ITEM_TAGS))[0]
     if items.size == 0:
