@@ -166,9 +166,9 @@
     const body = doc.createElement("div");
     body.className = "content";
     section.appendChild(body);
-    section.addEventListener("toggle", () => {
+    section.addEventListener("toggle", trusted(() => {
       if (section.open && !body.firstChild) clean.build(c.blocks, doc, body);
-    });
+    }));
     return section;
   }
 
