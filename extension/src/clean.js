@@ -60,30 +60,60 @@
   const LAZY_SRCSET = ["data-srcset", "data-lazy-srcset"];
   const PLACEHOLDER_DATA_URI = 512;
   const MAX_NOSCRIPT_IMAGES = 10;
-  const MAX_LAZY_WRAPPED = 1000; // pictures taken out of hidden wrappers (lazyInside), as the host's outputs
+  const MAX_LAZY_WRAPPED = 1000; // pictures taken out of hidden wrappers (lazyInside): allowlist.json
 
   // Threads and comment lists (issue #44 item 2), read from class and id words as forum and comment engines write
   // them (phpBB, vBulletin, XenForo, Discourse, WordPress...): a user card (avatar, rank, Joined / Messages) gives
   // only its member's name, as small text; a post's author-and-date line is small text; a quote box is a quote;
-  // signatures, avatars, reply / quote / like buttons and page links are not part of what a reader reads.
-  const THREAD_DROP = new RegExp(String.raw`(^|[\s_-])(signature|signaturecontainer|usersig|sig|avatar|` +
-    String.raw`post-?actions?|message-?actions?|action-?bar|actionbar|post-?controls|postcontrols|post-?buttons|` +
-    String.raw`post-?tools|reactions?-?bar|likes?-?bar|pagination|pager|page-?nav|pagenav|paging|page-?numbers|` +
-    String.raw`pagelinks|reply-?link|comment-?reply-?link|quote-?button|respond|comment-?form|reply-?form|` +
-    String.raw`quick-?reply)($|[\s_-])`, "i");
-  const THREAD_CARD = new RegExp(String.raw`(^|[\s_-])(user|poster|user-?info|userinfo|user-?card|usercard|user-?details|` +
-    String.raw`userdetails|post-?profile|postprofile|poster-?info|posterinfo|member-?info|memberinfo|message-?user|` +
-    String.raw`post-?user|postuser|postbit-?user|userdata|user-?data|user-?panel|user-?block)($|[\s_-])`, "i");
-  const THREAD_META = new RegExp(String.raw`(^|[\s_-])(post-?date|postdate|post-?time|post-?meta|postmeta|` +
-    String.raw`post-?info|postinfo|post-?details|message-?attribution|message-?date|` +
-    String.raw`comment-?meta|comment-?metadata|comment-?date|comment-?author|timestamp)($|[\s_-])`, "i");
-  const THREAD_QUOTE = new RegExp(String.raw`(^|[\s_-])(quote|bbcode-?quote|bbcode_quote|quotecontainer|` +
-    String.raw`quote-?box|quotebox|bbquote|postquote|quoted-?post)($|\s)`, "i"); // not quote-author
-  const THREAD_NAME = /(^|[\s_-])(user-?name|username|author|poster|name|nick|member)($|[\s_-])/i;
-  // Links that are a post's actions, by their whole text.
-  const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(reply|reply with quote|quote|multi-?quote|report|like|` +
-    String.raw`share|permalink|répondre|citer|signaler|ответить|цитировать|цитата|antworten|zitieren|responder|` +
-    String.raw`citar|#\d+)\s*$`, "iu");
+  // signatures, avatars, reply / quote / like buttons, reply forms and page links are not what a reader reads.
+  // The word lists are allowlist.json's "thread" (the host's outputs read them there), each word a regex
+  // alternative between word edges (start, end, space, "_" or "-"; a quote word ends the class word: not
+  // "quote-author").
+  const THREAD_DROP = [
+    "signature", "signaturecontainer", "usersig", "sig", "avatar", "post-?actions?", "message-?actions?",
+    "action-?bar", "actionbar", "post-?controls", "postcontrols", "post-?buttons", "post-?tools", "reactions?-?bar",
+    "likes?-?bar", "pagination", "pager", "page-?nav", "pagenav", "paging", "page-?numbers", "pagelinks",
+    "reply-?link", "comment-?reply-?link", "quote-?button", "respond", "comment-?form", "reply-?form",
+    "quick-?reply"
+  ];
+  const THREAD_CARD = [
+    "user", "poster", "user-?info", "userinfo", "user-?card", "usercard", "user-?details", "userdetails",
+    "post-?profile", "postprofile", "poster-?info", "posterinfo", "member-?info", "memberinfo", "message-?user",
+    "post-?user", "postuser", "postbit-?user", "userdata", "user-?data", "user-?panel", "user-?block"
+  ];
+  const THREAD_META = [
+    "post-?date", "postdate", "post-?time", "post-?meta", "postmeta", "post-?info", "postinfo", "post-?details",
+    "message-?attribution", "message-?date", "comment-?meta", "comment-?metadata", "comment-?date",
+    "comment-?author", "timestamp"
+  ];
+  const THREAD_QUOTE = [
+    "quote", "bbcode-?quote", "bbcode_quote", "quotecontainer", "quote-?box", "quotebox", "bbquote", "postquote",
+    "quoted-?post"
+  ];
+  const THREAD_NAME = [
+    "user-?name", "username", "author", "poster", "name", "nick", "member"
+  ];
+  const THREAD_ACTIONS = [
+    "reply", "reply with quote", "quote", "multi-?quote", "report", "like", "share", "permalink", "répondre",
+    "citer", "signaler", "ответить", "цитировать", "цитата", "antworten", "zitieren", "responder", "citar", "#\\d+"
+  ];
+  const THREAD_INLINE = [
+    "a", "abbr", "b", "bdi", "cite", "code", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup",
+    "time", "u"
+  ];
+  const MAX_CARD_CHARS = 600;
+  const MAX_META_CHARS = 300;
+  const MAX_NAME_CHARS = 60;
+  const classWords = (list, end = String.raw`($|[\s_-])`) =>
+    new RegExp(String.raw`(^|[\s_-])(` + list.join("|") + ")" + end, "iu");
+  const DROP_WORDS = classWords(THREAD_DROP);
+  const CARD_WORDS = classWords(THREAD_CARD);
+  const META_WORDS = classWords(THREAD_META);
+  const QUOTE_WORDS = classWords(THREAD_QUOTE, String.raw`($|\s)`);
+  const NAME_WORDS = classWords(THREAD_NAME);
+  // A link that is a post's action, by its whole text.
+  const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(` + THREAD_ACTIONS.join("|") + String.raw`)\s*$`, "iu");
+  const INLINE = new Set(THREAD_INLINE);
 
   /* What a thread's element is to the reader: "drop", "card", "meta", "quote" or "" (nothing special), from its
      class and id words and, for a link, its text. */
@@ -91,12 +121,15 @@
     const words = `${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`.trim();
     if (el.localName === "a" && ACTION_TEXT.test(el.textContent || "")) return "drop";
     if (!words) return "";
-    if (THREAD_DROP.test(words)) return "drop";
-    if (el.localName !== "blockquote" && THREAD_QUOTE.test(words)) return "quote";
-    // A card or a meta line is short; a long one, or one holding a heading, is content that took such a name.
-    const text = (el.textContent || "").length;
-    if (THREAD_CARD.test(words) && text <= 600) return "card";
-    if (THREAD_META.test(words) && text <= 300 && !el.querySelector("h1, h2, h3, h4, h5, h6, p")) return "meta";
+    if (DROP_WORDS.test(words)) return "drop";
+    if (el.localName !== "blockquote" && QUOTE_WORDS.test(words)) return "quote";
+    // A card or a meta line is short; a long one, or one holding a heading, is content that took such a name. The
+    // text is measured only for a name that calls for it: measuring every element would cost its depth.
+    const length = () => (el.textContent || "").length;
+    if (CARD_WORDS.test(words)) return length() <= MAX_CARD_CHARS ? "card" : "";
+    if (META_WORDS.test(words) && length() <= MAX_META_CHARS && !el.querySelector("h1, h2, h3, h4, h5, h6, p")) {
+      return "meta";
+    }
     return "";
   }
 
@@ -104,11 +137,11 @@
      link, bold or heading text, when short. */
   function cardName(card) {
     const named = [...card.querySelectorAll("[class], [id]")].find((el) => el.localName !== "img" &&
-      THREAD_NAME.test(`${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`) &&
+      NAME_WORDS.test(`${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`) &&
       (el.textContent || "").trim());
     const el = named || card.querySelector("a, b, strong, h2, h3, h4, h5, h6");
     const name = el ? el.textContent.replace(/\s+/g, " ").trim() : "";
-    return name.length <= 60 ? name : "";
+    return name.length <= MAX_NAME_CHARS ? name : "";
   }
 
   const absolute = (value) => {
@@ -319,8 +352,6 @@
     return role === "quote" || role === "meta";
   }
 
-  const INLINE = new Set(["a", "abbr", "b", "bdi", "cite", "code", "em", "i", "mark", "q", "s", "small", "span",
-    "strong", "sub", "sup", "time", "u"]);
   const textOf = (item) => (typeof item === "string" ? item : (item.c || []).map(textOf).join(""));
 
   function walk(node, out, budget, seen) {

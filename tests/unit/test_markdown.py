@@ -329,3 +329,18 @@ def test_a_lazy_picture_in_a_wrapper_its_box_hides_is_kept() -> None:
     text = Outputs(parse_snapshot(raw), Result("test", [2])).markdown()
     assert "![lazy](https://example.org/lazy.jpg)" in text and "The caption." in text
     assert "menu" not in text
+
+
+def test_a_thread_reads_as_in_the_reader() -> None:
+    # Issue #44 item 2, as clean.js reads it (allowlist.json "thread"): a user card gives its member's name, the
+    # author-and-date line one line of small text, a quote box a quote; signatures, avatars, post actions and page
+    # links go.
+    out = md('<div class="thread"><article class="message"><div class="message-user"><span class="avatar">P</span>'
+             '<h4 class="message-name"><a class="username" href="/m/p">pebble</a></h4><h5>Fish Fanatic</h5>'
+             '<dl><dt>Joined</dt><dd>Mar 3, 2025</dd></dl></div><div class="message-main">'
+             '<ul class="message-attribution"><li><time>Mar 9, 2026</time></li><li><a href="#p2">#2</a></li></ul>'
+             '<div class="bbcode-quote"><div class="quote-author">jo said:</div><div>Feed less.</div></div>'
+             '<p>Thank you, the water is clear.</p><div class="message-signature">Planted since 2019.</div>'
+             '<div class="message-actions"><a href="/r">Report</a> <a href="/q">Quote</a></div></div></article>'
+             '<div class="pagination">Page 1 of 1 <a href="?page=1">1</a></div></div>')
+    assert out == "pebble\n\nMar 9, 2026\n\n> jo said:\n>\n> Feed less.\n\nThank you, the water is clear.", out
