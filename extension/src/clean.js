@@ -68,18 +68,24 @@
   // signatures, avatars, reply / quote / like buttons, reply forms and page links are not what a reader reads.
   // The word lists are allowlist.json's "thread" (the host's outputs read them there), each word a regex
   // alternative between word edges (start, end, space, "_" or "-"; a quote word ends the class word: not
-  // "quote-author").
+  // "quote-author"), and the *_WHOLE ones whole class words ("user" is no "user-content-…" heading id).
   const THREAD_DROP = [
-    "signature", "signaturecontainer", "usersig", "sig", "avatar", "post-?actions?", "message-?actions?",
-    "action-?bar", "actionbar", "post-?controls", "postcontrols", "post-?buttons", "post-?tools", "reactions?-?bar",
-    "likes?-?bar", "pagination", "pager", "page-?nav", "pagenav", "paging", "page-?numbers", "pagelinks",
-    "reply-?link", "comment-?reply-?link", "quote-?button", "respond", "comment-?form", "reply-?form",
-    "quick-?reply"
+    "post-?signature", "message-?signature", "user-?signature", "forum-?signature", "signaturecontainer",
+    "post-?actions?", "message-?actions?", "action-?bar", "actionbar", "post-?controls", "postcontrols",
+    "post-?buttons", "post-?tools", "reactions?-?bar", "likes?-?bar", "pagination", "pager", "page-?nav", "pagenav",
+    "paging", "page-?numbers", "pagelinks", "reply-?link", "comment-?reply-?link", "quote-?button", "respond",
+    "comment-?form", "reply-?form", "quick-?reply"
+  ];
+  const THREAD_DROP_WHOLE = [
+    "signature", "usersig", "avatar"
   ];
   const THREAD_CARD = [
-    "user", "poster", "user-?info", "userinfo", "user-?card", "usercard", "user-?details", "userdetails",
-    "post-?profile", "postprofile", "poster-?info", "posterinfo", "member-?info", "memberinfo", "message-?user",
-    "post-?user", "postuser", "postbit-?user", "userdata", "user-?data", "user-?panel", "user-?block"
+    "user-?info", "userinfo", "user-?card", "usercard", "user-?details", "userdetails", "post-?profile",
+    "postprofile", "poster-?info", "posterinfo", "member-?info", "memberinfo", "message-?user", "post-?user",
+    "postuser", "postbit-?user", "userdata", "user-?data", "user-?panel", "user-?block"
+  ];
+  const THREAD_CARD_WHOLE = [
+    "user", "poster"
   ];
   const THREAD_META = [
     "post-?date", "postdate", "post-?time", "post-?meta", "postmeta", "post-?info", "postinfo", "post-?details",
@@ -104,12 +110,13 @@
   const MAX_CARD_CHARS = 600;
   const MAX_META_CHARS = 300;
   const MAX_NAME_CHARS = 60;
-  const classWords = (list, end = String.raw`($|[\s_-])`) =>
-    new RegExp(String.raw`(^|[\s_-])(` + list.join("|") + ")" + end, "iu");
-  const DROP_WORDS = classWords(THREAD_DROP);
-  const CARD_WORDS = classWords(THREAD_CARD);
+  const classWords = (list, whole = [], end = String.raw`($|[\s_-])`) => new RegExp(String.raw`(^|[\s_-])(` +
+    list.join("|") + ")" + end + (whole.length ? String.raw`|(^|\s)(` + whole.join("|") + String.raw`)($|\s)` : ""),
+  "iu");
+  const DROP_WORDS = classWords(THREAD_DROP, THREAD_DROP_WHOLE);
+  const CARD_WORDS = classWords(THREAD_CARD, THREAD_CARD_WHOLE);
   const META_WORDS = classWords(THREAD_META);
-  const QUOTE_WORDS = classWords(THREAD_QUOTE, String.raw`($|\s)`);
+  const QUOTE_WORDS = classWords(THREAD_QUOTE, [], String.raw`($|\s)`);
   const NAME_WORDS = classWords(THREAD_NAME);
   // A link that is a post's action, by its whole text.
   const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(` + THREAD_ACTIONS.join("|") + String.raw`)\s*$`, "iu");

@@ -45,7 +45,9 @@ class ThreadWords:
 def _thread_words(data: dict[str, Any]) -> ThreadWords:
     # As clean.js builds them: each word an alternative between word edges; a quote word ends the class word.
     def words(key: str, end: str = r"($|[\s_-])") -> re.Pattern[str]:
-        return re.compile(r"(^|[\s_-])(" + "|".join(data[key]) + ")" + end, re.I)
+        whole = data.get(f"{key}_whole") or []
+        return re.compile(r"(^|[\s_-])(" + "|".join(data[key]) + ")" + end
+                          + (r"|(^|\s)(" + "|".join(whole) + r")($|\s)" if whole else ""), re.I)
 
     return ThreadWords(
         drop=words("drop"), card=words("card"), meta=words("meta"), quote=words("quote", r"($|\s)"),
