@@ -2,7 +2,7 @@
 a forum thread reads whole with each post's author and date as small text and its quotes as quotes, without user
 cards, signatures, post actions or page links (tests/pages/forum-quotes); the comments a blog's answer set aside
 come as a collapsed "Comments (N)" section at the reader's end that opens on demand, and the reader's × gives the
-page back (tests/pages/blog-comments). The reader text of both golden pages is their ``reader.txt``
+page back (tests/pages/blog-comments), in the page and in the reader tab. The reader text of both golden pages is their ``reader.txt``
 (``CENTRUM_REGENERATE_READER=1`` rewrites it; review the diff). A headline a page repeats as the body's first line
 is said once. Firefox: tests/e2e/test_firefox_reader.py."""
 
@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, Playwright
 from reader_probes import ARTICLE_TEXT, COMMENTS, HEAD, open_reader
 from test_extension_chromium import Session, ui_click, ui_eval
-from test_ui_reader import screenshots, shot, ui_session, ui_wait, wait_stage
+from test_ui_reader import open_reader_tab, screenshots, shot, ui_session, ui_wait, wait_stage
 
 GOLDEN = Path(__file__).resolve().parents[1] / "pages"
 SLUGS = ("forum-quotes", "blog-comments")
@@ -120,3 +120,20 @@ def test_a_headline_the_body_repeats_is_said_once(ui: Session, server: str) -> N
     ui.press(page)
     wait_stage(ui, page, None)
 
+
+
+def test_the_comments_section_in_the_reader_tab(ui: Session, server: str) -> None:
+    # The tab gets the comments as data with the rest (storage), and opens them the same way.
+    page = ui.open(f"{server}/blog-comments.html")
+    ui.set_storage({"readerIn": "tab"})
+    try:
+        tab = open_reader_tab(ui, page)
+        summary = tab.locator(".reader details.comments > summary")
+        assert summary.text_content() == "Comments (6)"
+        summary.click()
+        tab.wait_for_function("() => document.querySelector('.reader details.comments').open")
+        assert "Marco, the 1:25,000 sheet" in tab.locator(".reader details.comments .content").inner_text()
+        tab.close()
+        wait_stage(ui, page, None)
+    finally:
+        ui.set_storage({"readerIn": "page"})
