@@ -1,10 +1,10 @@
 """Threads and comments in the reader, in Chromium with the real host and the default algorithm (issue #44 item 2):
 a forum thread reads whole with each post's author and date as small text and its quotes as quotes, without user
 cards, signatures, post actions or page links (tests/pages/forum-quotes); the comments a blog's answer set aside
-come as a collapsed "Comments (N)" section at the reader's end that opens on demand, and the reader's × gives the
-page back (tests/pages/blog-comments), in the page and in the reader tab. The reader text of both golden pages is their ``reader.txt``
-(``CENTRUM_REGENERATE_READER=1`` rewrites it; review the diff). A headline a page repeats as the body's first line
-is said once. Firefox: tests/e2e/test_firefox_reader.py."""
+come as a collapsed "Comments (N)" section at the reader's end that opens on demand, in the page and in the reader
+tab, and the reader's × gives the page back (tests/pages/blog-comments). The reader text of both golden pages is
+their ``reader.txt`` (``CENTRUM_REGENERATE_READER=1`` rewrites it; review the diff). A headline a page repeats as the
+body's first line is said once. Firefox: tests/e2e/test_firefox_reader.py."""
 
 from __future__ import annotations
 
