@@ -97,6 +97,8 @@ async function start(tabId) {
       algorithm: result.algorithm, nodes: result.nodes, message: result.message, timing_ms: result.timing_ms,
       page: typeof result.page === "string" ? result.page : null,
       disclosed: Array.isArray(result.disclosed) ? result.disclosed : [],
+      // The comment sections the answer set aside (absent from hosts before it: PROTOCOL.md "Comments").
+      comments: result.comments && typeof result.comments === "object" ? result.comments : null,
       hasText: result.text_chars > 0 || (typeof result.text === "string" && result.text !== ""),
     };
     const out = await view(tabId, "highlight", shown);

@@ -60,6 +60,96 @@
   const LAZY_SRCSET = ["data-srcset", "data-lazy-srcset"];
   const PLACEHOLDER_DATA_URI = 512;
   const MAX_NOSCRIPT_IMAGES = 10;
+  const MAX_LAZY_WRAPPED = 1000; // pictures taken out of hidden wrappers (lazyInside): allowlist.json
+
+  // Threads and comment lists (issue #44 item 2), read from class and id words as forum and comment engines write
+  // them (phpBB, vBulletin, XenForo, Discourse, WordPress...): a user card (avatar, rank, Joined / Messages) gives
+  // only its member's name, as small text; a post's author-and-date line is small text; a quote box is a quote;
+  // signatures, avatars, reply / quote / like buttons, reply forms and page links are not what a reader reads.
+  // The word lists are allowlist.json's "thread" (the host's outputs read them there), each word a regex
+  // alternative between word edges (start, end, space, "_" or "-"; a quote word ends the class word: not
+  // "quote-author"), and the *_WHOLE ones whole class words ("user" is no "user-content-…" heading id).
+  const THREAD_DROP = [
+    "post-?signature", "message-?signature", "user-?signature", "forum-?signature", "signaturecontainer",
+    "post-?actions?", "message-?actions?", "action-?bar", "actionbar", "post-?controls", "postcontrols",
+    "post-?buttons", "post-?tools", "reactions?-?bar", "likes?-?bar", "pagination", "pager", "page-?nav", "pagenav",
+    "paging", "page-?numbers", "pagelinks", "reply-?link", "comment-?reply-?link", "quote-?button", "respond",
+    "comment-?form", "reply-?form", "quick-?reply"
+  ];
+  const THREAD_DROP_WHOLE = [
+    "signature", "usersig", "avatar"
+  ];
+  const THREAD_CARD = [
+    "user-?info", "userinfo", "user-?card", "usercard", "user-?details", "userdetails", "post-?profile",
+    "postprofile", "poster-?info", "posterinfo", "member-?info", "memberinfo", "message-?user", "post-?user",
+    "postuser", "postbit-?user", "userdata", "user-?data", "user-?panel", "user-?block"
+  ];
+  const THREAD_CARD_WHOLE = [
+    "user", "poster"
+  ];
+  const THREAD_META = [
+    "post-?date", "postdate", "post-?time", "post-?meta", "postmeta", "post-?info", "postinfo", "post-?details",
+    "message-?attribution", "message-?date", "comment-?meta", "comment-?metadata", "comment-?date",
+    "comment-?author", "timestamp"
+  ];
+  const THREAD_QUOTE = [
+    "quote", "bbcode-?quote", "bbcode_quote", "quotecontainer", "quote-?box", "quotebox", "bbquote", "postquote",
+    "quoted-?post"
+  ];
+  const THREAD_NAME = [
+    "user-?name", "username", "author", "poster", "name", "nick", "member"
+  ];
+  const THREAD_ACTIONS = [
+    "reply", "reply with quote", "quote", "multi-?quote", "report", "like", "share", "permalink", "répondre",
+    "citer", "signaler", "ответить", "цитировать", "цитата", "antworten", "zitieren", "responder", "citar", "#\\d+"
+  ];
+  const THREAD_INLINE = [
+    "a", "abbr", "b", "bdi", "cite", "code", "em", "i", "mark", "q", "s", "small", "span", "strong", "sub", "sup",
+    "time", "u"
+  ];
+  const MAX_CARD_CHARS = 600;
+  const MAX_META_CHARS = 300;
+  const MAX_NAME_CHARS = 60;
+  const classWords = (list, whole = [], end = String.raw`($|[\s_-])`) => new RegExp(String.raw`(^|[\s_-])(` +
+    list.join("|") + ")" + end + (whole.length ? String.raw`|(^|\s)(` + whole.join("|") + String.raw`)($|\s)` : ""),
+  "iu");
+  const DROP_WORDS = classWords(THREAD_DROP, THREAD_DROP_WHOLE);
+  const CARD_WORDS = classWords(THREAD_CARD, THREAD_CARD_WHOLE);
+  const META_WORDS = classWords(THREAD_META);
+  const QUOTE_WORDS = classWords(THREAD_QUOTE, [], String.raw`($|\s)`);
+  const NAME_WORDS = classWords(THREAD_NAME);
+  // A link that is a post's action, by its whole text.
+  const ACTION_TEXT = new RegExp(String.raw`^\s*(\+\s*)?(` + THREAD_ACTIONS.join("|") + String.raw`)\s*$`, "iu");
+  const INLINE = new Set(THREAD_INLINE);
+
+  /* What a thread's element is to the reader: "drop", "card", "meta", "quote" or "" (nothing special), from its
+     class and id words and, for a link, its text. */
+  function threadRole(el) {
+    const words = `${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`.trim();
+    if (el.localName === "a" && ACTION_TEXT.test(el.textContent || "")) return "drop";
+    if (!words) return "";
+    if (DROP_WORDS.test(words)) return "drop";
+    if (el.localName !== "blockquote" && QUOTE_WORDS.test(words)) return "quote";
+    // A card or a meta line is short; a long one, or one holding a heading, is content that took such a name. The
+    // text is measured only for a name that calls for it: measuring every element would cost its depth.
+    const length = () => (el.textContent || "").length;
+    if (CARD_WORDS.test(words)) return length() <= MAX_CARD_CHARS ? "card" : "";
+    if (META_WORDS.test(words) && length() <= MAX_META_CHARS && !el.querySelector("h1, h2, h3, h4, h5, h6, p")) {
+      return "meta";
+    }
+    return "";
+  }
+
+  /* The member's name a user card shows: its element named as a name (username, author, poster), else its first
+     link, bold or heading text, when short. */
+  function cardName(card) {
+    const named = [...card.querySelectorAll("[class], [id]")].find((el) => el.localName !== "img" &&
+      NAME_WORDS.test(`${typeof el.className === "string" ? el.className : ""} ${el.id || ""}`) &&
+      (el.textContent || "").trim());
+    const el = named || card.querySelector("a, b, strong, h2, h3, h4, h5, h6");
+    const name = el ? el.textContent.replace(/\s+/g, " ").trim() : "";
+    return name.length <= MAX_NAME_CHARS ? name : "";
+  }
 
   const absolute = (value) => {
     try {
@@ -229,6 +319,48 @@
     return `h${level >= 1 && level <= 6 ? level : 2}`;
   }
 
+  /* The lazy pictures inside `el`, an element its box hides, not its style (a size-0 wrapper that cuts its
+     overflow, kept so by a lazy loader until its script sizes it): as the host's outputs keep them (issue #44). */
+  function lazyInside(el, out, budget) {
+    const cs = getComputedStyle(el);
+    if (el.hidden || cs.display === "none" || cs.visibility !== "visible" || parseFloat(cs.opacity) === 0) return;
+    for (const img of el.querySelectorAll("img")) {
+      if (budget.images >= MAX_LAZY_WRAPPED || !lazyImage(img) || getComputedStyle(img).display === "none") continue;
+      const a = attributes(img, "img", budget.shown);
+      if (!a) continue;
+      budget.images++;
+      out.push({ t: "img", a, c: [] });
+    }
+  }
+
+  /* A thread's element as the reader shows it (threadRole), added to `out`: true when it was one (handled). */
+  function threadItem(el, out, budget, seen) {
+    const role = threadRole(el);
+    if (role === "drop") return true;
+    if (role === "card") {
+      const name = cardName(el);
+      if (name) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [name] }] });
+      return true;
+    }
+    if (role === "quote") {
+      const item = { t: "blockquote", a: {}, c: [] };
+      out.push(item);
+      walk(el, item.c, budget, seen);
+    } else if (role === "meta") {
+      // One line of small text: its pieces (a name, a date, list items) joined, whatever elements held them.
+      const pieces = [];
+      walk(el, pieces, budget, seen);
+      const SEP = "\u0000"; // between block pieces (list items, paragraphs); inline pieces run on as text does
+      const joined = pieces.map((p) => (typeof p === "string" || INLINE.has(p.t) ? textOf(p) : SEP + textOf(p) + SEP))
+        .join("");
+      const line = joined.split(SEP).map((p) => p.replace(/\s+/g, " ").trim()).filter(Boolean).join(" \u00b7 ");
+      if (line) out.push({ t: "p", a: {}, c: [{ t: "small", a: {}, c: [line] }] });
+    }
+    return role === "quote" || role === "meta";
+  }
+
+  const textOf = (item) => (typeof item === "string" ? item : (item.c || []).map(textOf).join(""));
+
   function walk(node, out, budget, seen) {
     const children = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
     const imagesBefore = budget.images; // a <noscript> picture counts only where the parent shows none
@@ -243,7 +375,11 @@
         const own = look(child, seen.under);
         // A fade-in loader keeps its image transparent until the picture arrives: a lazy image is kept.
         // A collapsed disclosure panel whose text the answer holds (the host's `disclosed`) is shown open.
-        if (own.hidden && !lazyImage(child) && !budget.shown.has(child)) continue;
+        if (own.hidden && !lazyImage(child) && !budget.shown.has(child)) {
+          lazyInside(child, out, budget);
+          continue;
+        }
+        if (threadItem(child, out, budget, own)) continue;
         if (KEEP.has(tag)) {
           const a = attributes(child, tag, budget.shown);
           if (!a) continue;
@@ -265,7 +401,7 @@
     const blocks = [];
     for (const node of nodes) {
       const seen = lookFrom(node);
-      if (seen.hidden) continue;
+      if (seen.hidden || threadItem(node, blocks, budget, seen)) continue; // a chosen card, signature or quote too
       const tag = outTag(node);
       const item = { t: KEEP.has(tag) ? tag : "div", a: KEEP.has(tag) ? (attributes(node, tag, budget.shown) || {}) : {},
         c: [] };

@@ -53,21 +53,48 @@
     }
   }
 
-  const norm = (s) => String(s || "").replace(/\s+/g, " ").trim().toLowerCase();
-
-  // The first heading of the content: when it says the title already, the header does not say it twice.
-  function firstHeading(items, depth = 0) {
-    for (const item of items || []) {
-      if (!item || typeof item !== "object" || depth > 20) continue;
-      if (/^h[1-6]$/.test(item.t)) return item;
-      const inner = firstHeading(item.c, depth + 1);
-      if (inner) return inner;
-      if (item.t === "p") return null; // text before any heading: the content has no title of its own
-    }
-    return null;
-  }
-
+  // A title as compared with a heading: letters and digits only, case and compatibility forms folded, so that
+  // quotes, dashes, spaces and a trailing full stop do not make the same headline two.
+  const titleKey = (s) => String(s || "").normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
   const textOf = (item) => (typeof item === "string" ? item : (item.c || []).map(textOf).join(""));
+  const TITLE_LOOK = 4; // text blocks looked at before the body's text is taken to have begun
+  const TITLE_BODY = 200; // characters of one block that are the body's text, not a heading or a date line
+
+  /* The one rule for a headline said twice (header, then the body's first line): the header says the title; the
+     body's first text block that repeats it (a heading, or the line a page styled as one), before the text begins,
+     is taken out of `items` (the clean tree, changed in place). Whatever comes first in the page (a section name,
+     the date) may precede it. Returns whether it removed one. */
+  function dropRepeatedTitle(items, title) {
+    const key = titleKey(title);
+    if (!key) return false;
+    let looked = 0;
+    const visit = (list, depth) => {
+      for (let i = 0; list && i < list.length; i++) {
+        const item = list[i];
+        if (!item || typeof item !== "object" || depth > 20) {
+          if (typeof item === "string" && item.trim()) looked++;
+          continue;
+        }
+        const own = /^(h[1-6]|p|figcaption|li|dt|dd|td|th)$/.test(item.t) || !(item.c || []).some((c) =>
+          c && typeof c === "object" && /^(h[1-6]|p|div|section|article|header|ul|ol|table|figure|blockquote)$/
+            .test(c.t));
+        if (!own) {
+          const found = visit(item.c, depth + 1);
+          if (found !== null) return found;
+          continue;
+        }
+        const text = textOf(item);
+        if (!text.trim()) continue;
+        if (titleKey(text) === key) {
+          list.splice(i, 1);
+          return true;
+        }
+        if (++looked >= TITLE_LOOK || text.length > TITLE_BODY) return false;
+      }
+      return looked >= TITLE_LOOK ? false : null;
+    };
+    return visit(items, 0) === true;
+  }
 
   function span(doc, cls, text, tag = "span") {
     const el = doc.createElement(tag);
@@ -81,10 +108,11 @@
     const meta = data.meta || {};
     const head = doc.createElement("header");
     head.className = "head";
-    head.appendChild(span(doc, "site", meta.sitename || data.host || ""));
+    // Without a declared site name the host names it, unless it is an address or this machine (a served file).
+    const host = /^(\[.*\]|[\d.]+|localhost)$/i.test(data.host || "") ? "" : data.host || "";
+    head.appendChild(span(doc, "site", meta.sitename || host));
     const title = meta.title || data.title || "";
-    const first = firstHeading(data.blocks);
-    if (title && !(first && norm(textOf(first)) === norm(title))) head.appendChild(span(doc, "title", title, "h1"));
+    if (title) head.appendChild(span(doc, "title", title, "h1"));
     const line = doc.createElement("div");
     line.className = "meta";
     const parts = [];
@@ -108,7 +136,10 @@
     if (lang) art.setAttribute("lang", lang);
     const body = doc.createElement("div");
     body.className = "content";
-    build(data, doc, body);
+    // data is this opening's own (readerData, or the tab's stored copy): its tree may be changed in place.
+    const blocks = Array.isArray(data.blocks) ? data.blocks : [];
+    dropRepeatedTitle(blocks, (data.meta && data.meta.title) || data.title);
+    clean.build(blocks, doc, body);
     // Without a declared language the characters decide: CJK typography, right to left for Arabic or Hebrew.
     const script = /^(zh|ja|ko)\b/i.test(lang) ? "cjk" : (lang ? "" : scriptOf(body.textContent));
     if (script === "cjk") art.classList.add("cjk");
@@ -117,7 +148,28 @@
     const lead = leadImage(data, doc, body);
     if (lead) art.appendChild(lead);
     art.appendChild(body);
+    const comments = commentsSection(data, doc);
+    if (comments) art.appendChild(comments);
     return art;
+  }
+
+  /* The comments the answer set aside (data.comments, from the host's `comments`: PROTOCOL.md "Comments"), as a
+     collapsed "Comments (N)" section at the end, built when the reader opens it. */
+  function commentsSection(data, doc) {
+    const c = data.comments;
+    if (!c || typeof c !== "object" || !Array.isArray(c.blocks) || !c.blocks.length) return null;
+    const section = doc.createElement("details");
+    section.className = "comments";
+    const summary = doc.createElement("summary");
+    summary.textContent = Number.isSafeInteger(c.count) && c.count > 0 ? t("commentsCount", c.count) : t("comments");
+    section.appendChild(summary);
+    const body = doc.createElement("div");
+    body.className = "content";
+    section.appendChild(body);
+    section.addEventListener("toggle", trusted(() => {
+      if (section.open && !body.firstChild) clean.build(c.blocks, doc, body);
+    }));
+    return section;
   }
 
   /* The page's lead image (og:image, JSON-LD) above the text when the content does not show it already: news pages
@@ -129,15 +181,14 @@
     const figure = doc.createElement("figure");
     figure.className = "lead";
     const img = doc.createElement("img");
+    // A picture that fails to load goes, rather than leave an empty band above the text (listened to before the
+    // address is set, so that no failure comes first).
+    img.addEventListener("error", () => figure.remove(), { once: true });
     img.setAttribute("src", src);
     img.setAttribute("alt", "");
     img.setAttribute("loading", "lazy");
     figure.appendChild(img);
     return figure;
-  }
-
-  function build(data, doc, body) {
-    clean.build(data.blocks || [], doc, body);
   }
 
   const safeName = (title) => (String(title || "article").replace(/[\\/:*?"<>|\u0000-\u001f]+/g, " ").trim()
@@ -300,6 +351,12 @@
     .reader img { max-width: 100%; height: auto; }
     .reader figure { margin: 1em 0; } .reader figcaption { font-size: .85em; color: var(--muted); }
     .reader figure.lead { margin: 0 0 32px; }
+    .reader .content small { font: .8em/1.4 system-ui, sans-serif; color: var(--muted); }
+    .reader .content p:has(> small:only-child) { margin: 1.4em 0 .3em; line-height: 1.3; }
+    .reader .content p:has(> small:only-child) + p:has(> small:only-child) { margin-top: 0; }
+    .reader details.comments { margin-top: 48px; border-top: 1px solid var(--rule); padding-top: 12px; }
+    .reader details.comments > summary { cursor: pointer; font: bold 16px system-ui, sans-serif; }
+    .reader details.comments > .content { font-size: .85em; }
     .reader pre { overflow: auto; font-size: .75em; line-height: 1.45; background: var(--code); padding: 12px;
       white-space: pre; direction: ltr; text-align: left; }
     .reader code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
@@ -322,5 +379,5 @@
     }
   `;
 
-  globalThis[KEY] = { t, article, toolbar, fill, scriptOf, READER_CSS, api };
+  globalThis[KEY] = { t, article, toolbar, fill, scriptOf, dropRepeatedTitle, READER_CSS, api };
 })();

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import test_extension_firefox
+from reader_probes import ARTICLE_TEXT, COMMENTS, HEAD
 from test_extension_firefox import (
     EXTENSION,
     PRESS,
@@ -25,6 +26,7 @@ from test_extension_firefox import (
     make_test_extension,
     run_firefox,
     set_algorithm,
+    ui_click,
     ui_eval,
     ui_wait,
 )
@@ -68,18 +70,42 @@ def make_with_commands_probe(base: Path) -> Path:
     return target
 
 
+GOLDEN = Path(__file__).resolve().parents[1] / "pages"
+GOLDEN_SLUGS = ("blog-comments", "forum-quotes")
+
+
+class _WithGoldenPages(test_extension_firefox._Handler):
+    """The harness's pages, and /golden/<slug>.html: a golden page (tests/pages/<slug>/page.html)."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        path = self.path.split("?")[0]
+        slug = path.removeprefix("/golden/").removesuffix(".html")
+        if not path.startswith("/golden/") or slug not in GOLDEN_SLUGS:
+            super().do_GET()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        self.wfile.write((GOLDEN / slug / "page.html").read_bytes())
+
+
 @pytest.fixture
 def firefox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Bidi, Path, str]]:
     monkeypatch.setattr(test_extension_firefox, "make_test_extension", make_with_commands_probe)
+    monkeypatch.setattr(test_extension_firefox, "_Handler", _WithGoldenPages)
     yield from run_firefox(tmp_path, install=True)
 
 
-HEAD = """(root) => { const head = root?.querySelector('.reader .head'); if (!head) return null;
-    const q = (s) => head.querySelector(s)?.textContent ?? null;
-    return {site: q('.site'), title: q('h1.title'), byline: q('.byline'), reading: q('.reading'),
-            datetime: head.querySelector('time.date')?.getAttribute('datetime') ?? null,
-            dir: root.querySelector('.reader article').getAttribute('dir'),
-            copy: root.querySelector(".reader .bar [data-action='copy']").disabled}; }"""
+def open_reader(bidi: Bidi, context: str, page: str) -> str:
+    """Navigate to ``page`` and press twice (the highlight, then the reader); the page's HTML from before."""
+    bidi.call("browsingContext.navigate", {"context": context, "url": page, "wait": "complete"})
+    time.sleep(0.5)
+    before: str = bidi.evaluate(context, "document.documentElement.outerHTML")
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight", timeout_s=90)
+    bidi.evaluate(context, PRESS)
+    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    return before
 
 
 def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) -> None:
@@ -95,7 +121,8 @@ def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) ->
     _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
     head = ui_wait(bidi, context, HEAD, "the reader header")
     assert head["site"] == "جريدة الساحل"
-    assert head["title"] in (None, "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات")  # None: the content's <h1> says it
+    assert head["title"] == "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات"
+    assert head["title"] not in [text for _, text in head["headings"]]  # said once: the body's repeat is left out
     assert head["byline"] == "سلمى حداد" and head["datetime"] == "2026-11-19T18:00:00+00:00"
     assert head["reading"] and head["dir"] == "rtl" and head["copy"] is False
     keys(bidi, context, "\ue00c")  # Escape
@@ -142,3 +169,33 @@ def test_firefox_binds_every_declared_shortcut(firefox: tuple[Bidi, Path, str]) 
     bound = {c["name"]: c.get("shortcut") for c in json.loads(answer)}
     manifest = json.loads((EXTENSION / "manifest.json").read_text())
     assert bound == {name: c["suggested_key"]["default"] for name, c in manifest["commands"].items()}
+
+
+def test_firefox_threads_and_the_comments_section(firefox: tuple[Bidi, Path, str]) -> None:
+    """Issue #44 item 2 in Firefox with the default algorithm: the forum thread reads as in Chromium (its reader.txt,
+    tests/e2e/test_ui_reader_threads.py), and the blog's comments set aside come as a collapsed "Comments (6)" at
+    the reader's end that a click opens; the reader's × gives the page back as it was."""
+    bidi, _, url = firefox
+    context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
+    bidi.call("browsingContext.setViewport", {"context": context, "viewport": {"width": 1280, "height": 900}})
+    base = url.rsplit("/", 1)[0]
+    bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
+    set_algorithm(bidi, context, "ensemble")
+    open_reader(bidi, context, f"{base}/golden/forum-quotes.html")
+    text = ui_wait(bidi, context, ARTICLE_TEXT, "the thread in the reader")
+    assert text + "\n" == (GOLDEN / "forum-quotes" / "reader.txt").read_text(encoding="utf-8"), text
+    keys(bidi, context, "\ue00c")  # Escape
+    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+
+    before = open_reader(bidi, context, f"{base}/golden/blog-comments.html")
+    comments = ui_wait(bidi, context, COMMENTS, "the comments section")
+    assert comments["summary"] == "Comments (6)" and comments["open"] is False and comments["last"] is True
+    ui_click(bidi, context, ".reader details.comments > summary")
+    opened = ui_wait(bidi, context, "(root) => { const c = root.querySelector('.reader details.comments'); "
+                                    "return c.open && c.querySelector('.content').innerText; }", "the comments open")
+    for said in ("Hanne", "We tried the same ridge walk", "Marco, the 1:25,000 sheet", "Greta"):
+        assert said in opened, said
+    assert "Leave a reply" not in opened and "Recent comments" not in opened
+    ui_click(bidi, context, ".reader .bar [data-action='close']")  # the reader's ×
+    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by the reader's ×")
+    assert bidi.evaluate(context, "document.documentElement.outerHTML") == before

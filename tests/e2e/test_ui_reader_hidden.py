@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.sync_api import Page
+from reader_probes import open_reader, read_clipboard, status
 from test_extension_chromium import Session, ui_click, ui_eval
 from test_outputs_untrusted import check_hidden_tricks
 from test_ui_reader import open_reader_tab, wait_stage
-from test_ui_reader_comforts import read_clipboard, status
 
 FIXTURE_PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 PAGES = {
@@ -20,13 +20,6 @@ PAGES = {
        for name in ("hidden-tricks.html", "hostile-meta.html")},
     "/blank.html": ("text/html; charset=utf-8", "<!doctype html><title>blank</title><p>clipboard reader</p>"),
 }
-
-
-def open_reader(ui: Session, page: Page) -> None:
-    ui.press(page)
-    wait_stage(ui, page, "highlight")
-    ui.press(page)
-    wait_stage(ui, page, "reader")
 
 
 def close_reader(ui: Session, page: Page) -> None:

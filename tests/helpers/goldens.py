@@ -47,12 +47,17 @@ def load_snapshot(slug: str, pages: Path = PAGES) -> Snapshot:
 
 
 def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
-    """What an algorithm answers on a snapshot: node ids and the text a reader gets (or the error it raised)."""
+    """What an algorithm answers on a snapshot: node ids and the text a reader gets (or the error it raised), and the
+    comment sections it set aside when it did (``Result.comments``). The reader's own text of a page, where the page
+    keeps one, is its ``reader.txt`` (tests/e2e/test_ui_reader_threads.py)."""
     try:
         r = algorithms.run(name, snapshot)
     except Exception as e:  # noqa: BLE001 - a crash is an answer too, and shows in the diff
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"nodes": [int(v) for v in r.nodes], "text": r.text_for(snapshot)}
+    out: dict[str, Any] = {"nodes": [int(v) for v in r.nodes], "text": r.text_for(snapshot)}
+    if r.comments:  # the comment sections set aside, which the reader offers as "Comments (N)"
+        out["comments"] = r.comments
+    return out
 
 
 def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:

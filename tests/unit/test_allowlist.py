@@ -71,3 +71,23 @@ def test_lazy_image_attributes_are_shared() -> None:
     assert _js_list("LAZY_SRCSET") == DATA["lazy_srcset"] == list(LAZY_SRCSET)
     m = re.search(r"const PLACEHOLDER_DATA_URI = (\d+);", CLEAN_JS)
     assert m and int(m.group(1)) == DATA["placeholder_data_uri"] == PLACEHOLDER_DATA_URI
+
+
+def test_thread_words_are_shared() -> None:
+    # How threads read (issue #44): clean.js's word lists and limits are allowlist.json's "thread", the host's too.
+    thread = DATA["thread"]
+    for key in ("drop", "drop_whole", "card", "card_whole", "meta", "quote", "name", "actions", "inline"):
+        # The JS literals spell a backslash as two, as the JSON does.
+        assert [w.replace("\\\\", "\\") for w in _js_list(f"THREAD_{key.upper()}")] == thread[key], key
+    for key in ("max_card_chars", "max_meta_chars", "max_name_chars"):
+        m = re.search(rf"const {key.upper()} = (\d+);", CLEAN_JS)
+        assert m and int(m.group(1)) == thread[key], key
+    m = re.search(r"const MAX_LAZY_WRAPPED = (\d+);", CLEAN_JS)
+    assert m and int(m.group(1)) == DATA["max_lazy_wrapped"] == allowlist().max_lazy_wrapped
+    words = allowlist().thread
+    assert words.quote.search("bbcode-quote") and not words.quote.search("quote-author")
+    assert words.card.search("message-user") and not words.card.search("message-userExtras")
+    assert words.card.search("post user") and not words.card.search("user-content-install")  # a GitHub heading id
+    assert words.drop.search("signature") and not words.drop.search("member-signature")  # javadoc's
+    assert not words.drop.search("sig sig-object py")  # Sphinx's signature of a documented function
+    assert words.actions.match(" Reply ") and words.actions.match("#12") and not words.actions.match("Reply to Ana")

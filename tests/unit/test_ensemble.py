@@ -860,3 +860,23 @@ def test_forum_replies_and_a_commentary_are_no_comment_section(section: tuple[st
     pm = _model_for(b, results_for(b, semantic=["main"]))
     keep_all = F._inside(s, np.array([ids["main"]]))[s.text_owner]
     assert (Ens.without_comments(s, (ids["main"],), pm.arrays, keep_all, Ens.Config()) == keep_all).all()
+
+
+def test_comments_set_aside_travel_with_the_answer_and_their_count() -> None:
+    """Result.comments (PROTOCOL.md "Comments"): the comment section the comment rule left out of the answer, with
+    its comments counted (nested replies too); one the candidate never reached when it follows the answer; none on a
+    thread, whose posts are the answer."""
+    from centrum import algorithms, goldens
+
+    cases = {"blog-comments": ("comments-area", 6), "article-comments": ("comments", 3), "forum-quotes": None}
+    for slug, want in cases.items():
+        snap = goldens.load_snapshot(slug)
+        r = algorithms.run("ensemble", snap)
+        plain = r.to_json(with_debug=False)
+        if want is None:
+            assert r.comments is None and plain["comments"] is None, slug
+            continue
+        assert plain["comments"] == r.comments and r.comments["count"] == want[1], (slug, r.comments)
+        (section,) = r.comments["nodes"]
+        assert want[0] in snap.attrs["class"][section].split() and not set(r.nodes) & {section}, slug
+        assert "Hanne" not in r.text_for(snap) and "hiker_anna" not in r.text_for(snap)

@@ -312,3 +312,44 @@ def test_any_front_matter_value_reads_back_and_renders_as_text(value: str) -> No
     assert values["title"] == value and values["description"] == value
     assert all(tag in FRONT_MATTER_TAGS | {"h1", "code", "em", "strong"} and not attrs
                for tag, attrs in _rendered_tags(doc)), doc
+
+
+def test_a_lazy_picture_in_a_wrapper_its_box_hides_is_kept() -> None:
+    # A lazy loader keeps the picture's place with a size-0 wrapper that cuts its overflow until its script sizes it:
+    # in a render where the script never ran the wrapper is unseen (collector: unseen subtree), the picture is not
+    # (issue #44 item 5). A wrapper its style hides (display none) keeps its pictures out.
+    source = ('<html data-cx="0"><body data-cx="1"><article data-cx="2"><p data-cx="3">Shown text.</p>'
+              '<figure data-cx="4"><div data-cx="5"><img data-cx="6" data-src="/lazy.jpg" alt="lazy"></div>'
+              '<figcaption data-cx="7">The caption.</figcaption></figure>'
+              '<div data-cx="8"><img data-cx="9" data-src="/menu.jpg" alt="menu"></div></article></body></html>')
+    page = E("html", (0, 0, 1000, 1000), [E("body", (0, 0, 1000, 1000), [
+        E("article", (0, 0, 800, 600), [
+            E("p", (0, 0, 800, 20), [T("Shown text.")]),
+            E("figure", (0, 30, 800, 40), [
+                E("div", (0, 30, 800, 0), [E("img", (0, 30, 0, 0), attrs={"data-src": "/lazy.jpg"})]),
+                E("figcaption", (0, 40, 800, 20), [T("The caption.")])]),
+            E("div", (0, 0, 0, 0), [E("img", (0, 0, 0, 0), attrs={"data-src": "/menu.jpg"})], display="none"),
+        ]),
+    ])])
+    built = build(page, source=source, url=URL)
+    raw = dict(built.raw, unseen={"subtree": [5], "text": []})
+    from centrum.core.snapshot import parse_snapshot
+
+    text = Outputs(parse_snapshot(raw), Result("test", [2])).markdown()
+    assert "![lazy](https://example.org/lazy.jpg)" in text and "The caption." in text
+    assert "menu" not in text
+
+
+def test_a_thread_reads_as_in_the_reader() -> None:
+    # Issue #44 item 2, as clean.js reads it (allowlist.json "thread"): a user card gives its member's name, the
+    # author-and-date line one line of small text, a quote box a quote; signatures, avatars, post actions and page
+    # links go.
+    out = md('<div class="thread"><article class="message"><div class="message-user"><span class="avatar">P</span>'
+             '<h4 class="message-name"><a class="username" href="/m/p">pebble</a></h4><h5>Fish Fanatic</h5>'
+             '<dl><dt>Joined</dt><dd>Mar 3, 2025</dd></dl></div><div class="message-main">'
+             '<ul class="message-attribution"><li><time>Mar 9, 2026</time></li><li><a href="#p2">#2</a></li></ul>'
+             '<div class="bbcode-quote"><div class="quote-author">jo said:</div><div>Feed less.</div></div>'
+             '<p>Thank you, the water is clear.</p><div class="message-signature">Planted since 2019.</div>'
+             '<div class="message-actions"><a href="/r">Report</a> <a href="/q">Quote</a></div></div></article>'
+             '<div class="pagination">Page 1 of 1 <a href="?page=1">1</a></div></div>')
+    assert out == "pebble\n\nMar 9, 2026\n\n> jo said:\n>\n> Feed less.\n\nThank you, the water is clear.", out

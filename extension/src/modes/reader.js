@@ -12,14 +12,29 @@
 
   addStyle(".reader { position: fixed; inset: 0; z-index: 2147483646; overflow: auto; outline: none; }");
 
+  /* Host node ids as this page's elements (ids that are not elements here are skipped). */
+  function elementsOf(ids) {
+    const map = nodeList();
+    return (Array.isArray(ids) ? ids : []).filter((i) => Number.isSafeInteger(i) && i >= 0).map((i) => map[i])
+      .filter((el) => el && el.nodeType === 1 && el.isConnected);
+  }
+
+  /* The comments the answer set aside (the host's `comments`, PROTOCOL.md "Comments"), cleaned as the content is,
+     with their count; null without any. */
+  function commentsData(comments) {
+    if (!comments || typeof comments !== "object") return null;
+    const els = elementsOf(comments.nodes);
+    const blocks = els.length ? clean.tree(els, "").blocks : [];
+    const count = Number.isSafeInteger(comments.count) && comments.count > 0 ? comments.count : 0;
+    return blocks.length ? { count, blocks } : null;
+  }
+
   /* The clean reader content as data, with what the host said of the page (for the reader here and in a tab). */
   function readerData() {
     const r = state.result || {};
     // The host's `disclosed` ids (collapsed panels whose text is in the answer), as this page's elements.
-    const map = nodeList();
-    const ids = Array.isArray(r.disclosed) ? r.disclosed.filter((i) => Number.isSafeInteger(i) && i >= 0) : [];
-    const disclosed = ids.map((i) => map[i]).filter((el) => el && el.nodeType === 1);
-    const data = clean.tree(state.nodes, state.text, disclosed);
+    const data = clean.tree(state.nodes, state.text, elementsOf(r.disclosed));
+    data.comments = commentsData(r.comments);
     data.meta = r.metadata && typeof r.metadata === "object" ? r.metadata : null;
     data.markdown = typeof r.markdown === "string" ? r.markdown : null;
     data.html = typeof r.html === "string" ? r.html : null;
@@ -37,23 +52,12 @@
     return { stage: state.stage };
   }
 
-  /* The lead picture (readerview.js leadImage: the page's og:image) goes when it fails to load, rather than leave
-     an empty band above the title's text; a picture of the content itself is the page's and stays as it is. */
-  function dropBrokenLead(shown) {
-    const img = shown.querySelector("figure.lead img");
-    if (!img) return;
-    const drop = () => img.closest("figure.lead").remove();
-    if (img.complete && !img.naturalWidth && img.getAttribute("src")) drop();
-    else img.addEventListener("error", drop, { once: true });
-  }
-
   function reader(settings) {
     unmark();
     const shadow = clearShadow();
     const shown = h("div", { class: "reader", role: "document" });
     shadow.appendChild(shown);
     readerview.fill(document, shown, readerData(), settings, () => view().restore(), readerview.t("readerNote"));
-    dropBrokenLead(shown);
     document.documentElement.setAttribute(STAGE, "reader");
     state.stage = "reader";
     // The keyboard goes to the reader at once: Esc (ui.js) and the arrow keys work without a click first. Firefox

@@ -57,6 +57,9 @@ class Result:
     # Collapsed disclosure panels under ``nodes`` whose text the answer includes (``Snapshot.disclosed_in``): the
     # reader view shows them open. Set by ``algorithms.run`` for the caller's answer.
     disclosed: list[int] = field(default_factory=list)
+    # Comment sections the answer set aside (PROTOCOL.md "Comments"): ``{"nodes": [ids], "count": N}`` (N: how many
+    # comments they hold, 0 when unknown), shown by the reader as a collapsed "Comments (N)"; None when there are none.
+    comments: dict[str, Any] | None = None
 
     def text_for(self, snapshot: Snapshot) -> str:
         """The answer's text: the algorithm's own when it states one (zoning's zones, DANA without a browser, R4's
@@ -74,7 +77,7 @@ class Result:
                 "candidates": [{"nodes": list(c.nodes), "score": c.score, "label": c.label,
                                 "features": dict(c.features)} for c in self.candidates],
                 "message": self.message, "text": self.text, "timing_ms": dict(self.timing_ms),
-                "disclosed": list(self.disclosed)}
+                "disclosed": list(self.disclosed), "comments": self.comments}
 
 
 def basic_overlays(nodes: list[int], candidates: list[Candidate], first: list[Overlay] | None = None) -> list[Overlay]:

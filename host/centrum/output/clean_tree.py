@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -26,6 +26,38 @@ PRIVATE = (FN_REF, FN_BODY, CODE_LANG)
 
 
 @dataclass(frozen=True)
+class ThreadWords:
+    """How threads and comment lists read (allowlist.json "thread", the reader's clean.js threadRole): class and id
+    words of elements that go, user cards, author-and-date lines, quote boxes and member names, and the whole texts
+    of links that are a post's actions."""
+
+    drop: re.Pattern[str]
+    card: re.Pattern[str]
+    meta: re.Pattern[str]
+    quote: re.Pattern[str]
+    name: re.Pattern[str]
+    actions: re.Pattern[str]
+    inline: frozenset[str]
+    max_card_chars: int
+    max_meta_chars: int
+    max_name_chars: int
+
+
+def _thread_words(data: dict[str, Any]) -> ThreadWords:
+    # As clean.js builds them: each word an alternative between word edges; a quote word ends the class word.
+    def words(key: str, end: str = r"($|[\s_-])") -> re.Pattern[str]:
+        whole = data.get(f"{key}_whole") or []
+        return re.compile(r"(^|[\s_-])(" + "|".join(data[key]) + ")" + end
+                          + (r"|(^|\s)(" + "|".join(whole) + r")($|\s)" if whole else ""), re.I)
+
+    return ThreadWords(
+        drop=words("drop"), card=words("card"), meta=words("meta"), quote=words("quote", r"($|\s)"),
+        name=words("name"), actions=re.compile(r"^\s*(\+\s*)?(" + "|".join(data["actions"]) + r")\s*$", re.I),
+        inline=frozenset(data["inline"]), max_card_chars=int(data["max_card_chars"]),
+        max_meta_chars=int(data["max_meta_chars"]), max_name_chars=int(data["max_name_chars"]))
+
+
+@dataclass(frozen=True)
 class AllowList:
     keep: frozenset[str]
     drop: frozenset[str]
@@ -33,6 +65,8 @@ class AllowList:
     safe_link: re.Pattern[str]
     safe_image: re.Pattern[str]
     max_nodes: int
+    thread: ThreadWords
+    max_lazy_wrapped: int  # pictures taken out of wrappers only their box hides (outputs._Cleaner._lazy_images)
 
     def attrs_of(self, tag: str) -> tuple[str, ...]:
         return self.attributes.get(tag, ()) + self.attributes.get("*", ())
@@ -47,7 +81,8 @@ def allowlist() -> AllowList:
         attributes={k: tuple(v) for k, v in data["attributes"].items()},
         # The patterns are JavaScript regexes used with the i flag; these ones mean the same in Python.
         safe_link=re.compile(data["safe_link"], re.I), safe_image=re.compile(data["safe_image"], re.I),
-        max_nodes=int(data["max_nodes"]),
+        max_nodes=int(data["max_nodes"]), thread=_thread_words(data["thread"]),
+        max_lazy_wrapped=int(data["max_lazy_wrapped"]),
     )
 
 

@@ -130,6 +130,15 @@ class SourcePage:
         return (self._box_area[i] == 0 and self._display[i] != "none" and self._visibility_col[i] == "visible"
                 and self._opacity[i] > 0)
 
+    def styled_visible(self, el: HtmlElement) -> bool:
+        """Whether nothing in the element's own style hides it (display, visibility, opacity): what hides it, when
+        it is not shown, is its box (a size-0 wrapper that cuts its overflow, as lazy loaders keep a picture's
+        place until a script sizes it)."""
+        i = self.node_id(el)
+        if self._shown is None or i is None or i >= len(self._shown):
+            return True
+        return self._display[i] != "none" and self._visibility_col[i] == "visible" and self._opacity[i] > 0
+
     def by_html_id(self, value: str) -> HtmlElement | None:
         if self._html_ids is None:
             self._html_ids = {}
@@ -313,6 +322,16 @@ def image_url(page: SourcePage, img: HtmlElement) -> str | None:
     return None
 
 
+def _longer(el: HtmlElement, limit: int) -> bool:
+    """Whether ``el``'s text is longer than ``limit`` characters, read no further than that."""
+    n = 0
+    for piece in el.itertext():
+        n += len(piece)
+        if n > limit:
+            return True
+    return False
+
+
 # ---- the clean tree -------------------------------------------------------------------------------------------------
 class _Cleaner:
     def __init__(self, page: SourcePage) -> None:
@@ -412,7 +431,12 @@ class _Cleaner:
         tag = root.tag if isinstance(root.tag, str) else ""
         if tag in self.allow.drop or not self.page.shown(root):
             return None
-        out_tag = self.out_tag(root) or "div"
+        role = self.thread_role(root)
+        if role in ("drop", "card", "meta"):  # a chosen signature, user card or date line too (clean.js tree())
+            holder = html.Element("div")
+            self.thread_item(root, role, holder)
+            return holder[0] if len(holder) else None
+        out_tag = "blockquote" if role == "quote" else self.out_tag(root) or "div"
         attrs = self.attributes(root, out_tag) if out_tag == root.tag else {}
         if attrs is None:
             return None  # an image without a safe address
@@ -420,6 +444,57 @@ class _Cleaner:
         self._mark(root, out)
         self.walk(root, out)
         return out
+
+    # -- threads (allowlist.json "thread"; the reader's clean.js threadRole, threadItem, cardName) --
+    def thread_role(self, el: HtmlElement) -> str:
+        """"drop", "card", "meta", "quote" or "": what a thread's element is to a reader."""
+        words = self.allow.thread
+        if el.tag == "a" and words.actions.match(el.text_content()):
+            return "drop"
+        names = f"{el.get('class') or ''} {el.get('id') or ''}".strip()
+        if not names:
+            return ""
+        if words.drop.search(names):
+            return "drop"
+        if el.tag != "blockquote" and words.quote.search(names):
+            return "quote"
+        # The text is measured only for a name that calls for it: measuring every element would cost its depth.
+        if words.card.search(names):
+            return "" if _longer(el, words.max_card_chars) else "card"
+        if (words.meta.search(names) and not _longer(el, words.max_meta_chars)
+                and not any(e is not el for e in el.iter("h1", "h2", "h3", "h4", "h5", "h6", "p"))):
+            return "meta"
+        return ""
+
+    def thread_item(self, el: HtmlElement, role: str, parent: HtmlElement) -> None:
+        """A user card as its member's name, an author-and-date line as one line of small text (its block pieces
+        joined by " · "), each a <p><small>; a dropped element adds nothing."""
+        from lxml import html
+
+        words = self.allow.thread
+        line = ""
+        if role == "card":
+            named = next((e for e in el.iter() if e is not el and isinstance(e.tag, str) and e.tag != "img"
+                          and words.name.search(f"{e.get('class') or ''} {e.get('id') or ''}")
+                          and e.text_content().strip()), None)
+            first = named if named is not None else next(
+                (e for e in el.iter("a", "b", "strong", "h2", "h3", "h4", "h5", "h6") if e is not el), None)
+            name = " ".join(first.text_content().split()) if first is not None else ""
+            line = name if len(name) <= words.max_name_chars else ""
+        elif role == "meta":
+            pieces = html.Element("div")
+            self.walk(el, pieces)
+            sep = "\0"  # between block pieces; inline pieces run on as text does
+            joined = (pieces.text or "") + "".join(
+                (c.text_content() if c.tag in words.inline else sep + c.text_content() + sep) + (c.tail or "")
+                for c in pieces)
+            line = " \u00b7 ".join(p for p in (" ".join(x.split()) for x in joined.split(sep)) if p)
+        if line:
+            small = html.Element("small")
+            small.text = line
+            para = html.Element("p")
+            para.append(small)
+            parent.append(para)
 
     def _mark(self, src: HtmlElement, out: HtmlElement) -> None:
         n = self.fn_numbers.get(id(src))
@@ -466,10 +541,15 @@ class _Cleaner:
             elif tag in ("br", "wbr"):
                 pass  # no box of their own, yet they break lines
             elif not page.shown(el):
+                self._lazy_images(el, parent)
                 continue
             if tag == "a" and self.in_footnote and self.is_backlink(el):
                 continue
-            out_tag = self.out_tag(el)
+            role = self.thread_role(el)
+            if role in ("drop", "card", "meta"):
+                self.thread_item(el, role, parent)
+                continue
+            out_tag = "blockquote" if role == "quote" else self.out_tag(el)
             if tag == "template":
                 out_tag = None
             elif depth > MAX_DEPTH and out_tag is not None:
@@ -494,6 +574,21 @@ class _Cleaner:
                     if n is not None:
                         target.set(FN_REF, str(n))
             self._push_children(stack, el, target, depth + 1, self.images)
+
+    def _lazy_images(self, el: HtmlElement, parent: HtmlElement) -> None:
+        """The lazy pictures (a lazy loader's address) inside ``el``, an element its box hides, not its style: the
+        render never ran the script that would size the wrapper, a reader's browser does (issue #44 item 5)."""
+        if not self.page.styled_visible(el):
+            return
+        from lxml import html
+
+        for img in el.iter("img"):
+            if self.images >= self.allow.max_lazy_wrapped or not any(img.get(a) for a in LAZY_SRC + LAZY_SRCSET):
+                continue
+            attrs = self.attributes(img, "img")
+            if attrs is not None and self.page.styled_visible(img):
+                parent.append(html.Element("img", attrs))
+                self.images += 1
 
     def _push_children(self, stack: list[tuple[Any, ...]], el: HtmlElement, out: HtmlElement, depth: int,
                        images_before: int) -> None:

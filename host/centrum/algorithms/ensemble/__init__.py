@@ -49,6 +49,7 @@ from ...core.config import ConfigError, ranged
 from ...core.result import Candidate, Result, basic_overlays, block_overlays
 from ...core.snapshot import Snapshot
 from ...core.trace import debug_wanted
+from ...core.tree import cover_count
 from . import blocks as B
 from . import features as F
 from .model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
@@ -336,12 +337,81 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
     return body
 
 
+# How far above the answer's roots a comment section may hang (a sibling of the answer or of its nearest ancestors)
+# to count as the answer's comments when the candidate did not reach it: an article's comments follow it in the same
+# column; a sidebar's "recent comments" widget hangs off a distant ancestor.
+COMMENT_REACH = 3
+# Fewer rendered characters in the sections set aside are a comment box without comments ("0 comments", "Leave a
+# reply"), not worth a "Comments" section in the reader.
+COMMENT_MIN_CHARS = 80
+# Elements that can be one comment of a comment list (a paragraph, a name or a link is a piece of one).
+_COMMENT_ITEM_TAGS = ("div", "li", "article", "section", "dd", "tr")
+# Elements that can hold a comment section (a comment button or link, a form field, is no section to read).
+_COMMENT_SECTION_TAGS = ("div", "section", "aside", "article", "ol", "ul", "footer", "main", "details", "dl", "li")
+
+
+def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], arrays: F.PageArrays,
+                   left_out: np.ndarray) -> list[int]:
+    """The comment sections (COMMENT_SECTION, outermost) the answer sets aside, for the reader's "Comments (N)":
+    those holding text the comment rule left out of the block filter's answer (``left_out``, per text node), else
+    the ones after the chosen ``nodes`` hanging off their nearest ancestors (COMMENT_REACH levels) that hold
+    rendered text, outside the ``answer``; none when they hold under COMMENT_MIN_CHARS rendered characters."""
+    if snap.m == 0 or not arrays.comment_section.any():
+        return []
+    roots = np.asarray(nodes, dtype=np.int64)
+    sections = (arrays.comment_section & np.isin(snap.tags, _COMMENT_SECTION_TAGS)
+                & ~B._ancestors_or_self(snap, roots) & ~F._inside(snap, answer))
+    outer = sections & (cover_count(snap, sections) == 1)
+    shown = snap.subtree_sum(snap.text_per_element(arrays.text_chars))
+    if left_out.any():
+        dropped = snap.subtree_sum(snap.text_per_element(left_out.astype(np.float64))) > 0
+        keep = outer & dropped
+        return [int(i) for i in np.nonzero(keep)[0]] if shown[keep].sum() >= COMMENT_MIN_CHARS else []
+    near = np.zeros(snap.n, dtype=bool)
+    for r in roots.tolist():
+        for _ in range(COMMENT_REACH):
+            r = int(snap.parent[r])
+            if r < 0:
+                break
+            near[r] = True
+    parent = snap.parent
+    after = np.arange(snap.n) >= int(snap.subtree_end[roots].max())
+    keep = outer & after & (shown > 0) & np.where(parent >= 0, near[np.maximum(parent, 0)], False)
+    return [int(i) for i in np.nonzero(keep)[0]] if shown[keep].sum() >= COMMENT_MIN_CHARS else []
+
+
+def comment_count(snap: Snapshot, sections: list[int]) -> int:
+    """How many comments ``sections`` hold: the elements (of _COMMENT_ITEM_TAGS, with text; the sections themselves
+    too, when each is one comment) sharing the tag and first class word of the longest run of such siblings, replies
+    nested in comments included; 0 when no two siblings repeat (a comment list the count cannot see)."""
+    if not sections:
+        return 0
+    inside = F._inside(snap, sections)
+    has_text = snap.subtree_sum(snap.text_per_element(np.ones(snap.m))) > 0
+    items = np.nonzero(inside & has_text & np.isin(snap.tags, _COMMENT_ITEM_TAGS))[0]
+    if items.size == 0:
+        return 0
+    classes = snap.attrs.get("class", {})
+    words: dict[str, int] = {"": 0}
+    first = np.fromiter((words.setdefault(next(iter(classes.get(int(i), "").split()), ""), len(words))
+                         for i in items), dtype=np.int64, count=items.size)
+    tag_codes = np.unique(snap.tags[items], return_inverse=True)[1].astype(np.int64)
+    key = tag_codes * len(words) + first
+    span = int(key.max()) + 1
+    groups, counts = np.unique(snap.parent[items].astype(np.int64) * span + key, return_counts=True)
+    if counts.max() < 2:
+        return 0
+    best = int(groups[np.argmax(counts)] % span)
+    return int((key == best).sum())
+
+
 @dataclass
 class Output:
     nodes: list[int]  # maximal subtrees of the chosen candidate holding no dropped text
     text: str
     dropped: int  # dropped subtrees (rules) or blocks (model)
     blocks: list[dict[str, Any]]  # the block filter's trace (debugger): container, score, kept, text preview
+    comments: list[int] = field(default_factory=list)  # comment sections set aside (comments_aside)
 
 
 def _kept_nodes(snap: Snapshot, inside: np.ndarray, keep_t: np.ndarray) -> list[int]:
@@ -387,6 +457,7 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
         return Output(list(nodes), "", 0, [])
     blocks: list[dict[str, Any]] = []
     in_t = inside[snap.text_owner]
+    filtered = in_t
     if cfg.filter == "model":
         keep_t, pb, score = block_filter(snap, nodes, pm, cfg, block_model or load_block_model(cfg.block_weights),
                                          scored)
@@ -409,9 +480,10 @@ def output(snap: Snapshot, nodes: tuple[int, ...], pm: PageModel, cfg: Config,
         keep_t = in_t
         n_dropped = 0
     text = snap.text_of_mask(keep_t)
-    if np.array_equal(keep_t, in_t):
-        return Output(list(nodes), text, 0, blocks)
-    return Output(_kept_nodes(snap, inside, keep_t), text, n_dropped, blocks)
+    whole = np.array_equal(keep_t, in_t)
+    kept = list(nodes) if whole else _kept_nodes(snap, inside, keep_t)
+    left_out = filtered & ~keep_t if cfg.filter == "model" else np.zeros(snap.m, dtype=bool)
+    return Output(kept, text, 0 if whole else n_dropped, blocks, comments_aside(snap, nodes, kept, pm.arrays, left_out))
 
 
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
@@ -467,5 +539,6 @@ def combine(snap: Snapshot, results: dict[str, Result], cfg: Config, base_ms: di
            "candidates": len(pm.candidates), "filter": cfg.filter, "dropped": out.dropped, "blocks": out.blocks,
            "base": model.base}
     message = "" if nodes else f"the best candidate {list(best)} kept no content after trimming"
+    comments = {"nodes": out.comments, "count": comment_count(snap, out.comments)} if nodes and out.comments else None
     return Result("ensemble", nodes, cands, dbg, message=message, text=text, timing_ms=timing,
-                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)))
+                  overlays=basic_overlays(nodes, cands, block_overlays(out.blocks)), comments=comments)
