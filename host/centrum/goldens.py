@@ -2,9 +2,10 @@
 
 ``tests/pages/<slug>/`` holds ``page.html`` (a page written for this repository: an article with comments, a short
 post whose theme puts its comments inside the article, a forum thread, a product page, a documentation page, CJK and
-right-to-left news), ``snapshot.json.gz`` (the snapshot the
-extension's collector took of it in Chromium, through :mod:`centrum.render`) and ``expected.json`` (every registered
-algorithm's node ids and text on that snapshot). ``tests/unit/test_goldens.py`` runs the algorithms on the stored
+right-to-left news, pages whose metadata is the case), ``snapshot.json.gz`` (the snapshot the
+extension's collector took of it in Chromium, through :mod:`centrum.render`), ``expected.json`` (every registered
+algorithm's node ids and text on that snapshot) and, written by hand, ``metadata.json`` (the title, author and date a
+reader would name, as the page states them). ``tests/unit/test_goldens.py`` runs the algorithms on the stored
 snapshots and compares; after an intended change, regenerate and review the diff::
 
     python -m centrum.goldens --regenerate           # answers from the stored snapshots
@@ -26,6 +27,7 @@ from .snapshot import Snapshot, parse_snapshot
 PAGES = Path(__file__).resolve().parents[2] / "tests" / "pages"
 SNAPSHOT = "snapshot.json.gz"
 EXPECTED = "expected.json"
+METADATA = "metadata.json"  # written by hand, never regenerated: what the page's metadata is, not what we answer
 
 
 def slugs(pages: Path = PAGES) -> list[str]:
@@ -52,6 +54,15 @@ def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
 
 def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:
     return {name: answer(name, snapshot) for name in algorithms.available()}
+
+
+def metadata(slug: str, pages: Path = PAGES) -> dict[str, str | None]:
+    """The metadata Centrum gives for the page: from its snapshot and the default algorithm's answer, as the
+    extension's reader header and ``centrum extract`` read it."""
+    from .outputs import Outputs
+
+    snap = load_snapshot(slug, pages)
+    return Outputs(snap, algorithms.run(algorithms.DEFAULT_ALGORITHM, snap)).metadata().to_json()  # type: ignore[return-value]
 
 
 def render_page(slug: str, pages: Path = PAGES) -> None:
