@@ -744,7 +744,8 @@ def clean_byline(text: str | None) -> str | None:
         # A date or count glued after the name: cut at the last separator or letter-case seam before it.
         head = text[:digit]
         cuts = [m.start() for m in _SEPARATOR.finditer(text) if 0 < m.start() < digit] + [
-            m.start() for m in _CAMEL_GLUE.finditer(head) if " " in head[:m.start()].strip()]
+            m.start() for m in _CAMEL_GLUE.finditer(head)
+            if " " in head[:m.start()].strip() or len(head[:m.start()]) >= 4]  # "SupermoveFebruary 8", not "McD"
         if cuts:
             text = text[:max(cuts)]
         elif digit == 0:
@@ -780,8 +781,9 @@ def _byline_text(el: HtmlElement) -> str | None:
     if names:
         text = _clean(names[0].text_content())
     else:
-        links = [_clean(a.text_content()) for a in el.iter("a") if _profile_link(a)]
-        links = [t for t in dict.fromkeys(links) if t and clean_byline(t)]
+        # One name per profile: a second link to it is a button ("View full profile").
+        by_href = {a.get("href"): _clean(a.text_content()) for a in reversed(list(el.iter("a"))) if _profile_link(a)}
+        links = [t for t in dict.fromkeys(reversed(by_href.values())) if t and clean_byline(t)]
         text = ", ".join(links) if links and len(links) <= 5 else _clean(el.text_content())
     return text if text and len(text) <= BYLINE_MAX_CHARS else None
 
