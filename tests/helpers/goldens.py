@@ -4,7 +4,9 @@ change of behaviour shows as a diff in review (as Readability.js's test pages do
 ``tests/pages/<slug>/`` holds ``page.html`` (a page written for this repository), ``snapshot.json.gz`` (what the
 extension's collector took of it in headless Chromium, through :mod:`centrum.core.render`), ``expected.json`` (every
 registered algorithm's node ids and text on that snapshot) and ``expected.md`` (what ``centrum extract -f markdown``
-prints with the default algorithm). ``tests/unit/test_goldens.py`` compares both on the stored snapshots;
+prints with the default algorithm), and, written by hand, ``metadata.json`` (the title, author and date a reader
+would name, as the page states them; never regenerated). ``tests/unit/test_goldens.py`` compares them on the stored
+snapshots;
 ``tests/e2e/test_outputs.py`` renders some pages live and compares ``expected.md`` with the CLI's output.
 
     python tests/helpers/goldens.py --regenerate           # answers from the stored snapshots
@@ -31,6 +33,7 @@ SNAPSHOT = "snapshot.json.gz"
 EXPECTED = "expected.json"
 EXPECTED_MD = "expected.md"
 REGENERATE = "python tests/helpers/goldens.py --regenerate"
+METADATA = "metadata.json"  # written by hand, never regenerated: what the page's metadata is, not what we answer
 
 
 def slugs(pages: Path = PAGES) -> list[str]:
@@ -62,6 +65,15 @@ def answer(name: str, snapshot: Snapshot) -> dict[str, Any]:
 
 def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:
     return {name: answer(name, snapshot) for name in algorithms.available()}
+
+
+def metadata(slug: str, pages: Path = PAGES) -> dict[str, str | None]:
+    """The metadata Centrum gives for the page: from its snapshot and the default algorithm's answer, as the
+    extension's reader header and ``centrum extract`` read it."""
+    from .outputs import Outputs
+
+    snap = load_snapshot(slug, pages)
+    return Outputs(snap, algorithms.run(algorithms.DEFAULT_ALGORITHM, snap)).metadata().to_json()  # type: ignore[return-value]
 
 
 def render_page(slug: str, pages: Path = PAGES) -> None:

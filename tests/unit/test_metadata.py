@@ -52,7 +52,9 @@ def test_cjk_page_without_lang_opengraph_and_visible_byline() -> None:
     assert m.sitename == "海滨日报"
     assert m.language == "zh-CN"  # og:locale zh_CN: no <html lang>
     assert m.author == "李明"  # itemprop=author's itemprop=name
-    assert m.date is None  # its meta tag says 2026年11月20日, a day the page never writes (see iso_date)
+    # article:published_time (2026年11月20日, see iso_date) is an article's own date even where the page never
+    # writes it; a generic WebPage's is not (test_declared_date_the_page_never_shows_is_dropped).
+    assert m.date == "2026-11-20"
     assert m.image == "https://haibin.example.cn/img/library.jpg"
     assert m.description is not None and m.description.startswith("在北码头空置了十一年的渡轮码头")  # first paragraph
 
@@ -91,8 +93,8 @@ def test_time_element_marked_published_wins() -> None:
 
 def test_time_and_byline_near_the_main_content() -> None:
     html = ('<body><aside><span class="author">Sidebar Person</span><time datetime="2019-05-05">x</time></aside>'
-            '<article id="main"><h1>T</h1><p class="byline-name">Main Person</p><time datetime="2026-07-08">y'
-            '</time><p>text</p></article></body>')
+            '<article id="main"><h1>T</h1><p class="byline-name">Main Person</p><time datetime="2026-07-08">8 July'
+            ' 2026</time><p>text</p></article></body>')
     page = from_html(html, "https://x.org/")
     main = page.node_id(page.by_html_id("main"))  # type: ignore[arg-type]
     m = extract_metadata(page, [main] if main is not None else [])
@@ -208,7 +210,8 @@ def test_text_only_date_and_glued_byline() -> None:
 
 def test_declared_date_the_page_never_shows_is_dropped() -> None:
     body = "<body><h1>Plumbing services</h1><p>Call us for a quote today.</p></body>"
-    head = '<head><meta property="article:published_time" content="2021-03-04T10:00:00+00:00"></head>'
+    head = ('<head><script type="application/ld+json">{"@type": "WebPage", '
+            '"datePublished": "2021-03-04T10:00:00+00:00"}</script></head>')
     assert meta_of(head + body).date is None  # a template's date on a service page
     shown = body.replace("today.", "today. Page of 4 March 2021.")
     assert meta_of(head + shown).date == "2021-03-04T10:00:00+00:00"

@@ -83,3 +83,25 @@ def test_missing_data_set_is_a_clear_error(tmp_path: Path, capsys: pytest.Captur
     (bare / "meta.jsonl").write_text('{"id": "p0"}\n', encoding="utf-8")  # a text-only data set
     with pytest.raises(MetadataDataError, match="no metadata gold"):
         load_pages([bare])
+
+
+def test_centrum_reads_the_cached_render_when_there_is_one(tmp_path: Path) -> None:
+    from centrum import goldens
+    from centrum.evaluation.cache import SnapshotCache, snapshot_key
+    from centrum.evaluation.metadata_eval import WINDOW, centrum_answer
+
+    slug = "date-past-midnight"
+    html = (goldens.PAGES / slug / "page.html").read_bytes()
+    url = "https://herald.example.org/night-buses"
+    cache = SnapshotCache(tmp_path / "snapshots")
+    assert centrum_answer(html, url, cache)[1] is False  # nothing cached: the source
+    raw = goldens.read_raw(slug)
+    raw["page"]["url"] = "file:///pages/date-past-midnight.html"  # as `centrum eval` renders a saved page
+    cache.dir.mkdir()
+    cache.store(snapshot_key(html, WINDOW, {}), {"raw": raw})
+    answer, rendered = centrum_answer(html, url, cache)
+    assert rendered and answer == {"title": "Night buses return to the harbour line", "author": "Anna Kovacs",
+                                   "date": "2025-07-19T00:30:00+01:00"}
+    raw["page"]["url"] = "chrome-error://chromewebdata/"  # a script sent the page away: its render is not the page's
+    cache.store(snapshot_key(html, WINDOW, {}), {"raw": raw})
+    assert centrum_answer(html, url, cache)[1] is False

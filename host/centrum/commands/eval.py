@@ -63,7 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metadata", action="store_true",
                         help="score title, author and date (meta.jsonl's title, author, publish_date) of Centrum "
                              "and the metadata peers (trafilatura, htmldate, readability_js; --peers picks among "
-                             "them) per page type; writes OUT/metadata.md and OUT/metadata.json")
+                             "them) per page type; Centrum reads each page's cached render (as `centrum eval` "
+                             "caches it; --no-render or --no-cache: the source only); writes OUT/metadata.md and "
+                             "OUT/metadata.json")
 
 
 def _select(spec: str, known: list[str], what: str) -> list[str]:
@@ -168,11 +170,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_metadata(args: argparse.Namespace) -> int:
     from ..evaluation import metadata_eval
+    from ..evaluation.cache import SnapshotCache
 
+    cache = None if args.no_render or args.no_cache else SnapshotCache(Path(args.cache) if args.cache else None)
     try:
         peers = _select(args.peers, list(metadata_eval.PEERS), "metadata peer")
         table, results = metadata_eval.evaluate(args.datasets, peers, args.limit,
-                                                progress=lambda m: print(f"centrum eval: {m}", file=sys.stderr))
+                                                progress=lambda m: print(f"centrum eval: {m}", file=sys.stderr),
+                                                cache=cache)
     except (ValueError, OSError) as e:
         print(f"centrum eval: {e}", file=sys.stderr)
         return 2

@@ -2,8 +2,10 @@
 gold of data sets whose ``meta.jsonl`` carries ``title``, ``author`` and ``publish_date`` (WCXB), for Centrum and the
 peers trafilatura (``extract_metadata``), htmldate (``find_date``, dates only) and Readability.js.
 
-Everything is read from the page source: Centrum's metadata comes from :func:`centrum.core.metadata.extract_metadata` on
-the parsed source without a render (every element counts as shown), as the peers read the same bytes. Readability.js
+Centrum reads a page as the extension and ``centrum extract`` do: its cached render (``centrum eval`` caches it; the
+rendered DOM, what it shows, the default algorithm's main content) through :class:`centrum.outputs.Outputs`; a page
+without one in the cache is read from its source alone (every element counts as shown). The peers read the saved
+bytes. Readability.js
 runs in Chromium on a document parsed with ``DOMParser`` from the same source (no scripts, no loads, no layout), the
 one way the project runs it; its answers are cached in ``$CENTRUM_CACHE/metadata-peers/`` by page hash, as are the
 Python peers' (they do not change between runs of Centrum's code).
@@ -35,11 +37,13 @@ import numpy as np
 from ..core import charset
 from ..core.limits import read_page_file
 from ..core.paths import atomic_path, cache_root
+from .cache import SnapshotCache
 from ..gold.datasets import DatasetError, load_dataset
 
 FIELDS = ("title", "author", "date")
 Answer = dict[str, str | None]
 BOOTSTRAP_SAMPLES = 1000
+WINDOW = (1920, 1080)  # the renders `centrum eval` caches (its default window, no in-page extras)
 MIN_TYPE_GOLD = 20  # a page type's row is only read against the acceptance bars with this many gold values
 
 
@@ -81,12 +85,24 @@ def load_pages(roots: Iterable[str | Path], limit: int | None = None) -> list[Me
 
 
 # ---- extractors -----------------------------------------------------------------------------------------------------
-def centrum_answer(html: bytes, url: str) -> dict[str, str | None]:
+def centrum_answer(html: bytes, url: str, cache: SnapshotCache | None = None) -> tuple[Answer, bool]:
+    """Centrum's metadata of a page and whether it came from a render: from the cached snapshot of the page when
+    ``cache`` holds one (what the extension and ``centrum extract`` read: the rendered DOM, what it shows, the main
+    content of the default algorithm), else from the source alone."""
+    from .. import algorithms
     from ..core.metadata import extract_metadata
-    from ..output.outputs import from_html
+    from ..output.outputs import Outputs, from_html
+    from ..core.snapshot import parse_snapshot
 
+    entry = cache.find(html, WINDOW, {}) if cache is not None else None
+    raw = (entry or {}).get("raw") or {}
+    if entry is not None and str((raw.get("page") or {}).get("url", "file:")).startswith("file:"):
+        snap = parse_snapshot(raw)
+        if snap.source is not None:
+            m = Outputs(snap, algorithms.run(algorithms.DEFAULT_ALGORITHM, snap), url=url).metadata()
+            return {"title": m.title, "author": m.author, "date": m.date}, True
     m = extract_metadata(from_html(charset.decode(html), url))
-    return {"title": m.title, "author": m.author, "date": m.date}
+    return {"title": m.title, "author": m.author, "date": m.date}, False
 
 
 def _trafilatura(html: bytes, url: str) -> dict[str, str | None]:
@@ -349,19 +365,25 @@ def table(groups: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 
 def evaluate(roots: Sequence[str | Path], peers: Sequence[str] | None = None, limit: int | None = None,
-             progress: Callable[[str], None] | None = None) -> tuple[str, dict[str, Any]]:
+             progress: Callable[[str], None] | None = None,
+             cache: SnapshotCache | None = None) -> tuple[str, dict[str, Any]]:
     """(Markdown table, results) of Centrum and ``peers`` on the data sets ``roots``: all pages, each data set,
-    each page type."""
+    each page type. Centrum reads the snapshots ``cache`` holds (``centrum eval`` renders), the source elsewhere."""
     pages = load_pages(roots, limit)
     peers = list(METADATA_PEERS) if peers is None else peers
     answers: dict[str, list[dict[str, str | None]]] = {"centrum": []}
+    rendered = 0
     for p in pages:
         try:
-            answers["centrum"].append(centrum_answer(p.html(), p.url))
+            answer, from_render = centrum_answer(p.html(), p.url, cache)
+            rendered += from_render
+            answers["centrum"].append(answer)
         except Exception as e:  # noqa: BLE001 - scored as no answer, and said
             if progress:
                 progress(f"{p.id}: {type(e).__name__}: {e}")
             answers["centrum"].append({"title": None, "author": None, "date": None})
+    if progress:
+        progress(f"centrum read {rendered} of {len(pages)} pages from their cached render, the rest from the source")
     for name in peers:
         if progress:
             progress(f"running {name}")
@@ -380,4 +402,4 @@ def evaluate(roots: Sequence[str | Path], peers: Sequence[str] | None = None, li
     results = {g: summary(scores, rows) for g, rows in groups.items() if len(rows)}
     per_page = [{"dataset": p.dataset, "id": p.id, "page_type": p.page_type, "gold": p.gold,
                  **{name: answers[name][i] for name in answers}} for i, p in enumerate(pages)]
-    return table(results), {"groups": results, "pages": per_page}
+    return table(results), {"groups": results, "pages": per_page, "rendered": rendered}
