@@ -9,6 +9,13 @@ import re
 
 from . import charset
 
+# The elements that make blocks of text (a line of their own in Markdown, a break in a heading's shown text).
+BLOCK_TAGS = frozenset({
+    "p", "div", "section", "article", "main", "header", "footer", "aside", "details", "summary", "figure",
+    "figcaption", "blockquote", "pre", "hr", "table", "caption", "thead", "tbody", "tfoot", "tr", "td", "th",
+    "ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "colgroup", "col",
+})
+
 # Characters HTML text never holds (C0 controls but tab and newlines, lone surrogates, non-characters): bytes that
 # were not text decode to them.
 BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

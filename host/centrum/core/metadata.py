@@ -645,7 +645,7 @@ def heading_text(page: SourcePage, el: HtmlElement, labels: bool = False) -> str
     Management", "Title<div>Subtitle</div>"); the CSS or script a component library puts inside, hidden copies (a
     responsive duplicate), soft hyphens and (unless ``labels``) labels left out. A heading that is all label keeps
     it."""
-    from .markdown import BLOCK_TAGS
+    from .html import BLOCK_TAGS
 
     parts: list[str] = []
 

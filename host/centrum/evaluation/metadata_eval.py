@@ -37,8 +37,8 @@ import numpy as np
 from ..core import charset
 from ..core.limits import read_page_file
 from ..core.paths import atomic_path, cache_root
-from .cache import SnapshotCache
 from ..gold.datasets import DatasetError, load_dataset
+from .cache import SnapshotCache
 
 FIELDS = ("title", "author", "date")
 Answer = dict[str, str | None]
@@ -91,8 +91,8 @@ def centrum_answer(html: bytes, url: str, cache: SnapshotCache | None = None) ->
     content of the default algorithm), else from the source alone."""
     from .. import algorithms
     from ..core.metadata import extract_metadata
-    from ..output.outputs import Outputs, from_html
     from ..core.snapshot import parse_snapshot
+    from ..output.outputs import Outputs, from_html
 
     entry = cache.find(html, WINDOW, {}) if cache is not None else None
     raw = (entry or {}).get("raw") or {}

@@ -17,6 +17,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ..core.html import BLOCK_TAGS
 from .clean_tree import CODE_LANG, FN_BODY, FN_REF, Content, allowlist, shows_title
 
 if TYPE_CHECKING:
@@ -24,11 +25,6 @@ if TYPE_CHECKING:
 
     from ..core.metadata import Metadata
 
-BLOCK_TAGS = frozenset({
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "details", "summary", "figure",
-    "figcaption", "blockquote", "pre", "hr", "table", "caption", "thead", "tbody", "tfoot", "tr", "td", "th",
-    "ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "colgroup", "col",
-})
 CONTAINERS = BLOCK_TAGS - {"pre", "hr", "table", "ul", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
                            "colgroup", "col", "dt"}
 EMPHASIS = {"em": "*", "i": "*", "cite": "*", "var": "*", "dfn": "*", "strong": "**", "b": "**", "s": "~~",
