@@ -70,10 +70,9 @@ def answers(snapshot: Snapshot) -> dict[str, dict[str, Any]]:
 def metadata(slug: str, pages: Path = PAGES) -> dict[str, str | None]:
     """The metadata Centrum gives for the page: from its snapshot and the default algorithm's answer, as the
     extension's reader header and ``centrum extract`` read it."""
-    from .outputs import Outputs
-
     snap = load_snapshot(slug, pages)
-    return Outputs(snap, algorithms.run(algorithms.DEFAULT_ALGORITHM, snap)).metadata().to_json()  # type: ignore[return-value]
+    answer = algorithms.run(algorithms.DEFAULT_ALGORITHM, snap)
+    return Outputs(snap, answer).metadata().to_json()  # type: ignore[return-value]
 
 
 def render_page(slug: str, pages: Path = PAGES) -> None:
