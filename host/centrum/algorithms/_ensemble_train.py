@@ -20,7 +20,7 @@ import hashlib
 import json
 import multiprocessing as mp
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -219,7 +219,8 @@ def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[s
                                with_texts=True, scope=block_scope)
             rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
-        r = results[name]
+        # The report scores each algorithm as a user runs it: with its defaults, where the ensemble's differ.
+        r = results[name] if name not in E.BASE_PARAMS else E.run_base(snap, (name,), {})[0][name]
         text = r.text_for(snap)
         rec.extractors[name] = light_score(item.gold, text)
     return rec
@@ -575,10 +576,21 @@ def page_key(r: PageRecord) -> str:
     return f"{r.dataset}/{r.id}"
 
 
-def lodo(records: Sequence[PageRecord], opts: FitOptions
+def lodo(records: Sequence[PageRecord], opts: FitOptions, together: Mapping[str, str] | None = None
          ) -> tuple[dict[str, int], dict[str, M.Model], dict[str, M.Model]]:
-    """Leave-one-data-set-out: :func:`held_out` with the data set as the fold."""
-    return held_out(records, opts, lambda r: r.dataset)
+    """Leave-one-data-set-out: :func:`held_out` with the data set as the fold; ``together`` maps a data set to the
+    fold it is held out in with others (the folders of one benchmark, which share sites: wcxb and wcxb-dev2)."""
+    group = together or {}
+    return held_out(records, opts, lambda r: group.get(r.dataset, r.dataset))
+
+
+def benchmark_folds(datasets: Mapping[str, str | None]) -> dict[str, str]:
+    """{data set: LODO fold} from each data set's source benchmark (meta.jsonl ``source_dataset``): folders of one
+    benchmark are one fold named by their names joined with "+", every other data set its own fold."""
+    by_source: dict[str, list[str]] = {}
+    for name, source in datasets.items():
+        by_source.setdefault(source or f"set:{name}", []).append(name)
+    return {name: "+".join(sorted(names)) for names in by_source.values() for name in names}
 
 
 def site_cv(records: Sequence[PageRecord], opts: FitOptions, k: int = 5

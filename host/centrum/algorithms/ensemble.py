@@ -253,16 +253,23 @@ def _algorithm_columns(names: tuple[str, ...]) -> tuple[frozenset[str], frozense
             frozenset(a for a, n in of if a is not None and not n.startswith(NOT_RUN)))
 
 
-def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS
-             ) -> tuple[dict[str, Result], dict[str, float]]:
-    """The base algorithms ``names`` with their default configs; a failing one is recorded as no answer, and one not
-    in ``names`` is absent (the ensemble reads an absent algorithm as one that answered nothing)."""
+# Parameters of the base algorithms as proposers, where they differ from the defaults: GCE answers nothing when every
+# expansion reaches <body>, as it did when the shipped models were trained (its default since returns the best region
+# below <body>, the paper's rule; a model trained on that answer would set this with its retrain).
+BASE_PARAMS: dict[str, dict[str, Any]] = {"gce": {"at_body": "none"}}
+
+
+def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS,
+             params: dict[str, dict[str, Any]] = BASE_PARAMS) -> tuple[dict[str, Result], dict[str, float]]:
+    """The base algorithms ``names`` with their default configs but ``params`` (by default :data:`BASE_PARAMS`, as
+    proposers); a failing one is recorded as no answer, and one not in ``names`` is absent (the ensemble reads an
+    absent algorithm as one that answered nothing)."""
     out: dict[str, Result] = {}
     ms: dict[str, float] = {}
     for name in names:
         t0 = time.perf_counter()
         try:
-            out[name] = registry.run(name, snap)
+            out[name] = registry.run(name, snap, params.get(name))
         except Exception as e:  # noqa: BLE001 - one broken proposer must not break the ensemble
             out[name] = Result(name, [], message=f"{type(e).__name__}: {e}")
         ms[name] = (time.perf_counter() - t0) * 1000

@@ -157,11 +157,18 @@ def run(args: argparse.Namespace) -> int:
     fo, model, block_model = _fit_and_save(args, records, datasets)
     if args.models_only:
         return 0
-    out = "\n".join(_tables(args, _Run(records, items, opts, fo, peers), model, block_model)) + "\n"
+    together = T.benchmark_folds({ds.name: _source(ds) for ds in datasets})
+    out = "\n".join(_tables(args, _Run(records, items, opts, fo, peers, together), model, block_model)) + "\n"
     print(out)
     if args.report:
         args.report.write_text(out, encoding="utf-8")
     return 0
+
+
+def _source(ds: Dataset) -> str | None:
+    """The benchmark a data set folder comes from (its pages' meta ``source_dataset``), when they all say one."""
+    sources = {str(it.meta.get("source_dataset") or "") for it in ds.pages}
+    return (sources.pop() or None) if len(sources) == 1 else None
 
 
 def _peers(arg: str) -> tuple[str, ...] | None:
@@ -232,6 +239,8 @@ class _Run:
     opts: ExtractOptions
     fo: FitOptions
     peers: tuple[str, ...]
+    # LODO fold of each data set: folders of one benchmark are held out together (they share sites).
+    together: dict[str, str]
 
 
 def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], block_of: dict[str, object],
@@ -337,7 +346,9 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
     by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals,
                             compare=("ensemble (site CV)", peers))
     if by_type:
+        typed = sorted({r.dataset for r in records if r.page_type})
         text += ["### Per page type: mean per-page F1 (site CV)", "",
+                 f"Pooled over every data set whose pages have a type ({', '.join(typed)}).", "",
                  markdown(by_type, columns, peers, "page type"), ""]
     return text + _threshold_table(run, sweep, fold_of)
 
@@ -347,11 +358,14 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
     from ..algorithms import _ensemble_train as T
 
     records = run.records
-    picks, _, block_models = T.lodo(records, run.fo)
-    lodo_out = _final_outputs(args, run, picks, {T.page_key(r): block_models[r.dataset] for r in records},
+    picks, _, block_models = T.lodo(records, run.fo, run.together)
+    lodo_out = _final_outputs(args, run, picks,
+                              {T.page_key(r): block_models[run.together.get(r.dataset, r.dataset)] for r in records},
                               "LODO")[0]
     lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
-    return ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
+    joint = sorted({f for f in run.together.values() if "+" in f})
+    held = f" ({', '.join(joint)} held out together: one benchmark's folders share sites)" if joint else ""
+    return [f"## Leave-one-data-set-out (both models trained on the other data sets{held})", "",
             markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
                      ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
 
