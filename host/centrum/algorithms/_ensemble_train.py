@@ -14,6 +14,7 @@ the feature code.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
@@ -106,6 +107,72 @@ def block_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
     return out
 
 
+# Node-level supervision (`centrum train --block-labels aligned`): a page token is gold when an order-keeping
+# alignment of the page's tokens to the gold's matches it, so that a word the gold holds elsewhere ("Reply", "Posts",
+# "Page 1") does not make a user card, a reply button or a pagination line gold, while every post of a thread and a
+# quoted post (the gold holds its text twice, in page order) is.
+ALIGN_OCCURRENCES = 16  # gold positions tried per page shingle (a shingle repeated more often is boilerplate)
+ALIGN_RUN = 3  # consecutive shingles matching consecutive gold ones: gold wherever the gold has them (reordered gold)
+
+
+def aligned_tokens(page: Sequence[str], gold: Sequence[str], n: int = NGRAM_N) -> np.ndarray:
+    """Per page token: aligned to the gold. The matches of page ``n``-token shingles with gold ones (at most
+    ALIGN_OCCURRENCES gold positions each) are reduced to their longest chain increasing on both sides (patience
+    sorting, O(P log P)); a run of ALIGN_RUN consecutive matches is kept off the chain too, as gold whose blocks are
+    in another order than the page's. Texts shorter than ``n`` tokens on either side align token by token."""
+    if min(len(page), len(gold)) < n:
+        n = 1
+    where: dict[tuple[str, ...], list[int]] = {}
+    for j in range(len(gold) - n + 1):
+        where.setdefault(tuple(gold[j:j + n]), []).append(j)
+    pairs = [(i, j) for i in range(len(page) - n + 1)
+             for j in reversed(where.get(tuple(page[i:i + n]), ())[:ALIGN_OCCURRENCES])]
+    out = np.zeros(len(page), dtype=bool)
+    if not pairs:
+        return out
+    matched = set(pairs)
+    tails: list[int] = []  # smallest gold end of an increasing chain of each length
+    tail_at: list[int] = []  # index into pairs of that chain's last pair
+    back = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):  # per page position its gold positions descending: one pair per chain step
+        at = bisect.bisect_left(tails, j)
+        back[k] = tail_at[at - 1] if at else -1
+        if at == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[at], tail_at[at] = j, k
+    keep = np.zeros(len(page), dtype=bool)  # shingle starts kept
+    k = tail_at[-1]
+    while k >= 0:
+        keep[pairs[k][0]] = True
+        k = back[k]
+    for i, j in pairs:
+        if all((i - d, j - d) in matched for d in range(1, ALIGN_RUN)):
+            keep[i - ALIGN_RUN + 1:i + 1] = True
+    for d in range(n):  # a kept shingle aligns its n tokens
+        out[d:] |= keep[: len(page) - d]
+    return out
+
+
+def aligned_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
+    """Per block: the share of its tokens aligned to the gold (:func:`aligned_tokens` over the blocks' tokens in
+    page order); snippet gold as :func:`block_labels`; NaN for a block without tokens."""
+    if gold.kind == "snippets":
+        return block_labels(gold, texts)
+    assert gold.text is not None
+    per = [tokens(t) for t in texts]
+    sizes = np.fromiter((len(t) for t in per), dtype=np.int64, count=len(per))
+    out = np.full(len(texts), np.nan)
+    if not sizes.sum():
+        return out
+    ok = aligned_tokens([x for t in per for x in t], tokens(gold.text)).astype(np.float64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    has = sizes > 0
+    out[has] = np.add.reduceat(ok, starts[has]) / sizes[has]
+    return out
+
+
 @functools.cache
 def _code_version() -> str:
     """A hash of every module whose code can change a page record (features, labels, the base algorithms and what they
@@ -159,6 +226,10 @@ class ExtractOptions:
     # The base algorithms whose answers and runners-up are candidates and feature columns (`centrum train
     # --without`): a model trained without some runs without them (ensemble.proposers_of), faster, on other inputs.
     proposers: tuple[str, ...] = F.BASE_ALGORITHMS
+    # Block filter labels: "shingles" (a block's share of 4-token shingles found anywhere in the gold, what the
+    # shipped models learned from) or "aligned" (its share of tokens in an order-keeping alignment to the gold:
+    # node-level supervision, :func:`aligned_labels`).
+    block_labels: str = "shingles"
 
 
 def _records_root() -> Path:
@@ -179,7 +250,9 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
     # The snapshot itself is in the key: a page rendered again (another renderer version) is a new record.
     shot = hashlib.sha256(json.dumps(entry["raw"], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
     key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(), shot,
-                                     opts.block_scope, list(opts.proposers)]).encode()).hexdigest()
+                                     opts.block_scope, list(opts.proposers)]
+                                    + ([opts.block_labels] if opts.block_labels != "shingles" else [])
+                                    ).encode()).hexdigest()
     names, block_names = F.feature_names(), B.feature_names()
     rec = load_record(_records_root(), key, names, block_names) if opts.use_record_cache else None
     if rec is None:
@@ -187,15 +260,17 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
             snap = parse_snapshot(entry["raw"])
         except Exception as e:  # noqa: BLE001
             return f"snapshot rejected: {e}"
-        rec = _page_record(item, snap, opts.block_scope, opts.proposers)
+        rec = _page_record(item, snap, opts)
         if opts.use_record_cache:
             store_record(_records_root(), key, rec, names, block_names)
     rec.extractors.update(_peer_scores(item, html, entry, opts))
     return rec
 
 
-def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[str, ...]) -> PageRecord:
+def _page_record(item: PageItem, snap: Any, opts: ExtractOptions) -> PageRecord:
     """Candidates with their labels, block filter rows and the base algorithms' scores of one parsed page."""
+    block_scope, proposers = opts.block_scope, opts.proposers
+    label = aligned_labels if opts.block_labels == "aligned" else block_labels
     # Candidates are labelled by their rule-trimmed text (the block filter is trained and applied separately; its
     # effect on the chosen candidate is measured by `score_outputs`).
     cfg = E.Config(filter="rules")
@@ -217,7 +292,7 @@ def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[s
             nodes = pm.candidates[j]
             pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, E.trim_mask(snap, nodes, pm.arrays, cfg),
                                with_texts=True, scope=block_scope)
-            rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
+            rec.blocks.append((j, pb.X, label(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
         # The report scores each algorithm as a user runs it: with its defaults, where the ensemble's differ.
         r = results[name] if name not in E.BASE_PARAMS else E.run_base(snap, (name,), {})[0][name]
@@ -310,6 +385,9 @@ class FitOptions:
     proposers: tuple[str, ...] = F.BASE_ALGORITHMS
     # Fixed thread count: with deterministic=True the same data and seed give the same model bytes.
     threads: int = 2
+    # The features the models read (_ensemble_features.FEATURE_SETS): records hold the latest set's columns, a model
+    # of an older set is fitted on their leading ones (`centrum train` defaults to v13, the shipped ensemble-v13's).
+    feature_set: str = F.LATEST_FEATURE_SET
 
 
 def _lgb_params(opts: FitOptions, min_leaf: int) -> dict[str, Any]:
@@ -324,8 +402,8 @@ def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
     mean of ``ranker_bag`` such rankers of consecutive seeds, as one booster (:func:`M.average_boosters`)."""
     lgb = need("lightgbm", "train", "centrum train")
 
-    names = E.trained_names(F.feature_names(), opts.proposers)
-    X = np.concatenate([r.X for r in recs])
+    names = E.trained_names(F.feature_names(opts.feature_set), opts.proposers)
+    X = np.concatenate([r.X[:, : len(names)] for r in recs])
     y = np.concatenate([r.y for r in recs])
     grades = np.rint(np.clip(y, 0.0, 1.0) * opts.grades).astype(np.int32)
     page_w = np.ones(len(recs))
@@ -352,7 +430,7 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
     """LightGBM cross-entropy on each block's gold share (a probability, so block_threshold keeps its meaning)."""
     lgb = need("lightgbm", "train", "centrum train")
 
-    names = E.trained_names(B.feature_names(), opts.proposers)
+    names = E.trained_names(B.feature_names(opts.feature_set), opts.proposers)
     params = {**_lgb_params(opts, opts.block_min_leaf), "objective": "cross_entropy"}
     data = lgb.Dataset(X, label=np.clip(y, 0.0, 1.0), weight=w, feature_name=names, params=params)
     booster = lgb.train(params, data, num_boost_round=opts.lgb_rounds)
@@ -362,12 +440,12 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
 def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the candidate scorer on every candidate of ``records`` (listwise per page, or least squares)."""
     recs = [r for r in records if r.X.shape[0]]
-    names = E.trained_names(F.feature_names(), opts.proposers)
+    names = E.trained_names(F.feature_names(opts.feature_set), opts.proposers)
     if not recs:
         return M.Stumps(names)
     if opts.learner == "lightgbm":
         return fit_lgb_ranker(recs, opts)
-    X = np.concatenate([r.X for r in recs])
+    X = np.concatenate([r.X[:, : len(names)] for r in recs])
     if opts.tau > 0:
         y = np.concatenate([r.y for r in recs])
         groups = np.concatenate([np.full(r.X.shape[0], i) for i, r in enumerate(recs)])
@@ -393,7 +471,7 @@ def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
 def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the block filter: least squares on each block's gold share, a block weighing by its words and every
     candidate's blocks together as much as any other's (long pages do not dominate)."""
-    names = E.trained_names(B.feature_names(), opts.proposers)
+    names = E.trained_names(B.feature_names(opts.feature_set), opts.proposers)
     Xs, ys, ws = [], [], []
     words = names.index("log_words")
     for r in records:
@@ -402,7 +480,7 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
             if not ok.any():
                 continue
             w = np.expm1(X[ok, words]) + 1.0
-            Xs.append(X[ok])
+            Xs.append(X[ok][:, : len(names)])
             ys.append(y[ok])
             ws.append(w / w.sum())
     if not Xs:
@@ -479,7 +557,7 @@ def choose(model: M.Model, rec: PageRecord) -> int:
     """Index of the candidate the model picks (-1: none)."""
     if rec.X.shape[0] == 0:
         return -1
-    return int(np.argmax(model.predict(rec.X)))
+    return int(np.argmax(model.predict(rec.X[:, : len(model.feature_names)])))
 
 
 def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord], int]],

@@ -62,6 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the models and stop: no tables (they re-run every algorithm on every page to score "
                              "the final outputs)")
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
+    parser.add_argument("--block-labels", choices=("shingles", "aligned"), default="shingles",
+                        help="block filter labels: a block's share of 4-token shingles found anywhere in the gold "
+                             "(default, as the shipped models) or of its tokens in an order-keeping alignment of the "
+                             "page to the gold (node-level supervision: a word the gold holds elsewhere does not make "
+                             "a reply button or a user card gold)")
+    parser.add_argument("--feature-set", choices=("v13", "v14"), default="v13",
+                        help="features the models read: v13 (those of the shipped ensemble-v13, default) or v14 (plus "
+                             "the shape features of comment threads and title lists)")
 
 
 def _proposers(args: argparse.Namespace) -> tuple[str, ...]:
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
                             use_record_cache=not args.no_record_cache, block_scope=args.block_scope,
-                            proposers=_proposers(args))
+                            proposers=_proposers(args), block_labels=args.block_labels)
     items = [it for ds in datasets for it in ds.pages]
     records = _load_records(items, opts, args.jobs)
     if not records:
@@ -212,7 +220,7 @@ def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets:
     """Fit the candidate scorer and the block filter on every record and write both models."""
     from ..algorithms import _ensemble_train as T
 
-    fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args))
+    fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args), feature_set=args.feature_set)
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
 
