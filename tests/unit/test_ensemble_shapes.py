@@ -7,6 +7,7 @@ import numpy as np
 
 from centrum.algorithms import _ensemble_blocks as B
 from centrum.algorithms import _ensemble_features as F
+from centrum.algorithms import _ensemble_model as M
 from centrum.algorithms import _ensemble_train as T
 from centrum.algorithms import ensemble as Ens
 from centrum.evaluation.metrics import Gold
@@ -162,3 +163,35 @@ def test_a_block_filter_trained_on_aligned_labels_reads_a_thread_whole():
     # The word-by-word labels teach another filter: "Reply" is gold whenever a post says "reply".
     shingle = T.block_labels(Gold(text="We Reply to Posts on this Page."), ["Reply", "Posts: 12", "Page 2"])
     assert shingle.tolist() == [1.0, 0.5, 0.5]
+
+
+def article_with_comments():
+    """An article (four long paragraphs) followed by three comments whose classes say nothing (``s-item``)."""
+    kids = [para(100 + 60 * i, sentence(200 + i, 40)) for i in range(4)]
+    for k in range(3):
+        y = 400 + 100 * k
+        kids.append(E("div", (100, y, 800, 90), [
+            E("p", (100, y, 800, 20), [E("b", (100, y, 80, 20), [Tx(f"reader{k}")]),
+                                       E("span", (200, y, 80, 20), [Tx("2023-03-0" + str(k + 1))])], cls="s-by"),
+            para(y + 25, sentence(300 + k, 20)),
+            E("p", (100, y + 70, 800, 20), [E("a", (100, y + 70, 40, 20), [Tx("Reply")], attrs={"href": "#f"})])],
+            cls="s-item", name=f"c{k}"))
+    art = E("div", (100, 100, 800, 700), kids, name="art")
+    return build(E("html", (0, 0, W, 900), [E("body", (0, 0, W, 900), [art], name="body")]))
+
+
+def test_comment_shapes_set_neutrally_named_comments_aside_and_keep_a_thread():
+    names = B.feature_names()
+    keep_all = M.Stumps(names, 1.0, [], [], [], [])  # a block filter that keeps every block
+    b = article_with_comments()
+    s = b.snapshot
+    pm = Ens.prepare(s, {}, Ens.Config())
+    by_names = Ens.output(s, (b.ids["art"],), pm, Ens.Config(), block_model=keep_all).text
+    by_shape = Ens.output(s, (b.ids["art"],), pm, Ens.Config(comment_shapes=True), block_model=keep_all).text
+    assert "reader0" in by_names and sentence(300, 20) in by_names  # no comment name: kept before
+    assert "reader0" not in by_shape and sentence(300, 20) not in by_shape and sentence(203, 40) in by_shape
+    # A thread is all items: nothing comes before them, so its posts stay.
+    t, _ = thread(3)
+    pmt = Ens.prepare(t.snapshot, {}, Ens.Config())
+    out = Ens.output(t.snapshot, (t.ids["body"],), pmt, Ens.Config(comment_shapes=True), block_model=keep_all)
+    assert all(f"user{k}" in out.text for k in range(3))

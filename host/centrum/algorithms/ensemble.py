@@ -153,6 +153,11 @@ class Config:
     # comments, as CleanEval's does. Site CV with and without, and the floor's sweep: docs/ensemble.md.
     comments: Literal["drop", "keep"] = "drop"
     comment_min_body: int = ranged(200, 0, 10_000_000)
+    # Comment sections by shape too (_ensemble_shapes: runs of sibling items with a byline, date or reply control),
+    # whatever their names: an item is set aside as a named section is when at least `comment_min_body` characters of
+    # the answer outside items come before it (an article's comments follow the article; a thread's posts, a
+    # listing's items are the page). Off by default: the shipped models were measured without it.
+    comment_shapes: bool = False
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
     link_group_density: float = ranged(0.6, 0.0, 1.0)
@@ -335,7 +340,8 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
                      ) -> np.ndarray:
     """Per text node: ``keep_t`` without the text inside comment sections below the chosen roots' ancestors, when at
     least ``cfg.comment_min_body`` kept characters stay outside them; else ``keep_t``."""
-    sections = np.nonzero(arrays.comment_section & ~B._ancestors_or_self(snap, np.asarray(nodes, dtype=np.int64)))[0]
+    named = arrays.comment_section | (_shaped_comments(snap, arrays, keep_t, cfg) if cfg.comment_shapes else False)
+    sections = np.nonzero(named & ~B._ancestors_or_self(snap, np.asarray(nodes, dtype=np.int64)))[0]
     if sections.size == 0 or snap.m == 0:
         return keep_t
     under = F._inside(snap, sections)[snap.text_owner]
@@ -343,6 +349,17 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
     if not (keep_t & under).any() or float(arrays.text_chars[body].sum()) < cfg.comment_min_body:
         return keep_t
     return body
+
+
+def _shaped_comments(snap: Snapshot, arrays: F.PageArrays, keep_t: np.ndarray, cfg: Config) -> np.ndarray:
+    """Per element: a comment-shaped item with at least ``cfg.comment_min_body`` kept characters outside items
+    before it (in pre-order: the text of the elements before it)."""
+    sh = arrays.shapes
+    if snap.m == 0 or not sh.item.any():
+        return np.zeros(snap.n, dtype=bool)
+    outside = snap.text_per_element(arrays.text_chars * keep_t * (1.0 - sh.item_t))
+    before = np.concatenate([[0.0], np.cumsum(outside)])[: snap.n]
+    return sh.item & (before >= cfg.comment_min_body)
 
 
 @dataclass
