@@ -180,12 +180,15 @@ def _code_version() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for name in ("algorithms._ensemble_features", "algorithms.ensemble", "algorithms._ensemble_blocks",
+    for name in ("algorithms._ensemble_features", "algorithms._ensemble_shapes", "algorithms.ensemble",
+                 "algorithms._ensemble_blocks",
                  "algorithms._ensemble_model", "algorithms.gce", "algorithms._gce_stages", "algorithms.zoning",
                  "algorithms._zoning_sentences", "algorithms.r4", "algorithms.dana", "algorithms.semantic",
                  "metadata", "snapshot", "tree", "textmetrics", "evaluation.metrics"):
         h.update(Path(importlib.import_module(f"centrum.{name}").__file__ or "").read_bytes())
-    h.update(b"light_score v2 blocks")  # bump when labels change without a code change
+    # This module is not hashed (its fitting code changes no record): bump when its labels change (light_score,
+    # block_labels, aligned_tokens).
+    h.update(b"light_score v2 blocks, aligned v1")
     return h.hexdigest()[:16]
 
 
