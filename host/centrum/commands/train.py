@@ -67,6 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default, as the shipped models) or of its tokens in an order-keeping alignment of the "
                              "page to the gold (node-level supervision: a word the gold holds elsewhere does not make "
                              "a reply button or a user card gold)")
+    parser.add_argument("--comment-shapes", action="store_true",
+                        help="score the final outputs with the ensemble's comment_shapes on (comment-shaped items "
+                             "after the body set aside, whatever their names); use --param comment_shapes=true with "
+                             "such models")
     parser.add_argument("--feature-set", choices=("v13", "v14"), default="v13",
                         help="features the models read: v13 (those of the shipped ensemble-v13, default) or v14 (plus "
                              "the shape features of comment threads and title lists)")
@@ -258,7 +262,7 @@ def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], b
     from ..algorithms import _ensemble_train as T
     from ..algorithms import ensemble as E
 
-    cfg = E.Config(scope=args.block_scope)
+    cfg = E.Config(scope=args.block_scope, comment_shapes=args.comment_shapes)
     levels = (cfg.block_threshold, *thresholds)
     requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)], t) for t in levels]
                 for r in run.records}
