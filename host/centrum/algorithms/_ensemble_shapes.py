@@ -2,8 +2,8 @@
 v14, read by models trained with ``centrum train --feature-set v14``).
 
 A readers' comment section is a run of sibling blocks of one kind (tag and class), each holding a block of its own
-(byline, paragraph), text, and a short line with a date or time or a short control ("Reply", "Like"), after the
-article, often above a reply form; a related list is a
+(byline, paragraph), text, and a short line with a date or time or a short control ("Reply", "Like"), not starting
+with a heading, after the article, often above a reply form; a related list is a
 list whose items are each one link whose text is a title (a phrase, not a menu word). Themes name them in any way
 (``class="c-item"``), so markup words (``_ensemble_features.COMMENT_SECTION``) miss them where the shape does not.
 A forum thread has the comment shape too: the features say where the shape is and how much paragraph text the page
@@ -114,11 +114,14 @@ def shapes(snap: Snapshot, rendered: np.ndarray, chars: np.ndarray, link_chars: 
     has_control = snap.subtree_sum(control.astype(np.float64)) > 0
     blocks = snap.subtree_sum(snap.is_block.astype(np.float64))
     group = _sibling_groups(snap, class_code)
-    # A block holding another (a byline or a paragraph, not a paragraph's inline links), text of its own, and a date,
-    # a control or a short first line (the author's name); two of a kind in one sibling run at least.
+    # A block holding another (a byline or a paragraph, not a paragraph's inline links), text of its own, a date or a
+    # control, and a first line that is no heading (an article's sections start with theirs, a live blog's entries
+    # with their time); two of a kind in one sibling run at least. A short first line alone (the author's name) is
+    # also how a how-to's steps start: not enough (on 120 WCXB pages it made article sections items).
     first = _first_text(snap, shown)
-    byline = (first < m) & (snap.text_len[np.minimum(first, m - 1)] <= SHORT_LINE_CHARS)
-    maybe = snap.is_block & (date_el | has_control | byline) & (chars - link_chars >= ITEM_TEXT_CHARS) & \
+    heading = covered(snap, np.isin(tags, ("h1", "h2", "h3", "h4", "h5", "h6")))
+    headed = (first < m) & heading[snap.text_owner[np.minimum(first, m - 1)]]
+    maybe = snap.is_block & (date_el | has_control) & ~headed & (chars - link_chars >= ITEM_TEXT_CHARS) & \
         (blocks >= 2) & (snap.parent >= 0)
     per_group = np.bincount(group, weights=maybe.astype(np.float64))
     item = maybe & (per_group[group] >= 2)

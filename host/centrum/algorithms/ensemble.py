@@ -155,7 +155,7 @@ class Config:
     comment_min_body: int = ranged(200, 0, 10_000_000)
     # Comment sections by shape too (_ensemble_shapes: runs of sibling items with a byline, date or reply control),
     # whatever their names: an item is set aside as a named section is when at least `comment_min_body` characters of
-    # the answer outside items come before it (an article's comments follow the article; a thread's posts, a
+    # the answer outside items come before it and fewer after it (an article's comments close it; a thread's posts, a
     # listing's items are the page). Off by default: the shipped models were measured without it.
     comment_shapes: bool = False
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
@@ -353,13 +353,15 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
 
 def _shaped_comments(snap: Snapshot, arrays: F.PageArrays, keep_t: np.ndarray, cfg: Config) -> np.ndarray:
     """Per element: a comment-shaped item with at least ``cfg.comment_min_body`` kept characters outside items
-    before it (in pre-order: the text of the elements before it)."""
+    before it and fewer after it (in pre-order: the text of the elements before it, and after its subtree): comments
+    close the answer, a run of items inside an article's text is the article's."""
     sh = arrays.shapes
     if snap.m == 0 or not sh.item.any():
         return np.zeros(snap.n, dtype=bool)
     outside = snap.text_per_element(arrays.text_chars * keep_t * (1.0 - sh.item_t))
-    before = np.concatenate([[0.0], np.cumsum(outside)])[: snap.n]
-    return sh.item & (before >= cfg.comment_min_body)
+    cum = np.concatenate([[0.0], np.cumsum(outside)])
+    before, after = cum[: snap.n], cum[-1] - cum[snap.subtree_end]
+    return sh.item & (before >= cfg.comment_min_body) & (after < cfg.comment_min_body)
 
 
 @dataclass
