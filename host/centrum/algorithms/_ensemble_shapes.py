@@ -37,6 +37,8 @@ ITEM_TEXT_CHARS = 40
 # A title link: one link holding at least this share of its item's text, of at least this many characters.
 TITLE_LINK_SHARE = 0.8
 TITLE_CHARS = 16
+# A table's rows and cells repeat with numbers in them (a ranking: "3.1-3.9", "2023"): a table's structure, no thread.
+TABLE_PARTS = ("table", "thead", "tbody", "tfoot", "tr", "td", "th")
 TITLE_LIST_ITEMS = 3  # ... in a list of at least this many such items,
 TITLE_LIST_SHARE = 0.6  # ... that are at least this share of the list's children holding text.
 
@@ -122,7 +124,7 @@ def shapes(snap: Snapshot, rendered: np.ndarray, chars: np.ndarray, link_chars: 
     heading = covered(snap, np.isin(tags, ("h1", "h2", "h3", "h4", "h5", "h6")))
     headed = (first < m) & heading[snap.text_owner[np.minimum(first, m - 1)]]
     maybe = snap.is_block & (date_el | has_control) & ~headed & (chars - link_chars >= ITEM_TEXT_CHARS) & \
-        (blocks >= 2) & (snap.parent >= 0)
+        (blocks >= 2) & (snap.parent >= 0) & ~np.isin(tags, TABLE_PARTS)
     per_group = np.bincount(group, weights=maybe.astype(np.float64))
     item = maybe & (per_group[group] >= 2)
     owner = snap.text_owner

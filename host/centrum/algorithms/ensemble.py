@@ -351,6 +351,10 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
     return body
 
 
+# comment_shapes: the kept text outside items before them is at least this share of the kept text inside items.
+COMMENT_SHARE = 0.5
+
+
 def _shaped_comments(snap: Snapshot, arrays: F.PageArrays, keep_t: np.ndarray, cfg: Config) -> np.ndarray:
     """Per element: a comment-shaped item with at least ``cfg.comment_min_body`` kept characters outside items
     before it and fewer after it (in pre-order: the text of the elements before it, and after its subtree): comments
@@ -361,7 +365,9 @@ def _shaped_comments(snap: Snapshot, arrays: F.PageArrays, keep_t: np.ndarray, c
     outside = snap.text_per_element(arrays.text_chars * keep_t * (1.0 - sh.item_t))
     cum = np.concatenate([[0.0], np.cumsum(outside)])
     before, after = cum[: snap.n], cum[-1] - cum[snap.subtree_end]
-    return sh.item & (before >= cfg.comment_min_body) & (after < cfg.comment_min_body)
+    # Readers' comments add to an article; a page that is mostly items (reviews, testimonials) is about them.
+    inside = float((arrays.text_chars * keep_t * sh.item_t).sum())
+    return sh.item & (before >= max(cfg.comment_min_body, COMMENT_SHARE * inside)) & (after < cfg.comment_min_body)
 
 
 @dataclass
