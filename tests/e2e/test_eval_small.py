@@ -14,6 +14,8 @@ import pytest
 
 from centrum import algorithms
 from centrum.algorithms import BASE_ALGORITHMS
+from centrum.algorithms.ensemble import blocks as B
+from centrum.algorithms.ensemble import features as F
 from centrum.algorithms.ensemble import proposers_of
 from centrum.algorithms.ensemble.model import load_model_file
 
@@ -193,3 +195,11 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert "zoning" in proposers_of(load_model_file(tmp_path / "a.lgb.txt"))
     bad = train(tmp_path / "e.lgb.txt", "--models-only", "--without", "zonin")
     assert bad.returncode == 2 and "--without zonin: not a base algorithm" in bad.stderr
+    # Feature set v14 with node-level labels: records of their own (the labels are in the key), models that read the
+    # shape features after v13's.
+    v14 = train(tmp_path / "f.lgb.txt", "--models-only", "--feature-set", "v14", "--block-labels", "aligned")
+    assert v14.returncode == 0, v14.stderr[-3000:]
+    assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 9
+    assert load_model_file(tmp_path / "f.lgb.txt").feature_names == F.feature_names("v14")
+    assert load_model_file(tmp_path / "f-blocks.lgb.txt").feature_names == B.feature_names("v14")
+    assert load_model_file(tmp_path / "a.lgb.txt").feature_names == F.feature_names("v13")

@@ -401,10 +401,14 @@ def test_shipped_models_match_the_feature_code(former_models):
     """The default models are LightGBM files trained on this version's features; former models, installed by name
     (the fixture does `centrum models install NAME`), still load."""
     m = Ens.load_model()
-    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names() and len(m.used_features()) > 10
+    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names("v13") and len(m.used_features()) > 10
+    # Feature set v13 is the leading columns of the latest: the shipped models read exactly their own features.
+    assert F.feature_names()[: len(m.feature_names)] == m.feature_names and Ens.reads_features(m.feature_names, False)
+    assert F.feature_names("v14") == F.feature_names("v13") + F.SHAPE_FEATURES
+    assert B.feature_names("v14") == B.feature_names("v13") + B.SHAPE_FEATURES
     assert m.meta["objective"] == "lambdarank"
     blocks = Ens.load_block_model()
-    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names()
+    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names("v13")
     assert blocks.meta["objective"] == "cross_entropy"
     old = Ens.load_model("ensemble-v4")
     assert isinstance(old, M.Stumps) and json.loads(json.dumps(old.to_json()))["format"] == M.FORMAT
@@ -416,10 +420,11 @@ def test_shipped_models_match_the_feature_code(former_models):
     # Models from before the declared-text features (v6) read the leading columns too; a model of other features
     # (a column renamed, or in another order) is refused.
     v6 = Ens.load_model("ensemble-v6")
-    assert v6.feature_names == F.feature_names()[: -len(F.DECLARED_FEATURES) - len(F.DOC_TITLE_FEATURES)]
+    assert v6.feature_names == F.feature_names("v13")[: -len(F.DECLARED_FEATURES) - len(F.DOC_TITLE_FEATURES)]
     # ... and so do those from before the document-title features (v8).
-    assert Ens.load_model("ensemble-v8").feature_names == F.feature_names()[: -len(F.DOC_TITLE_FEATURES)]
-    assert Ens.load_block_model("ensemble-v6-blocks").feature_names == B.feature_names()[: -len(B.DECLARED_FEATURES)]
+    assert Ens.load_model("ensemble-v8").feature_names == F.feature_names("v13")[: -len(F.DOC_TITLE_FEATURES)]
+    assert Ens.load_block_model("ensemble-v6-blocks").feature_names == \
+        B.feature_names("v13")[: -len(B.DECLARED_FEATURES)]
     assert not Ens.reads_features(["log_words", "log_chars"], blocks=True)
     assert not Ens.reads_features(F.feature_names()[1:], blocks=False)
 

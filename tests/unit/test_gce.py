@@ -85,7 +85,7 @@ def test_width_jump_below_the_ratio_does_not_fire():
     b = build(page(E("div", (160, 0, 1600, 3000), [
         E("div", (460, 150, 1000, 2400), paras(460, 150, 1000, 12), name="column"),
     ], name="mid")))
-    r = run(b)
+    r = run(b, at_body="none")
     assert r.nodes == [] and "<body>" in r.message
     assert run(b, width_increase=1.5, width_jump_mode="stop").nodes == [b.ids["column"]]
     assert run(b, width_increase=1.5, width_jump_mode="parent").nodes == [b.ids["mid"]]
@@ -198,14 +198,36 @@ def test_within_a_round_the_highest_text_area_density_wins():
     assert roots["tag"]["D_t"] == pytest.approx(0.5) and roots["attr"]["D_t"] == pytest.approx(1.0)
 
 
-def test_all_body_means_no_result_with_a_message():
+def test_all_body_means_no_result_with_at_body_none():
     # Full-width blocks only: no article, no attribute, no width jump -> every root is <body>.
     b = build(page(E("div", (0, 0, W, 3000), paras(0, 150, W, 12))))
-    r = run(b)
+    r = run(b, at_body="none")
     assert r.nodes == []
     assert "<body>" in r.message and r.debug["winner"] is None
     assert all(rt["body"] for rd in r.debug["rounds"] for rt in rd["roots"].values())
     assert all(c.label.endswith("<body>") for c in r.candidates)
+
+
+def test_all_body_returns_the_best_region_below_body_as_the_paper_does():
+    # Every root is <body>; each path climbs p -> column -> wrapper -> body. The column (1800 px tall, its text
+    # covering most of it) is denser than the wrapper (2900 px, the same text) and taller than h0/2; a paragraph
+    # (180 px) is denser still but short.
+    b = build(page(E("div", (0, 0, W, 2900), [
+        E("div", (0, 150, W, 1800), paras(0, 150, W, 9), name="column"),
+    ], name="wrapper")))
+    r = run(b)
+    assert r.nodes == [b.ids["column"]]
+    assert r.debug["winner"]["kind"] == "below" and r.debug["winner"]["round"] == 3
+    assert "best region below" in r.message
+    assert r.candidates[-1].nodes == [b.ids["column"]] and r.candidates[-1].label == "M3 below <body>"
+    # The same in the framework preset, and no answer without the rule.
+    assert algorithms.run("gce", b.snapshot).nodes == [b.ids["column"]]
+    assert run(b, at_body="none").nodes == []
+    # A page whose every path region is shorter than h0/2: the densest region of M3's path.
+    short = build(page(E("div", (0, 0, W, 400), paras(0, 0, W, 2, h=150), name="strip"), height=400))
+    rs = run(short)
+    assert rs.debug["winner"]["kind"] == "below" and len(rs.nodes) == 1
+    assert short.snapshot.tags[rs.nodes[0]] in ("p", "div")
 
 
 def test_no_text_and_empty_pages_have_messages_not_errors():

@@ -57,3 +57,18 @@ def test_site_folds_never_split_a_site_and_balance_pages() -> None:
     shuffled = sites[::-1]
     again = dict(zip(shuffled, site_folds(shuffled, 5), strict=True))
     assert all(again[s] == f for s, f in zip(sites, folds, strict=True))
+
+
+def test_one_benchmarks_folders_share_sites_and_lodo_folds(tmp_path: Path) -> None:
+    """wcxb and wcxb-dev2 are two folders of one benchmark with shared domains: a domain's pages of both folders are
+    one site (one CV fold), and leave-one-data-set-out holds both folders out together."""
+    from centrum.algorithms.training.learner import benchmark_folds
+
+    a = PageItem("wcxb", "wcxb-0006", tmp_path / "a.html", Gold(text="x"), meta={"url": "https://talkreal.org/a"})
+    b = PageItem("wcxb-dev2", "wcxb-0001", tmp_path / "b.html", Gold(text="x"), meta={"url": "https://talkreal.org/b"})
+    assert page_site(a) == page_site(b) == "talkreal.org"
+    sites = [page_site(a), page_site(b), "x.org", "y.org", "z.org"]
+    folds = site_folds(sites, 2)
+    assert folds[0] == folds[1]
+    got = benchmark_folds({"wcxb": "WCXB v1.0", "wcxb-dev2": "WCXB v1.0", "dragnet": "Dragnet", "mine": None})
+    assert got == {"wcxb": "wcxb+wcxb-dev2", "wcxb-dev2": "wcxb+wcxb-dev2", "dragnet": "dragnet", "mine": "mine"}

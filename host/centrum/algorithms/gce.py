@@ -15,7 +15,9 @@ Stages (each one's trace is in ``Result.debug`` under the same name, geometry in
    (diff). Among a round's roots the one with the highest text-area density D_t (eq. 2) that is not ``<body>`` and at
    least h0/2 tall is M_n,best, otherwise the densest non-body root is M_n,nobest (section 3.3).
 6. ``winner``: the first of M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest; when every root is
-   ``<body>`` there is no result.
+   ``<body>``, the paper still returns a region: the best region each expansion held before it stopped at
+   ``<body>`` (of the path's nodes below ``<body>``, the densest by D_t among those at least h0/2 tall, else the
+   densest), M3's, then M2's, then M1's (``at_body="none"``: no result, as Centrum's GCE answered before).
 
 Presets (``--param preset=paper|framework``): ``paper`` follows the paper's text (7 x 8 grid, α = 2, β = 0.5,
 Δw = 170 %), ``framework`` the authors' public assessment framework (dreamwayjgs/main-content-extraction-assessment-
@@ -24,8 +26,7 @@ expansion stops only on block elements, size jump ``cW > 2·gridW and (pW - cW >
 Fields given explicitly next to ``preset`` override the preset's values (``--param preset=framework rows=5``).
 
 The default preset is ``framework``: on the dev pages it scored higher than ``paper``, and within each preset its own
-width-jump mode scored higher (docs/algorithms/gce.md has the figures). Most of the gap to the other extractors is
-pages where every root is ``<body>``, which have no result by design.
+width-jump mode scored higher (docs/algorithms/gce.md has the figures).
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ class Config:
     min_height_ratio: float = ranged(0.5, 0.0, 100.0)
     # §3: elements with position: fixed (and their subtrees) are removed before everything else.
     remove_fixed: bool = True
+    # When every root of every round is <body>: "region" returns the best region below <body> on the expansion
+    # paths (the paper always returns a region); "none" returns no result (what the ensemble's models were trained
+    # on: it reads such a page as one GCE does not answer).
+    at_body: Literal["region", "none"] = "region"
 
     @classmethod
     def named(cls, name: str) -> Config:
@@ -136,6 +141,7 @@ class Settings:
     attr_ignore: tuple[str, ...]
     min_height_ratio: float
     remove_fixed: bool
+    at_body: str
 
 
 def resolve(cfg: Config) -> Settings:
@@ -189,6 +195,11 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     tr.note("rounds", rounds)
     # 6. Final order: M3_best, M2_best, M1_best, M3_nobest, M2_nobest, M1_nobest.
     winner = _winner(rounds, cfg)
+    if winner is None and cfg.at_body == "region":
+        winner = _below_body(rounds)
+        if winner is not None:
+            candidates.append(Candidate([winner["node"]], float(d_t[winner["node"]]), f"M{winner['round']} below "
+                                        "<body>", {"D_t": float(d_t[winner["node"]]), "round": float(winner["round"])}))
     tr.note("winner", winner)
     if notes or winner is None:
         tr.note("notes", notes)
@@ -196,6 +207,9 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     if winner is None:
         return tr.result([], candidates, message="every expansion reached <body> (no <article>, content attribute "
                                                  "or width jump below it): GCE finds no main content on this page")
+    if winner["kind"] == "below":
+        return tr.result([winner["node"]], candidates, message="every expansion reached <body>: the answer is the "
+                                                               "best region below it (" + winner["why"] + ")")
     return tr.result([winner["node"]], candidates)
 
 
@@ -276,6 +290,7 @@ def _rounds(tr: Trace, snapshot: Snapshot, seeds: list[int], body: int, cfg: Set
         # max() keeps the first of equal densities, so ties go to tag, then attr, then diff.
         info["best"] = max(elig, key=lambda r: d_t[roots[r]]) if elig else None
         info["nobest"] = max(short, key=lambda r: d_t[roots[r]]) if short and not elig else None
+        info["below"] = _best_on_path(snapshot, path, body, d_t, cfg.min_height_ratio * h0)
         rounds.append(info)
         for rule in RULES:
             r = info["roots"][rule]
@@ -298,6 +313,34 @@ def _winner(rounds: list[dict[str, Any]], cfg: Settings) -> dict[str, Any] | Non
         if kind == "nobest":
             why += f"; no root of any round is both below <body> and at least {cfg.min_height_ratio:g}·h0 tall"
         return {"node": rounds[n]["roots"][rule]["node"], "round": n + 1, "rule": rule, "kind": kind, "why": why}
+    return None
+
+
+def _best_on_path(snapshot: Snapshot, path: list[int], body: int, d_t: np.ndarray, min_height: float
+                  ) -> dict[str, Any] | None:
+    """The region an expansion held before it stopped at ``<body>``: of the path's nodes below ``<body>`` the one
+    with the highest D_t among those at least ``min_height`` tall (eq. 2's "best"), else the highest of all; the
+    node nearer the seed wins a tie. None when the seed is ``<body>`` itself."""
+    below = np.asarray([i for i in path if i != body], dtype=np.int64)
+    if below.size == 0:
+        return None
+    tall = below[snapshot.box[below, 3] >= min_height]
+    pool = tall if tall.size else below
+    node = int(pool[int(np.argmax(d_t[pool]))])
+    return {"node": node, "D_t": round(float(d_t[node]), 5), "tall": bool(tall.size),
+            "tag": str(snapshot.tags[node])}
+
+
+def _below_body(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """When every root is ``<body>``: the first round's best region below it in the order M3, M2, M1, tall ones
+    (at least h0/2) before short ones."""
+    order = [(n, tall) for tall in (True, False) for n in (2, 1, 0)]
+    for n, tall in order:
+        below = rounds[n]["below"]
+        if below is not None and below["tall"] == tall:
+            why = (f"M{n + 1}: the densest {'region at least h0/2 tall' if tall else 'region'} on its path below "
+                   f"<body>, D_t {below['D_t']}")
+            return {"node": below["node"], "round": n + 1, "rule": "path", "kind": "below", "why": why}
     return None
 
 

@@ -7,7 +7,7 @@ for all blocks at once with numpy (prefix sums over the pre-order subtree ranges
 class over the joined block texts), so a page costs one Python pass over its elements plus vectorized work.
 Features are script-fair (``centrum.core.textmetrics`` words, sentence and clause marks of many scripts) and markup
 words
-are the ensemble's cue groups (``_ensemble_features``), so the two extractors read class and id alike.
+are the ensemble's cue groups (``ensemble.features``), so the two extractors read class and id alike.
 """
 
 from __future__ import annotations

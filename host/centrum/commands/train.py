@@ -62,6 +62,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the models and stop: no tables (they re-run every algorithm on every page to score "
                              "the final outputs)")
     parser.add_argument("--no-record-cache", action="store_true", help="recompute page records (features, labels)")
+    parser.add_argument("--block-labels", choices=("shingles", "aligned"), default="shingles",
+                        help="block filter labels: a block's share of 4-token shingles found anywhere in the gold "
+                             "(default, as the shipped models) or of its tokens in an order-keeping alignment of the "
+                             "page to the gold (node-level supervision: a word the gold holds elsewhere does not make "
+                             "a reply button or a user card gold)")
+    parser.add_argument("--comment-shapes", action="store_true",
+                        help="score the final outputs with the ensemble's comment_shapes on (comment-shaped items "
+                             "after the body set aside, whatever their names); use --param comment_shapes=true with "
+                             "such models")
+    parser.add_argument("--feature-set", choices=("v13", "v14"), default="v13",
+                        help="features the models read: v13 (those of the shipped ensemble-v13, default) or v14 (plus "
+                             "the shape features of comment threads and title lists)")
 
 
 def _proposers(args: argparse.Namespace) -> tuple[str, ...]:
@@ -147,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     opts = T.ExtractOptions(cache_dir=args.cache, snapshots=args.snapshots, peers=peers,
                             use_record_cache=not args.no_record_cache, block_scope=args.block_scope,
-                            proposers=_proposers(args))
+                            proposers=_proposers(args), block_labels=args.block_labels)
     items = [it for ds in datasets for it in ds.pages]
     records = _load_records(items, opts, args.jobs)
     if not records:
@@ -157,11 +169,18 @@ def run(args: argparse.Namespace) -> int:
     fo, model, block_model = _fit_and_save(args, records, datasets)
     if args.models_only:
         return 0
-    out = "\n".join(_tables(args, _Run(records, items, opts, fo, peers), model, block_model)) + "\n"
+    together = T.benchmark_folds({ds.name: _source(ds) for ds in datasets})
+    out = "\n".join(_tables(args, _Run(records, items, opts, fo, peers, together), model, block_model)) + "\n"
     print(out)
     if args.report:
         args.report.write_text(out, encoding="utf-8")
     return 0
+
+
+def _source(ds: Dataset) -> str | None:
+    """The benchmark a data set folder comes from (its pages' meta ``source_dataset``), when they all say one."""
+    sources = {str(it.meta.get("source_dataset") or "") for it in ds.pages}
+    return (sources.pop() or None) if len(sources) == 1 else None
 
 
 def _peers(arg: str) -> tuple[str, ...] | None:
@@ -205,7 +224,7 @@ def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets:
     """Fit the candidate scorer and the block filter on every record and write both models."""
     from ..training import learner as T
 
-    fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args))
+    fo = T.FitOptions(seed=args.seed, learner=args.learner, proposers=_proposers(args), feature_set=args.feature_set)
     if args.rounds is not None or args.learning_rate is not None:
         from dataclasses import replace
 
@@ -232,6 +251,8 @@ class _Run:
     opts: ExtractOptions
     fo: FitOptions
     peers: tuple[str, ...]
+    # LODO fold of each data set: folders of one benchmark are held out together (they share sites).
+    together: dict[str, str]
 
 
 def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], block_of: dict[str, object],
@@ -241,7 +262,7 @@ def _final_outputs(args: argparse.Namespace, run: _Run, picks: dict[str, int], b
     from ..algorithms import ensemble as E
     from ..training import learner as T
 
-    cfg = E.Config(scope=args.block_scope)
+    cfg = E.Config(scope=args.block_scope, comment_shapes=args.comment_shapes)
     levels = (cfg.block_threshold, *thresholds)
     requests = {T.page_key(r): [(picks[T.page_key(r)], block_of[T.page_key(r)], t) for t in levels]
                 for r in run.records}
@@ -337,7 +358,9 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
     by_type = T.group_table(records, lambda r: r.page_type, cv_choosers, extractors, finals,
                             compare=("ensemble (site CV)", peers))
     if by_type:
+        typed = sorted({r.dataset for r in records if r.page_type})
         text += ["### Per page type: mean per-page F1 (site CV)", "",
+                 f"Pooled over every data set whose pages have a type ({', '.join(typed)}).", "",
                  markdown(by_type, columns, peers, "page type"), ""]
     return text + _threshold_table(run, sweep, fold_of)
 
@@ -347,11 +370,14 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
     from ..training import learner as T
 
     records = run.records
-    picks, _, block_models = T.lodo(records, run.fo)
-    lodo_out = _final_outputs(args, run, picks, {T.page_key(r): block_models[r.dataset] for r in records},
+    picks, _, block_models = T.lodo(records, run.fo, run.together)
+    lodo_out = _final_outputs(args, run, picks,
+                              {T.page_key(r): block_models[run.together.get(r.dataset, r.dataset)] for r in records},
                               "LODO")[0]
     lodo_choosers = {"ensemble LODO, rule trim": lambda r: picks[T.page_key(r)], **_oracle()}
-    return ["## Leave-one-data-set-out (both models trained on the other data sets)", "",
+    joint = sorted({f for f in run.together.values() if "+" in f})
+    held = f" ({', '.join(joint)} held out together: one benchmark's folders share sites)" if joint else ""
+    return [f"## Leave-one-data-set-out (both models trained on the other data sets{held})", "",
             markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
                      ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
 

@@ -36,9 +36,10 @@ class Planned:
 
 
 def plan(sources: Sequence[Source], engines: Sequence[str], per_engine: int, seed: int,
-         languages: Sequence[str]) -> list[Planned]:
+         languages: Sequence[str], neutral_names: bool = False) -> list[Planned]:
     """Sites for each engine: (language, theme) pairs, themes first, each with an equal share of ``per_engine``
-    articles; bodies drawn without replacement per language until the language runs out, then again."""
+    articles; bodies drawn without replacement per language until the language runs out, then again.
+    ``neutral_names``: comment sections and related lists without their usual class names (same pages otherwise)."""
     rng = random.Random(seed)
     pools: dict[str, list[Source]] = {}
     for lang in languages:
@@ -59,12 +60,12 @@ def plan(sources: Sequence[Source], engines: Sequence[str], per_engine: int, see
                 pool = pools[lang]
                 chosen.append(pool[cursor[lang] % len(pool)])
                 cursor[lang] += 1
-            out.append(_site(engine, theme, lang, chosen, pools[lang], rng))
+            out.append(_site(engine, theme, lang, chosen, pools[lang], rng, neutral_names))
     return out
 
 
 def _site(engine: str, theme: str, lang: str, chosen: list[Source], pool: list[Source],
-          rng: random.Random) -> Planned:
+          rng: random.Random, neutral_names: bool = False) -> Planned:
     name = f"{engine}-{theme}-{lang}"
     slugs = [f"{lang}-{i:03d}" for i in range(len(chosen))]
     day0 = dt.date(2023, 1, 2) + dt.timedelta(days=rng.randrange(300))
@@ -75,7 +76,8 @@ def _site(engine: str, theme: str, lang: str, chosen: list[Source], pool: list[S
         articles.append(Article(slug=slug, body=src.body, date=(day0 + dt.timedelta(days=3 * i)).isoformat(),
                                 tags=tuple(rng.sample(TAGS, 3)), related=related, comments=comments))
     title = f"{theme.capitalize()} {lang.upper()} Journal"
-    site = Site(name=name, engine=engine, theme=theme, language=lang, title=title, articles=tuple(articles))
+    site = Site(name=name, engine=engine, theme=theme, language=lang, title=title, articles=tuple(articles),
+                neutral_names=neutral_names)
     return Planned(site, dict(zip(slugs, chosen, strict=True)))
 
 
@@ -147,7 +149,8 @@ def assemble(out: Path, work: Path, planned: Sequence[Planned],
             rows.append({"id": pid, "language": site.language, "engine": site.engine, "theme": site.theme,
                          "source_set": src.dataset, "source_id": src.id, "source_site": src.site,
                          "title": a.body.title, "corpus_site": site.name, "page_type": "article",
-                         "page": f"{SITES_DIR}/{site.name}/{rel.as_posix()}"})
+                         "page": f"{SITES_DIR}/{site.name}/{rel.as_posix()}",
+                         **({"names": "neutral"} if site.neutral_names else {})})
         shutil.rmtree(site_work)
     rows.sort(key=lambda r: str(r["id"]))
     (out / "meta.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),

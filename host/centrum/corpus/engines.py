@@ -46,19 +46,31 @@ class Site:
     language: str
     title: str
     articles: tuple[Article, ...]
+    neutral_names: bool = False  # comment section and related list without their usual class names
 
 
-def extras_html(a: Article, link: Callable[[str], str]) -> str:
-    """Boilerplate the article source carries itself: related posts and a comment section (other pages' text)."""
+# Class and id names of the related list and the comment section: as themes and comment plugins name them, or
+# neutral (`centrum corpus styled --neutral-names`), so that a comment section is found by its shape or not at all.
+NAMES = {"related": "related-posts", "comments": "comments", "comments_id": "comments", "comment": "comment",
+         "author": "comment-author", "date": "comment-date", "reply": "comment-reply", "form": "comment-form",
+         "form_id": "respond"}
+NEUTRAL_NAMES = {"related": "s-list", "comments": "s-block", "comments_id": "s2", "comment": "s-item",
+                 "author": "s-by", "date": "s-when", "reply": "s-act", "form": "s-form", "form_id": "s3"}
+
+
+def extras_html(a: Article, link: Callable[[str], str], neutral: bool = False) -> str:
+    """Boilerplate the article source carries itself: related posts and a comment section (other pages' text),
+    with the usual class names or, ``neutral``, names that say nothing (NEUTRAL_NAMES)."""
+    n = NEUTRAL_NAMES if neutral else NAMES
     rel = "".join(f'<li><a href="{html.escape(link(s))}">{html.escape(t, quote=False)}</a></li>'
                   for s, t in a.related)
     comments = "".join(
-        f'<div class="comment"><p class="comment-author"><b>{html.escape(who, quote=False)}</b> '
-        f'<span class="comment-date">{a.date}</span></p><p>{html.escape(text, quote=False)}</p>'
-        '<p class="comment-reply"><a href="#respond">Reply</a></p></div>' for who, text in a.comments)
-    return (f'<aside class="related-posts"><h3>Related posts</h3><ul>{rel}</ul></aside>\n\n'
-            f'<section class="comments" id="comments"><h3>{len(a.comments)} comments</h3>{comments}'
-            '<form id="respond" class="comment-form"><label>Leave a reply <textarea name="c"></textarea></label>'
+        f'<div class="{n["comment"]}"><p class="{n["author"]}"><b>{html.escape(who, quote=False)}</b> '
+        f'<span class="{n["date"]}">{a.date}</span></p><p>{html.escape(text, quote=False)}</p>'
+        f'<p class="{n["reply"]}"><a href="#{n["form_id"]}">Reply</a></p></div>' for who, text in a.comments)
+    return (f'<aside class="{n["related"]}"><h3>Related posts</h3><ul>{rel}</ul></aside>\n\n'
+            f'<section class="{n["comments"]}" id="{n["comments_id"]}"><h3>{len(a.comments)} comments</h3>{comments}'
+            f'<form id="{n["form_id"]}" class="{n["form"]}"><label>Leave a reply <textarea name="c"></textarea></label>'
             '<button type="button">Post comment</button></form></section>\n')
 
 
@@ -102,7 +114,7 @@ def build_sphinx(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
     toc = "\n".join(f"   {a.slug}" for a in site.articles)
     _write(src / "index.rst", rst_title(site.title, "=") + "\n.. toctree::\n   :maxdepth: 1\n\n" + toc + "\n")
     for a in site.articles:
-        extra = extras_html(a, lambda s: f"{s}.html")
+        extra = extras_html(a, lambda s: f"{s}.html", site.neutral_names)
         raw = "\n.. raw:: html\n\n" + "".join(f"   {line}\n" for line in extra.splitlines() if line.strip())
         _write(src / f"{a.slug}.rst", rst_title(a.body.title, "=") + "\n" + to_rst(a.body.blocks) + raw)
     run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-j", "1", str(src), str(out)], work,
@@ -125,7 +137,7 @@ def build_mkdocs(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
     _write(work / "mkdocs.yml", json.dumps(config, ensure_ascii=False, indent=1))  # JSON is YAML
     _write(docs / "index.md", f"# {html.escape(site.title, quote=False)}\n")
     for a in site.articles:
-        extra = extras_html(a, lambda s: f"{s}.html")
+        extra = extras_html(a, lambda s: f"{s}.html", site.neutral_names)
         _write(docs / f"{a.slug}.md", f"<h1>{html.escape(a.body.title, quote=False)}</h1>\n\n"
                + to_html(a.body.blocks) + "\n" + extra)
     run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(work / "mkdocs.yml")], work,
@@ -152,7 +164,7 @@ def build_pelican(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
                 f'<meta name="tags" content="{html.escape(", ".join(a.tags))}">'
                 f'<meta name="category" content="{html.escape(a.tags[0])}">')
         _write(content / f"{a.slug}.html", f"<html><head>{head}</head><body>\n{to_html(a.body.blocks)}\n"
-               f"{extras_html(a, lambda s: f'{s}.html')}</body></html>\n")
+               f"{extras_html(a, lambda s: f'{s}.html', site.neutral_names)}</body></html>\n")
     run([sys.executable, "-m", "pelican", "content", "-o", str(out), "-s", "pelicanconf.py", "-q"], work,
         f"pelican/{site.theme}")
     return out, {a.slug: f"{a.slug}.html" for a in site.articles}
@@ -196,7 +208,7 @@ def build_nikola(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
                 "category": a.tags[0]}
         head = "<!--\n" + "".join(f".. {k}: {v.replace(chr(10), ' ')}\n" for k, v in meta.items()) + "-->\n\n"
         _write(work / "posts" / f"{a.slug}.html", head + to_html(a.body.blocks) + "\n"
-               + extras_html(a, lambda s: f"{s}.html"))
+               + extras_html(a, lambda s: f"{s}.html", site.neutral_names))
     (work / "pages").mkdir(exist_ok=True)
     run([sys.executable, "-m", "nikola", "build"], work, f"nikola/{site.theme}")
     return work / "output", {a.slug: f"posts/{a.slug}.html" for a in site.articles}
@@ -216,7 +228,7 @@ def build_jekyll(site: Site, work: Path) -> tuple[Path, dict[str, str]]:
         front = {"layout": "post", "title": a.body.title, "date": f"{a.date} 09:00:00 +0000", "tags": list(a.tags)}
         _write(src / "_posts" / f"{a.date}-{a.slug}.html",
                "---\n" + json.dumps(front, ensure_ascii=False) + "\n---\n" + to_html(a.body.blocks) + "\n"
-               + extras_html(a, lambda s: f"{s}.html"))
+               + extras_html(a, lambda s: f"{s}.html", site.neutral_names))
     run(["jekyll", "build", "--quiet", "-s", str(src), "-d", str(out)], work, f"jekyll/{site.theme}")
     return out, {a.slug: f"{a.slug}.html" for a in site.articles}
 

@@ -8,19 +8,20 @@ per-candidate metric counts are kept too, so a data set's published aggregate (A
 any choice of candidates is computed without re-reading pages; the final (block-filtered) output of a chosen
 candidate is re-computed from the snapshot by :func:`score_outputs`. The base algorithms and the peers are scored on the
 same pages in the same pass, so the LODO table compares like with like. Page records are cached on disk under
-``$CENTRUM_CACHE/ensemble/`` as Parquet tables (:mod:`._ensemble_records`) keyed by the snapshot and the sources of
+``$CENTRUM_CACHE/ensemble/`` as Parquet tables (:mod:`.training.records`) keyed by the snapshot and the sources of
 the feature code.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
 import json
 import multiprocessing as mp
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,72 @@ def block_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
     return out
 
 
+# Node-level supervision (`centrum train --block-labels aligned`): a page token is gold when an order-keeping
+# alignment of the page's tokens to the gold's matches it, so that a word the gold holds elsewhere ("Reply", "Posts",
+# "Page 1") does not make a user card, a reply button or a pagination line gold, while every post of a thread and a
+# quoted post (the gold holds its text twice, in page order) is.
+ALIGN_OCCURRENCES = 16  # gold positions tried per page shingle (a shingle repeated more often is boilerplate)
+ALIGN_RUN = 3  # consecutive shingles matching consecutive gold ones: gold wherever the gold has them (reordered gold)
+
+
+def aligned_tokens(page: Sequence[str], gold: Sequence[str], n: int = NGRAM_N) -> np.ndarray:
+    """Per page token: aligned to the gold. The matches of page ``n``-token shingles with gold ones (at most
+    ALIGN_OCCURRENCES gold positions each) are reduced to their longest chain increasing on both sides (patience
+    sorting, O(P log P)); a run of ALIGN_RUN consecutive matches is kept off the chain too, as gold whose blocks are
+    in another order than the page's. Texts shorter than ``n`` tokens on either side align token by token."""
+    if min(len(page), len(gold)) < n:
+        n = 1
+    where: dict[tuple[str, ...], list[int]] = {}
+    for j in range(len(gold) - n + 1):
+        where.setdefault(tuple(gold[j:j + n]), []).append(j)
+    pairs = [(i, j) for i in range(len(page) - n + 1)
+             for j in reversed(where.get(tuple(page[i:i + n]), ())[:ALIGN_OCCURRENCES])]
+    out = np.zeros(len(page), dtype=bool)
+    if not pairs:
+        return out
+    matched = set(pairs)
+    tails: list[int] = []  # smallest gold end of an increasing chain of each length
+    tail_at: list[int] = []  # index into pairs of that chain's last pair
+    back = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):  # per page position its gold positions descending: one pair per chain step
+        at = bisect.bisect_left(tails, j)
+        back[k] = tail_at[at - 1] if at else -1
+        if at == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[at], tail_at[at] = j, k
+    keep = np.zeros(len(page), dtype=bool)  # shingle starts kept
+    k = tail_at[-1]
+    while k >= 0:
+        keep[pairs[k][0]] = True
+        k = back[k]
+    for i, j in pairs:
+        if all((i - d, j - d) in matched for d in range(1, ALIGN_RUN)):
+            keep[i - ALIGN_RUN + 1:i + 1] = True
+    for d in range(n):  # a kept shingle aligns its n tokens
+        out[d:] |= keep[: len(page) - d]
+    return out
+
+
+def aligned_labels(gold: Gold, texts: Sequence[str]) -> np.ndarray:
+    """Per block: the share of its tokens aligned to the gold (:func:`aligned_tokens` over the blocks' tokens in
+    page order); snippet gold as :func:`block_labels`; NaN for a block without tokens."""
+    if gold.kind == "snippets":
+        return block_labels(gold, texts)
+    assert gold.text is not None
+    per = [tokens(t) for t in texts]
+    sizes = np.fromiter((len(t) for t in per), dtype=np.int64, count=len(per))
+    out = np.full(len(texts), np.nan)
+    if not sizes.sum():
+        return out
+    ok = aligned_tokens([x for t in per for x in t], tokens(gold.text)).astype(np.float64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    has = sizes > 0
+    out[has] = np.add.reduceat(ok, starts[has]) / sizes[has]
+    return out
+
+
 @functools.cache
 def _code_version() -> str:
     """A hash of every module whose code can change a page record (features, labels, the base algorithms and what they
@@ -113,12 +180,15 @@ def _code_version() -> str:
     import importlib
 
     h = hashlib.sha256()
-    for name in ("algorithms.ensemble.features", "algorithms.ensemble", "algorithms.ensemble.blocks",
-                 "algorithms.ensemble.model", "algorithms.gce", "algorithms._gce_stages", "algorithms.zoning",
+    for name in ("algorithms.ensemble.features", "algorithms.ensemble.shapes", "algorithms.ensemble",
+                 "algorithms.ensemble.blocks", "algorithms.ensemble.model", "algorithms.gce", "algorithms._gce_stages",
+                 "algorithms.zoning",
                  "algorithms._zoning_sentences", "algorithms.r4", "algorithms.dana", "algorithms.semantic",
                  "core.metadata", "core.snapshot", "core.tree", "core.textmetrics", "gold.metrics"):
         h.update(Path(importlib.import_module(f"centrum.{name}").__file__ or "").read_bytes())
-    h.update(b"light_score v2 blocks")  # bump when labels change without a code change
+    # This module is not hashed (its fitting code changes no record): bump when its labels change (light_score,
+    # block_labels, aligned_tokens).
+    h.update(b"light_score v2 blocks, aligned v1")
     return h.hexdigest()[:16]
 
 
@@ -159,6 +229,10 @@ class ExtractOptions:
     # The base algorithms whose answers and runners-up are candidates and feature columns (`centrum train
     # --without`): a model trained without some runs without them (ensemble.proposers_of), faster, on other inputs.
     proposers: tuple[str, ...] = F.BASE_ALGORITHMS
+    # Block filter labels: "shingles" (a block's share of 4-token shingles found anywhere in the gold, what the
+    # shipped models learned from) or "aligned" (its share of tokens in an order-keeping alignment to the gold:
+    # node-level supervision, :func:`aligned_labels`).
+    block_labels: str = "shingles"
 
 
 def _records_root() -> Path:
@@ -179,7 +253,9 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
     # The snapshot itself is in the key: a page rendered again (another renderer version) is a new record.
     shot = hashlib.sha256(json.dumps(entry["raw"], ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
     key = hashlib.sha256(json.dumps([_code_version(), item.dataset, item.id, hashlib.sha256(html).hexdigest(), shot,
-                                     opts.block_scope, list(opts.proposers)]).encode()).hexdigest()
+                                     opts.block_scope, list(opts.proposers)]
+                                    + ([opts.block_labels] if opts.block_labels != "shingles" else [])
+                                    ).encode()).hexdigest()
     names, block_names = F.feature_names(), B.feature_names()
     rec = load_record(_records_root(), key, names, block_names) if opts.use_record_cache else None
     if rec is None:
@@ -187,15 +263,17 @@ def extract_page(item: PageItem, opts: ExtractOptions) -> PageRecord | str:
             snap = parse_snapshot(entry["raw"])
         except Exception as e:  # noqa: BLE001
             return f"snapshot rejected: {e}"
-        rec = _page_record(item, snap, opts.block_scope, opts.proposers)
+        rec = _page_record(item, snap, opts)
         if opts.use_record_cache:
             store_record(_records_root(), key, rec, names, block_names)
     rec.extractors.update(_peer_scores(item, html, entry, opts))
     return rec
 
 
-def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[str, ...]) -> PageRecord:
+def _page_record(item: PageItem, snap: Any, opts: ExtractOptions) -> PageRecord:
     """Candidates with their labels, block filter rows and the base algorithms' scores of one parsed page."""
+    block_scope, proposers = opts.block_scope, opts.proposers
+    label = aligned_labels if opts.block_labels == "aligned" else block_labels
     # Candidates are labelled by their rule-trimmed text (the block filter is trained and applied separately; its
     # effect on the chosen candidate is measured by `score_outputs`).
     cfg = E.Config(filter="rules")
@@ -217,9 +295,10 @@ def _page_record(item: PageItem, snap: Any, block_scope: str, proposers: tuple[s
             nodes = pm.candidates[j]
             pb = B.page_blocks(snap, nodes, pm.arrays, pm.proposals, E.trim_mask(snap, nodes, pm.arrays, cfg),
                                with_texts=True, scope=block_scope)
-            rec.blocks.append((j, pb.X, block_labels(item.gold, pb.texts)))
+            rec.blocks.append((j, pb.X, label(item.gold, pb.texts)))
     for name in F.BASE_ALGORITHMS:
-        r = results[name]
+        # The report scores each algorithm as a user runs it: with its defaults, where the ensemble's differ.
+        r = results[name] if name not in E.BASE_PARAMS else E.run_base(snap, (name,), {})[0][name]
         text = r.text_for(snap)
         rec.extractors[name] = light_score(item.gold, text)
     return rec
@@ -309,6 +388,9 @@ class FitOptions:
     proposers: tuple[str, ...] = F.BASE_ALGORITHMS
     # Fixed thread count: with deterministic=True the same data and seed give the same model bytes.
     threads: int = 2
+    # The features the models read (features.FEATURE_SETS): records hold the latest set's columns, a model
+    # of an older set is fitted on their leading ones (`centrum train` defaults to v13, the shipped ensemble-v13's).
+    feature_set: str = F.LATEST_FEATURE_SET
 
 
 def _lgb_params(opts: FitOptions, min_leaf: int) -> dict[str, Any]:
@@ -323,8 +405,8 @@ def fit_lgb_ranker(recs: Sequence[PageRecord], opts: FitOptions) -> M.Boosted:
     mean of ``ranker_bag`` such rankers of consecutive seeds, as one booster (:func:`M.average_boosters`)."""
     lgb = need("lightgbm", "train", "centrum train")
 
-    names = E.trained_names(F.feature_names(), opts.proposers)
-    X = np.concatenate([r.X for r in recs])
+    names = E.trained_names(F.feature_names(opts.feature_set), opts.proposers)
+    X = np.concatenate([r.X[:, : len(names)] for r in recs])
     y = np.concatenate([r.y for r in recs])
     grades = np.rint(np.clip(y, 0.0, 1.0) * opts.grades).astype(np.int32)
     page_w = np.ones(len(recs))
@@ -351,7 +433,7 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
     """LightGBM cross-entropy on each block's gold share (a probability, so block_threshold keeps its meaning)."""
     lgb = need("lightgbm", "train", "centrum train")
 
-    names = E.trained_names(B.feature_names(), opts.proposers)
+    names = E.trained_names(B.feature_names(opts.feature_set), opts.proposers)
     params = {**_lgb_params(opts, opts.block_min_leaf), "objective": "cross_entropy"}
     data = lgb.Dataset(X, label=np.clip(y, 0.0, 1.0), weight=w, feature_name=names, params=params)
     booster = lgb.train(params, data, num_boost_round=opts.lgb_rounds)
@@ -361,12 +443,12 @@ def fit_lgb_blocks(X: np.ndarray, y: np.ndarray, w: np.ndarray, opts: FitOptions
 def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the candidate scorer on every candidate of ``records`` (listwise per page, or least squares)."""
     recs = [r for r in records if r.X.shape[0]]
-    names = E.trained_names(F.feature_names(), opts.proposers)
+    names = E.trained_names(F.feature_names(opts.feature_set), opts.proposers)
     if not recs:
         return M.Stumps(names)
     if opts.learner == "lightgbm":
         return fit_lgb_ranker(recs, opts)
-    X = np.concatenate([r.X for r in recs])
+    X = np.concatenate([r.X[:, : len(names)] for r in recs])
     if opts.tau > 0:
         y = np.concatenate([r.y for r in recs])
         groups = np.concatenate([np.full(r.X.shape[0], i) for i, r in enumerate(recs)])
@@ -392,7 +474,7 @@ def fit(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
 def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
     """Fit the block filter: least squares on each block's gold share, a block weighing by its words and every
     candidate's blocks together as much as any other's (long pages do not dominate)."""
-    names = E.trained_names(B.feature_names(), opts.proposers)
+    names = E.trained_names(B.feature_names(opts.feature_set), opts.proposers)
     Xs, ys, ws = [], [], []
     words = names.index("log_words")
     for r in records:
@@ -401,7 +483,7 @@ def fit_blocks(records: Sequence[PageRecord], opts: FitOptions) -> M.Model:
             if not ok.any():
                 continue
             w = np.expm1(X[ok, words]) + 1.0
-            Xs.append(X[ok])
+            Xs.append(X[ok][:, : len(names)])
             ys.append(y[ok])
             ws.append(w / w.sum())
     if not Xs:
@@ -478,7 +560,7 @@ def choose(model: M.Model, rec: PageRecord) -> int:
     """Index of the candidate the model picks (-1: none)."""
     if rec.X.shape[0] == 0:
         return -1
-    return int(np.argmax(model.predict(rec.X)))
+    return int(np.argmax(model.predict(rec.X[:, : len(model.feature_names)])))
 
 
 def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord], int]],
@@ -575,10 +657,21 @@ def page_key(r: PageRecord) -> str:
     return f"{r.dataset}/{r.id}"
 
 
-def lodo(records: Sequence[PageRecord], opts: FitOptions
+def lodo(records: Sequence[PageRecord], opts: FitOptions, together: Mapping[str, str] | None = None
          ) -> tuple[dict[str, int], dict[str, M.Model], dict[str, M.Model]]:
-    """Leave-one-data-set-out: :func:`held_out` with the data set as the fold."""
-    return held_out(records, opts, lambda r: r.dataset)
+    """Leave-one-data-set-out: :func:`held_out` with the data set as the fold; ``together`` maps a data set to the
+    fold it is held out in with others (the folders of one benchmark, which share sites: wcxb and wcxb-dev2)."""
+    group = together or {}
+    return held_out(records, opts, lambda r: group.get(r.dataset, r.dataset))
+
+
+def benchmark_folds(datasets: Mapping[str, str | None]) -> dict[str, str]:
+    """{data set: LODO fold} from each data set's source benchmark (meta.jsonl ``source_dataset``): folders of one
+    benchmark are one fold named by their names joined with "+", every other data set its own fold."""
+    by_source: dict[str, list[str]] = {}
+    for name, source in datasets.items():
+        by_source.setdefault(source or f"set:{name}", []).append(name)
+    return {name: "+".join(sorted(names)) for names in by_source.values() for name in names}
 
 
 def site_cv(records: Sequence[PageRecord], opts: FitOptions, k: int = 5

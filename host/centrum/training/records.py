@@ -2,15 +2,15 @@
 
 Parquet rather than pickle: a well-kept columnar format that pyarrow, pandas, DuckDB or polars read, where a pickle
 only loads into this code (and runs code while it loads). One record is two files under the cache folder, named by
-the record's cache key (``_ensemble_train.extract_page``):
+the record's cache key (``learner.extract_page``):
 
 - ``candidates/<key>.parquet``, one row per candidate: ``dataset``, ``id``, ``candidate`` (its index on the page),
-  every candidate feature as a column named by ``_ensemble_features.feature_names()``, ``y`` (page F1 of its
+  every candidate feature as a column named by ``features.feature_names()``, ``y`` (page F1 of its
   rule-trimmed text) and its metric counts ``tp``, ``fp``, ``fn`` (AEB token-shingle shares, or snippet counts) and
   ``tn`` (snippet gold only; null for text gold);
 - ``blocks/<key>.parquet``, one row per block of the block filter's training data: ``dataset``, ``id``,
   ``candidate`` (the candidate the blocks are relative to), ``block`` (its index among that candidate's rows), every
-  block feature named by ``_ensemble_blocks.feature_names()`` and ``gold_share`` (NaN: unknown).
+  block feature named by ``blocks.feature_names()`` and ``gold_share`` (NaN: unknown).
 
 What is not a row (gold kind, element count, the counts of an empty answer, the base algorithms' scores, the
 feature columns in matrix order, each block group's candidate and row count, so that a group without blocks

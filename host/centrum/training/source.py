@@ -1,7 +1,7 @@
 """Training and site-grouped cross-validation of the source-only extractor (``centrum train-source``).
 
 Every page of the data sets is parsed from its HTML (no rendering: no snapshot cache needed), its blocks get the
-features of ``algorithms._source_features`` and the ensemble's block labels (the share of a block's 4-token
+features of ``algorithms.source_features`` and the ensemble's block labels (the share of a block's 4-token
 shingles found in the gold text; snippet gold: 1 / 0 for a block holding a "with" / "without" snippet, else
 unknown and left out). A LightGBM cross-entropy model is fitted on the labelled blocks, each data set weighing the
 same and a block by the square root of its words (the page metric counts tokens, so long blocks matter more, but

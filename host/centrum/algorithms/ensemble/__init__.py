@@ -146,12 +146,17 @@ class Config:
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
     # product page that no single subtree holds without boilerplate).
     scope: Literal["candidate", "page"] = "page"
-    # Comment sections (class/id "comment" or "disqus" naming no thread, _ensemble_features.COMMENT_SECTION) in the
+    # Comment sections (class/id "comment" or "disqus" naming no thread, features.COMMENT_SECTION) in the
     # block filter's answer: "drop" leaves them out when at least `comment_min_body` characters of the answer stay
     # outside them (a thread whose every post is marked a comment keeps them); "keep" for gold that keeps readers'
     # comments, as CleanEval's does. Site CV with and without, and the floor's sweep: docs/ensemble.md.
     comments: Literal["drop", "keep"] = "drop"
     comment_min_body: int = ranged(200, 0, 10_000_000)
+    # Comment sections by shape too (ensemble.shapes: runs of sibling items with a byline, date or reply control),
+    # whatever their names: an item is set aside as a named section is when at least `comment_min_body` characters of
+    # the answer outside items come before it and fewer after it (an article's comments close it; a thread's posts, a
+    # listing's items are the page). Off by default: the shipped models were measured without it.
+    comment_shapes: bool = False
     # Rule trim (filter="rules", and the `rule_trimmed` block feature):
     # A link group: link characters / characters at least this, with at least `link_group_links` links.
     link_group_density: float = ranged(0.6, 0.0, 1.0)
@@ -252,16 +257,23 @@ def _algorithm_columns(names: tuple[str, ...]) -> tuple[frozenset[str], frozense
             frozenset(a for a, n in of if a is not None and not n.startswith(NOT_RUN)))
 
 
-def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS
-             ) -> tuple[dict[str, Result], dict[str, float]]:
-    """The base algorithms ``names`` with their default configs; a failing one is recorded as no answer, and one not
-    in ``names`` is absent (the ensemble reads an absent algorithm as one that answered nothing)."""
+# Parameters of the base algorithms as proposers, where they differ from the defaults: GCE answers nothing when every
+# expansion reaches <body>, as it did when the shipped models were trained (its default since returns the best region
+# below <body>, the paper's rule; a model trained on that answer would set this with its retrain).
+BASE_PARAMS: dict[str, dict[str, Any]] = {"gce": {"at_body": "none"}}
+
+
+def run_base(snap: Snapshot, names: tuple[str, ...] = F.BASE_ALGORITHMS,
+             params: dict[str, dict[str, Any]] = BASE_PARAMS) -> tuple[dict[str, Result], dict[str, float]]:
+    """The base algorithms ``names`` with their default configs but ``params`` (by default :data:`BASE_PARAMS`, as
+    proposers); a failing one is recorded as no answer, and one not in ``names`` is absent (the ensemble reads an
+    absent algorithm as one that answered nothing)."""
     out: dict[str, Result] = {}
     ms: dict[str, float] = {}
     for name in names:
         t0 = time.perf_counter()
         try:
-            out[name] = registry.run(name, snap)
+            out[name] = registry.run(name, snap, params.get(name))
         except Exception as e:  # noqa: BLE001 - one broken proposer must not break the ensemble
             out[name] = Result(name, [], message=f"{type(e).__name__}: {e}")
         ms[name] = (time.perf_counter() - t0) * 1000
@@ -327,7 +339,8 @@ def without_comments(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArray
                      ) -> np.ndarray:
     """Per text node: ``keep_t`` without the text inside comment sections below the chosen roots' ancestors, when at
     least ``cfg.comment_min_body`` kept characters stay outside them; else ``keep_t``."""
-    sections = np.nonzero(arrays.comment_section & ~B._ancestors_or_self(snap, np.asarray(nodes, dtype=np.int64)))[0]
+    named = arrays.comment_section | (_shaped_comments(snap, arrays, keep_t, cfg) if cfg.comment_shapes else False)
+    sections = np.nonzero(named & ~B._ancestors_or_self(snap, np.asarray(nodes, dtype=np.int64)))[0]
     if sections.size == 0 or snap.m == 0:
         return keep_t
     under = F._inside(snap, sections)[snap.text_owner]
@@ -403,6 +416,25 @@ def comment_count(snap: Snapshot, sections: list[int]) -> int:
         return 0
     best = int(groups[np.argmax(counts)] % span)
     return int((key == best).sum())
+
+
+# comment_shapes: the kept text outside items before them is at least this share of the kept text inside items.
+COMMENT_SHARE = 0.5
+
+
+def _shaped_comments(snap: Snapshot, arrays: F.PageArrays, keep_t: np.ndarray, cfg: Config) -> np.ndarray:
+    """Per element: a comment-shaped item with at least ``cfg.comment_min_body`` kept characters outside items
+    before it and fewer after it (in pre-order: the text of the elements before it, and after its subtree): comments
+    close the answer, a run of items inside an article's text is the article's."""
+    sh = arrays.shapes
+    if snap.m == 0 or not sh.item.any():
+        return np.zeros(snap.n, dtype=bool)
+    outside = snap.text_per_element(arrays.text_chars * keep_t * (1.0 - sh.item_t))
+    cum = np.concatenate([[0.0], np.cumsum(outside)])
+    before, after = cum[: snap.n], cum[-1] - cum[snap.subtree_end]
+    # Readers' comments add to an article; a page that is mostly items (reviews, testimonials) is about them.
+    inside = float((arrays.text_chars * keep_t * sh.item_t).sum())
+    return sh.item & (before >= max(cfg.comment_min_body, COMMENT_SHARE * inside)) & (after < cfg.comment_min_body)
 
 
 @dataclass

@@ -34,7 +34,9 @@ def _digits() -> np.ndarray:
     return np.fromiter((chr(c).isdecimal() for c in range(0x10000)), dtype=bool, count=0x10000)
 
 
-def feature_names() -> list[str]:
+def feature_names(feature_set: str | None = None) -> list[str]:
+    """The block features of ``feature_set`` (``features.FEATURE_SETS``; default the latest), an older set a
+    prefix of a newer one."""
     names = ["log_chars", "log_words", "chars_share", "link_density", "rel_index", "rel_top", "rel_left",
              "rel_width", "rel_height", "n_text_nodes", "heading", "pos_cue", "neg_cue", "strong_cue",
              "ends_sentence", "sentence_marks_per_word", "digit_share", "rule_trimmed", "prev_link_density",
@@ -42,7 +44,8 @@ def feature_names() -> list[str]:
              "dist_to_largest", "words_rel_max"]
     names += [f"tag_{t}" for t in _TAGS] + ["tag_other"]
     names += [f"in_{a}" for a in F.BASE_ALGORITHMS] + ["in_mean"]
-    return names + PAGE_FEATURES + DECLARED_FEATURES
+    names += PAGE_FEATURES + DECLARED_FEATURES
+    return names + SHAPE_FEATURES if F.feature_set_index(feature_set) >= 1 else names
 
 
 # Features of the page scope, after those of the candidate scope so that a model trained before them reads the
@@ -51,6 +54,11 @@ PAGE_FEATURES = ["in_chosen", "same_path", "log_path_blocks", "dist_chosen", "ga
 # The block's share of characters found in the text the page declares as its content (JSON-LD; v7), and whether the
 # page declares any that it shows.
 DECLARED_FEATURES = ["decl_share", "log_decl_shown"]
+# Comment threads and title lists by shape (feature set v14, :mod:`.shapes`): the block's share in
+# comment-shaped items, in items with a control, the size of its item run, its share in title link lists, the
+# paragraph text of the page outside items before and after it, and a reply form below it.
+SHAPE_FEATURES = ["shape_item", "shape_control", "shape_run_log", "shape_titles", "shape_para_before",
+                  "shape_para_after", "shape_form_below"]
 
 
 @dataclass
@@ -165,6 +173,7 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     _answer_shares(snap, X, col, prop, arrays, tn, sp.owner, sp.chars, sp.sum)
     X[:, col["decl_share"]] = sp.sum(arrays.decl_t[tn]) / np.maximum(sp.chars, 1.0)
     X[:, col["log_decl_shown"]] = np.log1p(float(arrays.decl_chars[arrays.body]) if snap.n else 0.0)
+    _shape_features(snap, arrays, sp, container, X, col)
     X = np.nan_to_num(X, copy=False, nan=0.0, posinf=0.0, neginf=0.0)  # in place: the matrix is ours
     return PageBlocks(tn, block_of, sp.starts, container, _block_texts(snap, sp) if with_texts else [], X)
 
@@ -257,6 +266,23 @@ def _cue_features(snap: Snapshot, arrays: F.PageArrays, sp: _Split, container: n
     for name, flags in (("pos_cue", arrays.pos_cue), ("neg_cue", arrays.neg_cue), ("strong_cue", arrays.strong_cue)):
         under = F._inside(snap, np.nonzero(flags & region & ~above)[0])
         X[:, col[name]] = under[container] | under[sp.owner[sp.starts]]
+
+
+def _shape_features(snap: Snapshot, arrays: F.PageArrays, sp: _Split, container: np.ndarray, X: np.ndarray,
+                    col: dict[str, int]) -> None:
+    """Comment-shaped items and title lists (v14) around each block."""
+    sh, tn = arrays.shapes, sp.tn
+    share = np.maximum(sp.chars, 1.0)
+    X[:, col["shape_item"]] = sp.sum(arrays.text_chars[tn] * sh.item_t[tn]) / share
+    X[:, col["shape_control"]] = sp.sum(arrays.text_chars[tn] * sh.control_t[tn]) / share
+    X[:, col["shape_run_log"]] = np.maximum.reduceat(sh.group_t[tn], sp.starts)
+    X[:, col["shape_titles"]] = sp.sum(arrays.text_chars[tn] * sh.titles_t[tn]) / share
+    # Paragraph text outside items in document order over the whole page, whatever the scope.
+    body = np.concatenate([[0.0], np.cumsum(arrays.para_t * (1.0 - sh.item_t))])
+    first, last = tn[sp.starts], tn[np.append(sp.starts[1:], tn.size) - 1]
+    X[:, col["shape_para_before"]] = np.log1p(body[first])
+    X[:, col["shape_para_after"]] = np.log1p(body[-1] - body[last + 1])
+    X[:, col["shape_form_below"]] = container < sh.form_at
 
 
 def _neighbour_features(sp: _Split, dens: np.ndarray, X: np.ndarray, col: dict[str, int]) -> None:

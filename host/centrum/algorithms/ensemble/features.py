@@ -21,6 +21,7 @@ from ...core.textmetrics import tokens
 from ...core.tree import cover_count, main_body
 from ...core.tree import covered as _inside
 from .. import BASE_ALGORITHMS
+from .shapes import Shapes, shapes
 
 # Algorithms whose proposals the ensemble reads, in a fixed order (feature names depend on it).
 # Proposers of candidates: the base algorithms and Arc90 Readability's content scoring (computed here from the page
@@ -141,6 +142,7 @@ class PageArrays:
     decl_t: np.ndarray  # per text node: rendered characters found in the text the page declares (JSON-LD), else 0
     decl_chars: np.ndarray  # per element: such characters in the subtree
     decl_len: int  # characters of the declared text (0: the page declares none)
+    shapes: Shapes  # comment-shaped items and title link lists (feature set v14)
 
 
 def _text_chars_under(snap: Snapshot, text_chars: np.ndarray, roots: np.ndarray) -> np.ndarray:
@@ -217,7 +219,8 @@ def page_arrays(snap: Snapshot) -> PageArrays:
         cues=cues, class_code=class_code,
         para_t=para_t, para_chars=agg(para_t), long_chars=agg(long_t),
         para_blocks=snap.subtree_sum(para_block.astype(np.float64)), arc90=arc90,
-        decl_t=decl_t, decl_chars=agg(decl_t), decl_len=decl_len)
+        decl_t=decl_t, decl_chars=agg(decl_t), decl_len=decl_len,
+        shapes=shapes(snap, rendered, chars, link_chars, in_link, class_code))
 
 
 def paragraphs(snap: Snapshot, rendered: np.ndarray, tchars: np.ndarray, in_link_t: np.ndarray
@@ -416,7 +419,9 @@ def gather(snap: Snapshot, prop: Proposals, arrays: PageArrays, cap: int) -> lis
     return keys
 
 
-def feature_names() -> list[str]:
+def feature_names(feature_set: str | None = None) -> list[str]:
+    """The candidate features of ``feature_set`` (default: the latest, what :func:`features` computes); an older set
+    is a prefix of a newer one, so its models read the leading columns."""
     names = ["log_chars", "chars_share", "log_words", "words_share", "link_char_density", "link_area_density",
              "text_area_density", "area_share", "width_vw", "height_vh", "top_vh", "left_vw", "center_dx_vw",
              "doc_center_dy", "depth_below_body", "log_children", "log_size", "log_images", "chars_per_element",
@@ -426,7 +431,27 @@ def feature_names() -> list[str]:
         names += [f"{a}_answered", f"{a}_exact", f"{a}_precision", f"{a}_recall", f"{a}_rank"]
     names += ["votes_exact", "mean_precision", "mean_recall", "min_recall"]
     names += CONTEXT_FEATURES + [f"cue_{k}_{w}" for k in CUE_GROUPS for w in ("self", "share")] + ["cue_body_recall"]
-    return names + DECLARED_FEATURES + DOC_TITLE_FEATURES
+    names += DECLARED_FEATURES + DOC_TITLE_FEATURES
+    return names + SHAPE_FEATURES if feature_set_index(feature_set) >= 1 else names
+
+
+# Feature-set versions, oldest first: v13 is every feature up to the document-title ones (what ensemble-v11 and -v13
+# read), v14 adds the shape features of both models (:mod:`.shapes`). `centrum train --feature-set`.
+FEATURE_SETS = ("v13", "v14")
+LATEST_FEATURE_SET = FEATURE_SETS[-1]
+
+
+def feature_set_index(feature_set: str | None) -> int:
+    if feature_set is None:
+        return len(FEATURE_SETS) - 1
+    if feature_set not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {feature_set!r} (known: {', '.join(FEATURE_SETS)})")
+    return FEATURE_SETS.index(feature_set)
+
+
+# Comment threads and title lists by shape (v14): the candidate's share of text in comment-shaped items, how many such
+# items it holds, its share of paragraph text outside them, and its share of text in title link lists.
+SHAPE_FEATURES = ["shape_item_share", "shape_items_log", "shape_para_outside", "shape_titles_share"]
 
 
 # What the page declares as its content (v7), last so that a model trained before them reads the leading columns:
@@ -521,6 +546,8 @@ def features(snap: Snapshot, cands: list[tuple[int, ...]], prop: Proposals, arra
     _tag_and_cue_features(snap, arrays, fl, X, names)
     _agreement(snap, cands, prop, arrays, fl, chars, X, names)
     for name, v in _context(snap, arrays, fl, chars, y0).items():
+        X[:, names.index(name)] = v
+    for name, v in _shape_features(snap, arrays, fl, chars).items():
         X[:, names.index(name)] = v
     return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)
 
@@ -792,6 +819,22 @@ def _repetition(snap: Snapshot, A: PageArrays, fl: _Flat) -> dict[str, np.ndarra
     rep = np.maximum.reduceat(max_rep[fl.flat], fl.starts)
     return {"rep_log": np.log1p(rep),
             "rep_share": rep / np.maximum(fl.sum(snap.n_children.astype(np.float64)), 1.0)}
+
+
+def _shape_features(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray) -> dict[str, np.ndarray]:
+    """Comment-shaped items and title lists (v14), per candidate (:mod:`.shapes`)."""
+    sh = A.shapes
+    if snap.m == 0:
+        return {}
+
+    def agg(v: np.ndarray) -> np.ndarray:
+        return fl.sum(snap.subtree_sum(snap.text_per_element(v)))
+
+    para = fl.sum(A.para_chars)
+    return {"shape_item_share": np.where(chars > 0, agg(A.text_chars * sh.item_t) / np.maximum(chars, 1.0), 0.0),
+            "shape_items_log": np.log1p(fl.sum(snap.subtree_sum(sh.item.astype(np.float64)))),
+            "shape_para_outside": np.where(para > 0, agg(A.para_t * (1.0 - sh.item_t)) / np.maximum(para, 1.0), -1.0),
+            "shape_titles_share": np.where(chars > 0, agg(A.text_chars * sh.titles_t) / np.maximum(chars, 1.0), 0.0)}
 
 
 def _cue_groups(snap: Snapshot, A: PageArrays, fl: _Flat, chars: np.ndarray) -> dict[str, np.ndarray]:
