@@ -62,7 +62,7 @@ def test_site_folds_never_split_a_site_and_balance_pages() -> None:
 def test_one_benchmarks_folders_share_sites_and_lodo_folds(tmp_path: Path) -> None:
     """wcxb and wcxb-dev2 are two folders of one benchmark with shared domains: a domain's pages of both folders are
     one site (one CV fold), and leave-one-data-set-out holds both folders out together."""
-    from centrum.algorithms.training.learner import benchmark_folds
+    from centrum.training.learner import benchmark_folds
 
     a = PageItem("wcxb", "wcxb-0006", tmp_path / "a.html", Gold(text="x"), meta={"url": "https://talkreal.org/a"})
     b = PageItem("wcxb-dev2", "wcxb-0001", tmp_path / "b.html", Gold(text="x"), meta={"url": "https://talkreal.org/b"})

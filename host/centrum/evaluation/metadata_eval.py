@@ -6,8 +6,9 @@ Centrum reads a page as the extension and ``centrum extract`` do: its cached ren
 rendered DOM, what it shows, the default algorithm's main content) through
 :class:`centrum.output.outputs.Outputs`; a page without one in the cache is read from its source alone (every
 element counts as shown). The peers read the saved bytes. Readability.js runs in Chromium on a document parsed
-with ``DOMParser`` from the same source (no scripts, no loads, no layout), the one way the project runs it; its answers are cached in ``$CENTRUM_CACHE/metadata-peers/`` by page hash, as are the
-Python peers' (they do not change between runs of Centrum's code).
+with ``DOMParser`` from the same source (no scripts, no loads, no layout), the one way the project runs it; its
+answers are cached in ``$CENTRUM_CACHE/metadata-peers/`` by page hash, as are the Python peers' (they do not change
+between runs of Centrum's code).
 
 Scores, per page type and overall, each with Centrum's paired bootstrap interval against every peer:
 
