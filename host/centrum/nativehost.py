@@ -122,7 +122,10 @@ def _warm() -> None:
     t0 = time.perf_counter()
     try:
         from . import algorithms, outputs  # noqa: F401 - outputs: the reader's imports, warmed too
+        from .algorithms._ensemble_model import native_predictor
         from .testing import E, T, build
+
+        native_predictor()  # LightGBM's predictor, when installed: its import is paid here, not by a press
 
         words = "The harbour opened again on Saturday after two years of works, to a large and happy crowd. "
         page = E("html", (0, 0, 1000, 2000), [E("body", (0, 0, 1000, 2000), [
