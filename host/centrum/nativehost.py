@@ -278,7 +278,26 @@ def handle_outputs(request: dict[str, Any]) -> dict[str, Any]:
         raise HostError("E_REQUEST", "page is not the host's last extracted page (another page was extracted since, "
                                      "a request carrying a snapshot came in between, or the host restarted): extract "
                                      "it again", "page")
-    return _page_outputs(_LastPage.snapshot, _LastPage.result, outputs)
+    snapshot, result = _LastPage.snapshot, _LastPage.result
+    if request.get("unseen") is not None:
+        _take_unseen(snapshot, result, request["unseen"])
+    return {**_page_outputs(snapshot, result, outputs), "disclosed": list(result.disclosed)}
+
+
+def _take_unseen(snapshot: Any, result: Any, raw: Any) -> None:
+    """A page highlighted from the press profile (no ``unseen``) gets the judgement of the full collection the reader
+    made as it opened (PROTOCOL.md "Reader outputs"): the outputs and the disclosed panels then read what they read
+    from a full snapshot. A page that has its own judgement keeps it."""
+    from .snapshot import SnapshotError, later_unseen
+
+    if snapshot.unseen_subtree is not None:
+        return
+    try:
+        parts = later_unseen(raw, snapshot.n)
+    except SnapshotError as e:
+        raise HostError("E_SNAPSHOT", str(e), e.field) from e
+    snapshot.unseen_subtree, snapshot.unseen_text = parts["unseen_subtree"], parts["unseen_text"]
+    result.disclosed = snapshot.disclosed_in(result.nodes)
 
 
 def _error_slot(algo: str, error: HostError, parse_ms: float) -> dict[str, Any]:
@@ -325,6 +344,8 @@ def handle_extract(request: dict[str, Any]) -> Any:
     _LastPage.drop()
     if "gzip" in raw:
         raw = unpack_snapshot(raw)
+    elif "json" in raw:
+        raw = snapshot_text(raw)
     t0 = time.perf_counter()
     try:
         snapshot = parse_snapshot(raw)
@@ -544,6 +565,23 @@ def unpack_snapshot(packed: dict[str, Any]) -> Any:
         raise HostError("E_REQUEST", "snapshot.gzip has data after its gzip stream", field)
     del gz
     # The snapshot sits one level below the request's top object.
+    return decode_request(body, what=field, depth=limits.JSON_DEPTH - 1)
+
+
+def snapshot_text(packed: dict[str, Any]) -> Any:
+    """The snapshot object of a snapshot sent as its JSON text ``{"json": text}`` (PROTOCOL.md "Compressed
+    snapshot"): what the press sends when gzip costs the page more than it saves the pipe (docs/speed.md). Bounded
+    and checked as the request itself; anything but the JSON text of an object is E_REQUEST naming
+    ``snapshot.json``."""
+    field = "snapshot.json"
+    text = packed.get("json")
+    if set(packed) != {"json"} or not isinstance(text, str):
+        raise HostError("E_REQUEST", "a snapshot as text is {\"json\": <string>} and nothing else", field)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate: JSON.stringify never writes one unescaped
+        raise HostError("E_JSON", f"snapshot.json is not UTF-8 JSON: {e}", field) from None
+    del text
     return decode_request(body, what=field, depth=limits.JSON_DEPTH - 1)
 
 
