@@ -106,9 +106,9 @@ async function start(tabId) {
     const opts = await optsAsked;
     const info = await infoAsked;
     const algorithm = opts.algorithm || info.default;
-    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
-    // when the reader opens: readerOutputs).
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata, true, true);
+    // The press profile (pack.js): the page's HTML only when the algorithm reads it; the reader's byline, site, date,
+    // Markdown and HTML come from the full collection made when the reader opens (readerOutputs).
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]), true, true);
     // The answer's text (as long as the article) is asked for only when none of the answer's elements can be shown
     // in the page: the highlight reads it in that case only (modes/highlight.js), and on a large page it is most of
     // the answer, which the browser reads from the host's pipe and hands on to the page.
@@ -228,13 +228,15 @@ async function readerOutputs(tabId, prefs) {
     const opts = await settings();
     const page = await view(tabId, "page");
     // A highlight from the press profile: the full collection's judgement of what a reader does not see, which the
-    // outputs and the disclosed panels read (the same walk as the press's: the page's elements keep their ids).
+    // outputs and the disclosed panels read, and the page's HTML for the metadata, Markdown and HTML (the same walk
+    // as the press's: the page's elements keep their ids).
     const partial = pressProfile.has(tabId);
-    const unseen = partial ? await inPage(tabId, () => globalThis[Symbol.for("centrum.pack")].unseen({})) : null;
+    const rest = partial
+      ? await inPage(tabId, (o) => globalThis[Symbol.for("centrum.pack")].rest(o), { source: prefs.readerMetadata })
+      : {};
     if (page.handle) {
       try {
-        const fields = unseen ? { page: page.handle, outputs, unseen } : { page: page.handle, outputs };
-        return await host.request("outputs", fields, opts.timeoutMs);
+        return await host.request("outputs", { page: page.handle, outputs, ...rest }, opts.timeoutMs);
       } catch (e) {
         if (e.code !== "E_REQUEST" || e.field !== "page") throw e;
       }

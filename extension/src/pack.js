@@ -2,8 +2,9 @@
  *
  * The press profile: collect.js's snapshot without what no algorithm reads. Its `unseen` judgement (SEEN in
  * collect.js: what lies under each element's text and whether a reader sees it) costs about half of the walk
- * (docs/speed.md) and serves the reader's outputs only, so the press collects without it and the reader, when it
- * opens, collects the full snapshot and hands its `unseen` to the host (background.js readerOutputs). Every column
+ * (docs/speed.md), and the page `source` (unless the algorithm reads it) another part, and both serve the reader's
+ * outputs only, so the press collects without them and the reader, when it opens, collects the full snapshot and
+ * hands its `unseen` and `source` to the host (background.js readerOutputs). Every column
  * the algorithms read is the collector's own, made by the same walk: their answers are the same
  * (tests/e2e/test_transport.py checks the features). collect.js itself is unchanged, so the render cache, keyed by
  * its text, stays valid.
@@ -60,10 +61,14 @@
     return form === "gzip" ? { gzip: await gzipBase64(text) } : { json: text };
   }
 
-  /* The full snapshot's `unseen` section (the reader opening after a press-profile highlight). */
-  function unseen(options) {
-    return globalThis.centrumCollect(options).unseen || null;
+  /* What the full collection adds to a press-profile snapshot, for the reader opening after it: its `unseen`
+     section and, with options.source, its `source`. */
+  function rest(options) {
+    const full = globalThis.centrumCollect(options);
+    const out = { unseen: full.unseen || null };
+    if (typeof full.source === "string") out.source = full.source;
+    return out;
   }
 
-  globalThis[KEY] = { collect, unseen, gzipBase64, base64 };
+  globalThis[KEY] = { collect, rest, gzipBase64, base64 };
 })();

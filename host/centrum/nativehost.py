@@ -237,9 +237,11 @@ def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[
     return extra
 
 
-# A request larger than this carries a snapshot (an extract, a label.save): the kept page is dropped before the
-# request is decoded, so that the host never holds two pages at once (an extract drops it anyway; the reader asking
-# for a dropped page's outputs sends its snapshot again, as after a restart). Reader requests are far below it.
+# A request larger than this that names a snapshot (an extract, a label.save: the key's bytes are looked for, which a
+# string value cannot spell, its quotes being escaped) carries one: the kept page is dropped before the request is
+# decoded, so that the host never holds two pages at once (an extract drops it anyway; the reader asking for a
+# dropped page's outputs sends its snapshot again, as after a restart). The reader's outputs request carries at most
+# the kept page's own HTML.
 DROP_PAGE_ABOVE_BYTES = 1 << 20
 
 
@@ -279,21 +281,24 @@ def handle_outputs(request: dict[str, Any]) -> dict[str, Any]:
                                      "a request carrying a snapshot came in between, or the host restarted): extract "
                                      "it again", "page")
     snapshot, result = _LastPage.snapshot, _LastPage.result
-    if request.get("unseen") is not None:
-        _take_unseen(snapshot, result, request["unseen"])
+    _complete(snapshot, result, request.get("unseen"), request.get("source"))
     return {**_page_outputs(snapshot, result, outputs), "disclosed": list(result.disclosed)}
 
 
-def _take_unseen(snapshot: Any, result: Any, raw: Any) -> None:
-    """A page highlighted from the press profile (no ``unseen``) gets the judgement of the full collection the reader
-    made as it opened (PROTOCOL.md "Reader outputs"): the outputs and the disclosed panels then read what they read
-    from a full snapshot. A page that has its own judgement keeps it."""
+def _complete(snapshot: Any, result: Any, unseen: Any, source: Any) -> None:
+    """A page highlighted from the press profile (no ``unseen``, no ``source`` unless the algorithm reads it) gets
+    what the full collection the reader made as it opened adds (PROTOCOL.md "Reader outputs"): the outputs and the
+    disclosed panels then read what they read from a full snapshot. What the page has of its own it keeps."""
     from .snapshot import SnapshotError, later_unseen
 
-    if snapshot.unseen_subtree is not None:
+    if source is not None and not isinstance(source, str):
+        raise HostError("E_REQUEST", "source must be a string", "source")
+    if source is not None and snapshot.source is None:
+        snapshot.source = source
+    if unseen is None or snapshot.unseen_subtree is not None:
         return
     try:
-        parts = later_unseen(raw, snapshot.n)
+        parts = later_unseen(unseen, snapshot.n)
     except SnapshotError as e:
         raise HostError("E_SNAPSHOT", str(e), e.field) from e
     snapshot.unseen_subtree, snapshot.unseen_text = parts["unseen_subtree"], parts["unseen_text"]
@@ -678,7 +683,8 @@ class Host:
         msg_id: Any = None
         rtype: Any = None
         size = len(owned[0])
-        if size > DROP_PAGE_ABOVE_BYTES:
+        # A large request that names no snapshot (the reader's outputs with the page's HTML) is about the kept page.
+        if size > DROP_PAGE_ABOVE_BYTES and b'"snapshot"' in owned[0]:
             _LastPage.drop()
         try:
             request = decode_request(owned.pop())
