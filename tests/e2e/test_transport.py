@@ -80,14 +80,15 @@ def assert_packed_inflates_to_the_snapshot(renderer: Renderer, page: Path) -> No
     assert json.loads(inflated) == json.loads(text) and json.loads(text)["source"], page.name
 
 
-# The press profile (pack.js): the walk without the `unseen` judgement. Every array an algorithm reads is the same as
-# the full collection's, made right after it in the same page, so the ensemble's candidates, features, block rows and
-# answer are too; only `unseen` is absent (the reader hands the full one over when it opens).
+# The press profile (pack.js): the walk without the `unseen` judgement (with the source, which the ensemble's DANA
+# proposers read). Every array an algorithm reads is the same as the full collection's, made right after it in the
+# same page, so the ensemble's candidates, features, block rows and answer are too; only `unseen` is absent (the
+# reader hands the full one over when it opens).
 PRESS = {"press": f"""async () => {{ {PACK_JS}
     const pack = globalThis[Symbol.for("centrum.pack")];
-    const full = JSON.stringify(centrumCollect({{}}));
-    const press = await pack.collect({{}}, {{press: true}});
-    const zipped = await pack.collect({{}}, {{press: true, form: "gzip"}});
+    const full = JSON.stringify(centrumCollect({{source: true}}));
+    const press = await pack.collect({{source: true}}, {{press: true}});
+    const zipped = await pack.collect({{source: true}}, {{press: true, form: "gzip"}});
     return JSON.stringify([full, press, zipped]);
 }}"""}
 
@@ -110,7 +111,7 @@ def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> None:
     assert full.n == lean.n and full.m == lean.m, page.name
     for name in COLUMNS:
         assert np.array_equal(getattr(full, name), getattr(lean, name)), f"{page.name}: {name}"
-    assert full.attrs == lean.attrs and full.texts == lean.texts, page.name
+    assert full.attrs == lean.attrs and full.texts == lean.texts and full.source == lean.source, page.name
     cfg, model, blocks = E.Config(), E.load_model(), E.load_block_model()
     with wanting(False, False):
         pages = [E.prepare(s, E.run_base(s, E.proposers_of(model, blocks))[0], cfg) for s in (full, lean)]
