@@ -124,17 +124,24 @@ def _warm() -> None:
         from . import algorithms, outputs  # noqa: F401 - outputs: the reader's imports, warmed too
         from .algorithms._ensemble_model import native_predictor
         from .testing import E, T, build
+        from .trace import wanting
 
         native_predictor()  # LightGBM's predictor, when installed: its import is paid here, not by a press
 
         words = "The harbour opened again on Saturday after two years of works, to a large and happy crowd. "
-        page = E("html", (0, 0, 1000, 2000), [E("body", (0, 0, 1000, 2000), [
-            E("nav", (0, 0, 1000, 40), [E("a", (0, 0, 80, 20), [T("Home")]), E("a", (90, 0, 80, 20), [T("News")])]),
-            E("article", (100, 100, 800, 900), [E("h1", (100, 100, 800, 40), [T("Harbour reopens")])] + [
-                E("p", (100, 150 + 100 * k, 800, 90), [T(words * 3)]) for k in range(6)]),
-            E("footer", (0, 1900, 1000, 100), [T("Contact us")]),
+        links = [E("a", (90 * k, 0, 80, 20), [T(f"Section {k}")], attrs={"href": f"/s{k}"}) for k in range(12)]
+        page = E("html", (0, 0, 1000, 6000), [E("body", (0, 0, 1000, 6000), [
+            E("nav", (0, 0, 1000, 40), links),
+            E("article", (100, 100, 800, 3000), [E("h1", (100, 100, 800, 40), [T("Harbour reopens")])] + [
+                E("p", (100, 150 + 90 * k, 800, 80), [T(words * 2), E("a", (100, 150 + 90 * k, 80, 20), [T("more")],
+                                                                         attrs={"href": f"/m{k}"})])
+                for k in range(30)]),
+            E("section", (100, 3200, 800, 1500), [E("p", (100, 3200 + 100 * k, 800, 90), [T(words)])
+                                                  for k in range(10)], attrs={"class": "comments"}),
+            E("footer", (0, 5900, 1000, 100), [T("Contact us"), *links[:6]]),
         ])])
-        algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
+        with wanting(debug=False):  # the press's path
+            algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
         log.info("warmed %s in %.0f ms", algorithms.DEFAULT_ALGORITHM, (time.perf_counter() - t0) * 1000)
     except Exception:  # noqa: BLE001 - a warm-up is an optimisation; the extract reports real failures
         log.warning("warm-up failed:\n%s", traceback.format_exc())
