@@ -285,6 +285,9 @@ def run_real_pages(root: Path, pages: list[Path], readability: str, timeout_s: f
         user_data_dir.mkdir()
         install_host(user_data_dir, home)
         for session in launch(p, user_data_dir, home, extension):
+            # Saved pages name resources on their sites: answered at once, as the renderer does (no network here).
+            session.browser.contexts[0].route("**/*", lambda route: route.continue_() if route.request.url.startswith(
+                base) else route.abort())
             start_with_background(session, timeout_s)
             for path in pages:
                 url = f"{base}/{path.relative_to(root).as_posix()}"
