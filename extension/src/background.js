@@ -24,11 +24,26 @@ function settings() {
   return SETTINGS.load(api.storage.local);
 }
 
-async function getHostInfo(timeoutMs) {
-  if (hostInfo) return hostInfo;
-  const ping = await host.request("ping", {}, timeoutMs);
-  hostInfo = { default: ping.default, algorithms: ping.algorithms, needsSource: ping.needs_source || {} };
+async function ping(timeoutMs) {
+  const answer = await host.request("ping", {}, timeoutMs);
+  hostInfo = { default: answer.default, algorithms: answer.algorithms, needsSource: answer.needs_source || {} };
   return hostInfo;
+}
+
+async function getHostInfo(timeoutMs) {
+  return hostInfo || ping(timeoutMs);
+}
+
+/* The host starts with the background, not with the first press: its first ping makes it import and warm the
+   default algorithm (PROTOCOL.md "Warm-up") while nobody waits, so the first press costs what a later one does
+   (docs/speed.md). Nothing is injected into any page for it; the open port keeps the host (and the Chromium
+   service worker) alive. A host that is not installed is reported by the first press, as before. */
+async function warmHost() {
+  try {
+    return await ping((await settings()).timeoutMs);
+  } catch (e) {
+    return { error: errorOf(e) };
+  }
 }
 
 async function inPage(tabId, func, ...args) {
@@ -56,13 +71,20 @@ async function inject(tabId, css = true) {
 const snapshots = new Map();
 api.tabs.onRemoved.addListener((tabId) => snapshots.delete(tabId));
 
-/* `packed`: the snapshot comes compressed (pack.js), for a request to the host; the debugger and the annotator read
-   the snapshot itself. */
-async function collect(tabId, source, packed = false) {
+// Tabs whose kept snapshot is the press profile (pack.js: without the `unseen` judgement the reader's outputs read).
+const pressProfile = new Set();
+api.tabs.onRemoved.addListener((tabId) => pressProfile.delete(tabId));
+
+/* `packed`: the snapshot comes as one string (pack.js), for a request to the host; the debugger and the annotator
+   read the snapshot itself. `press`: the press profile (pack.js), what the algorithms read and no more. */
+async function collect(tabId, source, packed = false, press = false) {
+  const how = { press, form: globalThis.centrumBenchTransfer || undefined }; // the form: `centrum bench` compares
   const snapshot = packed
-    ? await inPage(tabId, (o) => globalThis[Symbol.for("centrum.pack")].collect(o), { source })
+    ? await inPage(tabId, (o, h) => globalThis[Symbol.for("centrum.pack")].collect(o, h), { source }, how)
     : await inPage(tabId, (o) => globalThis.centrumCollect(o), { source });
   snapshots.set(tabId, snapshot);
+  if (packed && press) pressProfile.add(tabId);
+  else pressProfile.delete(tabId);
   return snapshot;
 }
 
@@ -84,9 +106,9 @@ async function start(tabId) {
     const opts = await optsAsked;
     const info = await infoAsked;
     const algorithm = opts.algorithm || info.default;
-    // The page's HTML also gives the reader its byline, site and date and the host's Markdown and HTML (asked for
-    // when the reader opens: readerOutputs).
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || opts.readerMetadata, true);
+    // The press profile (pack.js): the page's HTML only when the algorithm reads it; the reader's byline, site, date,
+    // Markdown and HTML come from the full collection made when the reader opens (readerOutputs).
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]), true, true);
     // The answer's text (as long as the article) is asked for only when none of the answer's elements can be shown
     // in the page: the highlight reads it in that case only (modes/highlight.js), and on a large page it is most of
     // the answer, which the browser reads from the host's pipe and hands on to the page.
@@ -207,14 +229,22 @@ async function readerOutputs(tabId, prefs) {
   try {
     const opts = await settings();
     const page = await view(tabId, "page");
+    // A highlight from the press profile: the full collection's judgement of what a reader does not see, which the
+    // outputs and the disclosed panels read, and the page's HTML for the metadata, Markdown and HTML (the same walk
+    // as the press's: the page's elements keep their ids).
+    const partial = pressProfile.has(tabId);
+    const rest = partial
+      ? await inPage(tabId, (o) => globalThis[Symbol.for("centrum.pack")].rest(o), { source: prefs.readerMetadata })
+      : {};
     if (page.handle) {
       try {
-        return await host.request("outputs", { page: page.handle, outputs }, opts.timeoutMs);
+        return await host.request("outputs", { page: page.handle, outputs, ...rest }, opts.timeoutMs);
       } catch (e) {
         if (e.code !== "E_REQUEST" || e.field !== "page") throw e;
       }
     }
-    const snapshot = snapshots.get(tabId);
+    // The host no longer holds the page: the tab's snapshot goes again, a full one if the press's was not.
+    const snapshot = partial ? await collect(tabId, true, true) : snapshots.get(tabId);
     if (!snapshot || !page.algorithm) return {};
     const request = { algorithm: page.algorithm, snapshot, debug: false, outputs };
     if (opts.params && opts.algorithm === page.algorithm) request.params = opts.params;
@@ -309,6 +339,11 @@ async function press(tab) {
     busyTabs.delete(tabId);
   }
 }
+
+// The browser starts the background when it starts (the listener is what wakes a Chromium service worker then);
+// the top-level call covers every other start (install, update, a worker stopped and started again).
+api.runtime.onStartup.addListener(() => {});
+warmHost();
 
 api.action.onClicked.addListener((tab) => {
   press(tab).catch((e) => console.error("Centrum:", e));
@@ -418,4 +453,5 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 globalThis.centrumPress = press;
+globalThis.centrumWarmHost = warmHost; // `centrum bench`: a host started with the background, as at browser start
 globalThis.centrumOpen = openMode;

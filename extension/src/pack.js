@@ -1,15 +1,28 @@
-/* Centrum: the snapshot packed in the page for its trip to the host (host/PROTOCOL.md "Compressed snapshot").
+/* Centrum: the press's snapshot, made in the page for its trip to the host (host/PROTOCOL.md "Compressed snapshot").
  *
- * The press sends the snapshot as {gzip: base64 of the gzip of its JSON text} instead of the object itself: the
- * browser then moves one short string from the page to the background and on to the host, where the object would be
- * converted value by value twice (page to background, background to the native-messaging JSON) and travel whole.
- * The snapshot is made by collect.js exactly as before; only its wrapping differs.
+ * The press profile: collect.js's snapshot without what no algorithm reads. Its `unseen` judgement (SEEN in
+ * collect.js: what lies under each element's text and whether a reader sees it) costs about half of the walk
+ * (docs/speed.md), and the page `source` (unless the algorithm reads it) another part, and both serve the reader's
+ * outputs only, so the press collects without them and the reader, when it opens, collects the full snapshot and
+ * hands its `unseen` and `source` to the host (background.js readerOutputs). Every column
+ * the algorithms read is the collector's own, made by the same walk: their answers are the same
+ * (tests/e2e/test_transport.py checks the features). collect.js itself is unchanged, so the render cache, keyed by
+ * its text, stays valid.
+ *
+ * The wrapping: one string, `{json: text}` or `{gzip: base64 of its gzip}`, instead of the object itself: the browser
+ * then moves one string from the page to the background and on to the host, where the object would be converted
+ * value by value on each hop. Gzip (CompressionStream) only above GZIP_ABOVE characters, where the bytes it saves
+ * the pipe outweigh its own time in the page (measured per size on docs/speed.md).
  */
 "use strict";
 
 (() => {
   const KEY = Symbol.for("centrum.pack");
   if (globalThis[KEY]) return;
+  const SEEN = Symbol.for("centrum.seen");
+  // Characters of JSON text. Measured per size (docs/speed.md): gzip cut the transfer stage by a third at 10k
+  // elements (2.3 MB of JSON with the source) and 50k (11.6 MB); at 1k (233 KB) neither form won beyond the noise.
+  const GZIP_ABOVE = 256 * 1024;
 
   function base64(bytes) {
     if (typeof bytes.toBase64 === "function") return bytes.toBase64();
@@ -24,10 +37,40 @@
     return base64(new Uint8Array(await new Response(stream).arrayBuffer()));
   }
 
-  /* collect.js's snapshot of the page, packed. */
-  async function collect(options) {
-    return { gzip: await gzipBase64(JSON.stringify(globalThis.centrumCollect(options))) };
+  /* collect.js's snapshot; with `press`, the press profile: the walk runs with the unseen judgement switched off
+     (collect.js reads SEEN.under and SEEN.judge through its exported object) and the snapshot has no `unseen`
+     section, as from a collector before 1.4.0. The judgement is put back before anything else can run. */
+  function snapshot(options, press) {
+    if (!press) return globalThis.centrumCollect(options);
+    const seen = globalThis[SEEN];
+    const { judge, under } = seen;
+    seen.judge = () => 0;
+    seen.under = () => null;
+    try {
+      const out = globalThis.centrumCollect(options);
+      delete out.unseen;
+      return out;
+    } finally {
+      seen.judge = judge;
+      seen.under = under;
+    }
   }
 
-  globalThis[KEY] = { collect, gzipBase64, base64 };
+  /* The snapshot wrapped for the host. `how`: {press: bool, form: "json" | "gzip" (default: by size)}. */
+  async function collect(options, how = {}) {
+    const text = JSON.stringify(snapshot(options, Boolean(how.press)));
+    const form = how.form || (text.length > GZIP_ABOVE ? "gzip" : "json");
+    return form === "gzip" ? { gzip: await gzipBase64(text) } : { json: text };
+  }
+
+  /* What the full collection adds to a press-profile snapshot, for the reader opening after it: its `unseen`
+     section and, with options.source, its `source`. */
+  function rest(options) {
+    const full = globalThis.centrumCollect(options);
+    const out = { unseen: full.unseen || null };
+    if (typeof full.source === "string") out.source = full.source;
+    return out;
+  }
+
+  globalThis[KEY] = { collect, rest, gzipBase64, base64 };
 })();

@@ -1,6 +1,7 @@
 """The snapshot's two encodings carry the same page: one collection in real Chromium is emitted both as JSON number
 lists (``centrumCollect({encoding: "json"})``) and packed (``centrumPack`` of that very object), and the host parses
-both to equal arrays, on every fixture page and on 50 pages of the shared data sets."""
+both to equal arrays, on every fixture page and on 50 pages of the shared data sets. The press profile
+(extension/src/pack.js) gives the ensemble the same arrays, features and answer as the full collection."""
 
 from __future__ import annotations
 
@@ -77,6 +78,61 @@ def assert_packed_inflates_to_the_snapshot(renderer: Renderer, page: Path) -> No
     assert fallback == gz, page.name
     inflated = gzip.decompress(base64.b64decode(gz, validate=True)).decode("utf-8")
     assert json.loads(inflated) == json.loads(text) and json.loads(text)["source"], page.name
+
+
+# The press profile (pack.js): the walk without the `unseen` judgement (with the source, which the ensemble's DANA
+# proposers read). Every array an algorithm reads is the same as the full collection's, made right after it in the
+# same page, so the ensemble's candidates, features, block rows and answer are too; only `unseen` is absent (the
+# reader hands the full one over when it opens).
+PRESS = {"press": f"""async () => {{ {PACK_JS}
+    const pack = globalThis[Symbol.for("centrum.pack")];
+    const full = JSON.stringify(centrumCollect({{source: true}}));
+    const press = await pack.collect({{source: true}}, {{press: true}});
+    const zipped = await pack.collect({{source: true}}, {{press: true, form: "gzip"}});
+    return JSON.stringify([full, press, zipped]);
+}}"""}
+
+
+def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> None:
+    import base64
+    import gzip
+
+    from centrum.algorithms import ensemble as E
+    from centrum.core.trace import wanting
+
+    out = renderer.render(page, source=False, extra=PRESS)
+    assert out.extra.get("press"), f"{page.name}: {out.errors}"
+    full_text, press, zipped = json.loads(out.extra["press"])
+    assert set(press) == {"json"} and set(zipped) == {"gzip"}, page.name
+    unzipped = json.loads(gzip.decompress(base64.b64decode(zipped["gzip"])))
+    assert {**unzipped, "page": {}} == {**json.loads(press["json"]), "page": {}}, page.name  # another walk's timing
+    full, lean = parse_snapshot(json.loads(full_text)), parse_snapshot(json.loads(press["json"]))
+    assert lean.unseen_subtree is None and full.unseen_subtree is not None, page.name
+    assert full.n == lean.n and full.m == lean.m, page.name
+    for name in COLUMNS:
+        assert np.array_equal(getattr(full, name), getattr(lean, name)), f"{page.name}: {name}"
+    assert full.attrs == lean.attrs and full.texts == lean.texts and full.source == lean.source, page.name
+    cfg, model, blocks = E.Config(), E.load_model(), E.load_block_model()
+    with wanting(False, False):
+        pages = [E.prepare(s, E.run_base(s, E.proposers_of(model, blocks))[0], cfg) for s in (full, lean)]
+        answers = [E.run(s, cfg) for s in (full, lean)]
+    assert pages[0].candidates == pages[1].candidates and np.array_equal(pages[0].X, pages[1].X), page.name
+    if pages[0].candidates:
+        best = pages[0].candidates[0]
+        rows = [E.block_scores(s, best, pm, cfg, blocks) for s, pm in zip((full, lean), pages, strict=True)]
+        assert np.array_equal(rows[0][0].X, rows[1][0].X) and np.array_equal(rows[0][1], rows[1][1]), page.name
+    assert answers[0].nodes == answers[1].nodes and answers[0].text == answers[1].text, page.name
+
+
+@pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])
+def test_fixture_pages_read_the_same_from_the_press_profile(main_world_renderer: Renderer, page: Path) -> None:
+    assert_press_profile_reads_the_same(main_world_renderer, page)
+
+
+def test_shared_pages_read_the_same_from_the_press_profile(main_world_renderer: Renderer,
+                                                           shared_pages: Callable[[int], list[Path]]) -> None:
+    for page in shared_pages(20):
+        assert_press_profile_reads_the_same(main_world_renderer, page)
 
 
 @pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])

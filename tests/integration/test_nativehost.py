@@ -469,8 +469,10 @@ def test_compressed_snapshot_gives_the_same_answer(host: HostProcess, name: str)
     text = gzip.decompress((PAGES / name / "snapshot.json.gz").read_bytes())
     plain = host.ask({"v": 1, "id": "p", "type": "extract", "snapshot": json.loads(text)})
     packed = host.ask({"v": 1, "id": "z", "type": "extract", "snapshot": {"gzip": gzip_b64(text)}})
-    assert plain["status"] == "ok" and packed["status"] == "ok", packed
+    as_text = host.ask({"v": 1, "id": "j", "type": "extract", "snapshot": {"json": text.decode("utf-8")}})
+    assert plain["status"] == "ok" and packed["status"] == "ok" and as_text["status"] == "ok", (packed, as_text)
     assert plain["result"]["nodes"] and without_timing(packed["result"]) == without_timing(plain["result"])
+    assert without_timing(as_text["result"]) == without_timing(plain["result"])
 
 
 def test_bad_compressed_snapshots_are_refused_and_the_host_goes_on(host: HostProcess) -> None:
@@ -510,6 +512,26 @@ def test_bad_compressed_snapshots_are_refused_and_the_host_goes_on(host: HostPro
     reply = host.ask({"v": 1, "id": "bad", "type": "extract", "algorithm": "semantic", "snapshot": {
         "gzip": gzip_b64(json.dumps(raw).encode())}})
     assert reply["error"]["code"] == "E_SNAPSHOT" and reply["error"]["field"] == "elements.parent[3]"
+
+
+def test_bad_snapshot_texts_are_refused_and_the_host_goes_on(host: HostProcess) -> None:
+    from centrum.core.limits import JSON_DEPTH
+
+    snapshot = json.dumps(article_page().raw)
+    cases = {
+        "a field more": ({"json": snapshot, "protocol": 1}, "E_REQUEST"),
+        "not a string": ({"json": 5}, "E_REQUEST"),
+        "not JSON": ({"json": "<html>"}, "E_JSON"),
+        "NaN": ({"json": '{"a": NaN}'}, "E_JSON"),
+        "a list": ({"json": "[1, 2]"}, "E_REQUEST"),
+        "too deep": ({"json": "[" * JSON_DEPTH + "]" * JSON_DEPTH}, "E_JSON"),
+    }
+    for what, (packed, code) in cases.items():
+        reply = host.ask({"v": 1, "id": what, "type": "extract", "algorithm": "semantic", "snapshot": packed})
+        assert reply["status"] == "error" and reply["error"]["code"] == code, (what, reply)
+        assert reply["error"]["field"] == "snapshot.json" and len(reply["error"]["message"]) < 300, (what, reply)
+    reply = host.ask({"v": 1, "id": "ok", "type": "extract", "algorithm": "semantic", "snapshot": {"json": snapshot}})
+    assert reply["status"] == "ok" and reply["result"]["nodes"]
 
 
 def test_text_on_demand(host: HostProcess) -> None:

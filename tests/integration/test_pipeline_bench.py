@@ -50,3 +50,22 @@ def test_no_extract_in_the_log_is_an_error(tmp_path: Path) -> None:
 
 def test_peak_rss_of_a_missing_process_is_nan() -> None:
     assert peak_rss_mb(2**22 + 12345) != peak_rss_mb(2**22 + 12345)  # NaN
+
+
+def test_real_pages_take_every_set_in_turn_and_the_row_reports_the_ratio(tmp_path: Path) -> None:
+    from centrum.bench.benchmark import format_real, real_pages
+
+    for name, count in (("a", 3), ("b", 1), ("c", 2)):
+        (tmp_path / name / "pages").mkdir(parents=True)
+        for k in range(count):
+            (tmp_path / name / "pages" / f"{k}.html").write_text("<p>x</p>", encoding="utf-8")
+    (tmp_path / "README.md").write_text("not a set", encoding="utf-8")
+    picked = [p.relative_to(tmp_path).as_posix() for p in real_pages(tmp_path, 5)]
+    assert picked == ["a/pages/0.html", "b/pages/0.html", "c/pages/0.html", "a/pages/1.html", "c/pages/1.html"]
+    report = {"real_pages": {"pages": [{"page": "a", "press_ms": 100.0, "readability_ms": 50.0}, {"page": "b",
+                                                                                                "error": "x"}],
+                             "measured": 1, "ratio_median": 2.0, "ratio_p90": 2.0, "press_ms_median": 100.0,
+                             "readability_ms_median": 50.0}}
+    row = format_real(report)[-1]
+    assert row.startswith("| 2 of the data sets | 1 | 1 | 100.0 | 50.0 | 2.00× | 2.00× |")
+    assert format_real({}) == []

@@ -132,3 +132,27 @@ def test_bad_outputs_field_is_a_request_error(outputs: Any) -> None:
 def test_all_answers_stay_results_without_metadata() -> None:
     answer = ask(algorithm="all", outputs=["metadata"])
     assert "semantic" in answer and "metadata" not in answer["semantic"] and "page" not in answer["semantic"]
+
+
+def test_outputs_of_a_press_profile_page_with_the_readers_unseen_equal_the_full_snapshots() -> None:
+    """The press collects without the ``unseen`` judgement and the source (extension/src/pack.js); the reader, as it
+    opens, sends the full collection's: the outputs and the disclosed panels are then those of the full snapshot.
+    Ids past the page's elements (the view's own host element, added since) are left out."""
+    names = ("metadata", "markdown", "html")
+    full = harbour()
+    full["unseen"] = {"subtree": [], "text": [9]}  # the paragraph's letters draw nothing
+    want = outputs_of(ask(snapshot=full), *names)
+    press = harbour()
+    assert "unseen" not in press
+    assert outputs_of(ask(snapshot=press), "markdown")["markdown"] != want["markdown"]  # the paragraph is there
+    del press["source"]  # the press profile: no source unless the algorithm reads it
+    answer = ask(snapshot=press)
+    assert outputs_of(answer, "markdown")["markdown"] is None
+    got = nativehost.handle_outputs({"v": 1, "id": 3, "type": "outputs", "page": answer["page"],
+                                     "outputs": list(names), "unseen": {"subtree": [10], "text": [9]},
+                                     "source": SOURCE})
+    assert {k: got[k] for k in (*names, "disclosed")} == {k: want[k] for k in (*names, "disclosed")}
+    with pytest.raises(nativehost.HostError) as err:
+        nativehost.handle_outputs({"v": 1, "id": 4, "type": "outputs", "page": ask(snapshot=harbour())["page"],
+                                   "outputs": ["metadata"], "unseen": {"subtree": [-1], "text": []}})
+    assert err.value.code == "E_SNAPSHOT" and err.value.field == "unseen.subtree[0]"

@@ -77,8 +77,8 @@ def test_an_extract_handler_called_directly_leaves_the_callers_request_whole() -
 
 
 def test_a_request_large_enough_to_carry_a_snapshot_drops_the_kept_page_before_it_is_decoded() -> None:
-    # The reader's outputs come from the kept page; a small request keeps it, a large one (an extract, a label.save)
-    # drops it before decoding, so that two pages are never held at once.
+    # The reader's outputs come from the kept page; a small request keeps it, a large one that names a snapshot (an
+    # extract, a label.save) drops it before decoding, so that two pages are never held at once.
     host = nativehost.Host(io.BytesIO(), io.BytesIO())
     extract = {"v": 1, "id": 1, "type": "extract", "algorithm": "semantic", "snapshot": page()}
     host.handle_frame(encode_message(extract)[4:])
@@ -87,5 +87,11 @@ def test_a_request_large_enough_to_carry_a_snapshot_drops_the_kept_page_before_i
     host.handle_frame(encode_message({"v": 1, "id": 2, "type": "ping"})[4:])
     assert nativehost._LastPage.handle == kept
     padding = "x" * nativehost.DROP_PAGE_ABOVE_BYTES
-    host.handle_frame(encode_message({"v": 1, "id": 3, "type": "no.such.type", "padding": padding})[4:])
+    # The reader's outputs with the page's HTML (a press-profile page): large, no snapshot, about the kept page. A
+    # string that spells the key does not count: its quotes are escaped in the request's JSON.
+    source = '<p data-cx="0">"snapshot": ' + padding + "</p>"
+    host.handle_frame(encode_message({"v": 1, "id": 3, "type": "outputs", "page": kept, "outputs": ["metadata"],
+                                      "source": source})[4:])
+    assert nativehost._LastPage.handle == kept
+    host.handle_frame(encode_message({"v": 1, "id": 4, "type": "no.such.type", "snapshot": padding})[4:])
     assert nativehost._LastPage.handle is None

@@ -19,7 +19,7 @@ from centrum.algorithms import ensemble as E
 from centrum.algorithms import source
 from centrum.algorithms import source_features as S
 from centrum.algorithms._trees import K_ZERO, ModelFormatError, Trees
-from centrum.algorithms.ensemble.model import Boosted
+from centrum.algorithms.ensemble.model import Boosted, native_predictor
 from centrum.core import charset
 
 WEIGHTS = resources.files("centrum") / "weights"
@@ -147,3 +147,14 @@ def test_a_file_that_is_not_a_model_is_refused_with_the_reason() -> None:
         Trees.parse(good.replace("leaf_value=", "leaf_value=0.5 ", 1))
     with pytest.raises(ModelFormatError, match="multiclass"):
         Trees.parse(good.replace("num_class=1", "num_class=3", 1))
+
+
+def test_boosted_predicts_with_lightgbm_once_imported_and_gives_the_evaluators_doubles() -> None:
+    """The host warms up with LightGBM's own predictor (native_predictor): the fast path and the numpy evaluator (the
+    core install's path) give identical scores on the golden pages' candidates and blocks."""
+    assert native_predictor()
+    cands, blocks = golden_rows()
+    for model, rows in ((E.load_model(), cands), (E.load_block_model(), blocks)):
+        assert isinstance(model, Boosted) and model.native() is not None
+        X = rows[:, : len(model.feature_names)]
+        assert np.array_equal(model.predict(X), model.trees.predict(X))

@@ -48,6 +48,8 @@
       r.metadata = o.metadata && typeof o.metadata === "object" ? o.metadata : null;
       r.markdown = typeof o.markdown === "string" ? o.markdown : null;
       r.html = typeof o.html === "string" ? o.html : null;
+      // From the full snapshot's judgement when the press collected without it (background.js readerOutputs).
+      if (Array.isArray(o.disclosed)) r.disclosed = o.disclosed;
     }
     return { stage: state.stage };
   }

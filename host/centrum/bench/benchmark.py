@@ -149,9 +149,19 @@ def loglog_slope(sizes: Iterable[float], values: Iterable[float]) -> float:
     return float(np.polyfit(np.log(xs[ok]), np.log(ys[ok]), 1)[0])
 
 
+def real_pages(root: Path, count: int) -> list[Path]:
+    """``count`` pages of the data sets under ``root`` (each ``<set>/pages/*.html``), taken in turn from every set in
+    name order, so that every set is in the row."""
+    sets = [sorted((d / "pages").glob("*.html")) for d in sorted(root.glob("*")) if (d / "pages").is_dir()]
+    out: list[Path] = []
+    for k in range(max((len(s) for s in sets), default=0)):
+        out += [s[k] for s in sets if k < len(s)]
+    return out[:count]
+
+
 def run_bench(sizes: list[int], dataset_dirs: list[Path], per_dataset: int, repeat: int, names: list[str],
               use_host: bool = True, readability: bool = True, progress: bool = True,
-              pipeline: bool = True) -> dict[str, Any]:
+              pipeline: bool = True, real: tuple[Path, int] | None = None) -> dict[str, Any]:
     extra: dict[str, str] = {}
     if readability:
         try:
@@ -183,8 +193,13 @@ def run_bench(sizes: list[int], dataset_dirs: list[Path], per_dataset: int, repe
     cold = host.cold_start_ms if host else float("nan")
     if host:
         host.close()
-    return {"rows": [row_json(r) for r in rows], "cold_start_ms": cold, "slopes": _slopes(rows, names),
-            "algorithms": names, "targets": TARGETS, "cpu_count": os.cpu_count()}
+    report = {"rows": [row_json(r) for r in rows], "cold_start_ms": cold, "slopes": _slopes(rows, names),
+              "algorithms": names, "targets": TARGETS, "cpu_count": os.cpu_count()}
+    if pipeline and real and extra.get("readability_js"):
+        from .pipeline import run_real_pages
+
+        report["real_pages"] = run_real_pages(real[0], real_pages(real[0], real[1]), extra["readability_js"])
+    return report
 
 
 def _rendered_rows(pages: list[tuple[str, Path]], extra: dict[str, str], names: list[str], repeat: int,
@@ -262,7 +277,7 @@ def format_table(report: dict[str, Any]) -> str:
             ratio = f" ({ms / ra:.2f}×RJS)" if np.isfinite(ms) and ra and np.isfinite(ra) and ra > 0 else ""
             cells.append(_fmt(ms, 2) + ratio if n not in r["errors"] else "error")
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *format_pipeline(report)]
+    lines += ["", *format_pipeline(report), *format_real(report)]
     lines.append("")
     lines.append(f"host cold start (spawn → first answer): {_fmt(report['cold_start_ms'])} ms "
                  f"(target < {TARGETS['cold_start_ms']:.0f})")
@@ -281,8 +296,9 @@ def format_pipeline(report: dict[str, Any]) -> list[str]:
     rows = [r for r in report["rows"] if "pipeline_ms" in r]
     if not rows:
         return []
-    head = ["page", "elements", "press→highlight ms", "first press ms", *[f"{s} ms" for s in STAGES],
-            "Readability.js ms (same tab)", "ratio", "request KB", "bytes/el (no source)", "host peak RSS MB"]
+    head = ["page", "elements", "press→highlight ms", "first press ms", "spawn press ms", "warm-up ms",
+            *[f"{s} ms" for s in STAGES], "Readability.js ms (same tab)", "ratio", "request KB", "bytes/el (no source)",
+            "host peak RSS MB"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         split = r.get("pipeline_split", {})
@@ -290,11 +306,26 @@ def format_pipeline(report: dict[str, Any]) -> list[str]:
         ms = r.get("pipeline_ms", float("nan"))
         ratio = f"{ms / rj:.2f}×" if np.isfinite(ms) and np.isfinite(rj) and rj > 0 else "—"
         cells = [r["name"], str(r["elements"]), _fmt(ms), _fmt(r.get("pipeline_first_ms", float("nan"))),
+                 _fmt(r.get("pipeline_spawn_ms", float("nan"))), _fmt(r.get("host_warm_up_ms", float("nan")), 0),
                  *[_fmt(split.get(s, float("nan"))) for s in STAGES], _fmt(rj), ratio,
                  _fmt(r.get("request_bytes", 0) / 1e3, 0), _fmt(r["bytes_per_element"], 0),
                  _fmt(r.get("peak_rss_mb", float("nan")), 0)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def format_real(report: dict[str, Any]) -> list[str]:
+    """The real-page row: press→highlight against Readability.js in the same tab, page by page."""
+    real = report.get("real_pages")
+    if not real:
+        return []
+    pages = real["pages"]
+    failed = sum(1 for p in pages if "error" in p)
+    return ["", "| real pages | pressed | with a highlight | press→highlight ms (median) | Readability.js ms (median) "
+                "| ratio median | ratio p90 |", "|---|---|---|---|---|---|---|",
+            f"| {len(pages)} of the data sets | {len(pages) - failed} | {real['measured']} | "
+            f"{_fmt(real['press_ms_median'])} | {_fmt(real['readability_ms_median'])} | "
+            f"{_fmt(real['ratio_median'], 2)}× | {_fmt(real['ratio_p90'], 2)}× |"]
 
 
 def plot(report: dict[str, Any], path: Path) -> bool:

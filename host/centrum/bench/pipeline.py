@@ -14,9 +14,14 @@ to the whole:
 - ``response``: the host's answer written -> the background has it reassembled and parsed;
 - ``paint``: answer -> the highlight is on screen (the frame after the page's stage attribute changed).
 
-The first press after the host starts (``pipeline_first_ms``: spawn, imports, model loading) is reported apart
-from the warm presses (``pipeline_ms``, median). Readability.js runs in the same tab, on the same page, in the same
-run. The host's peak resident memory (``VmHWM``) is read after each page size, from a host started for that size.
+The first press after the browser started (``pipeline_first_ms``: a host started by the extension's background, as
+at browser start, whose warm-up has ended, ``host_warm_up_ms``) is reported apart from the warm presses
+(``pipeline_ms``, median), and so is a press that has to spawn the host itself (``pipeline_spawn_ms``: the host had
+died). Readability.js runs in the same tab, on the same page, in the same run. The host's peak resident memory
+(``VmHWM``) is read after each page size, from a host started for that size.
+
+The real-page row (:func:`run_real_pages`): pages of the shared data sets, each pressed once on a warm host and
+read by Readability.js in the same tab; the ratio per page, its median and 90th percentile.
 """
 
 from __future__ import annotations
@@ -128,6 +133,26 @@ def press_once(session: Session, url: str, timeout_s: float) -> dict[str, Any]:
     return {"total": marks["painted"] - t0, "split": split, "request_bytes": request_bytes}
 
 
+_WARMED = re.compile(r" INFO warmed \S+ in ([\d.]+) ms")
+
+
+def start_with_background(session: Session, timeout_s: float) -> float:
+    """Stop the host, then start one as the extension's background does when the browser starts (its ping), and wait
+    for its warm-up to end: the milliseconds of the warm-up (host.log)."""
+    _stop_host(session)
+    log = session.home / "host.log"
+    before = log.stat().st_size if log.exists() else 0
+    session.worker().evaluate("() => centrumWarmHost()")
+
+    def warmed() -> float | None:
+        with open(log, "rb") as f:
+            f.seek(before)
+            m = _WARMED.search(f.read().decode("utf-8", "replace"))
+        return float(m.group(1)) if m else None
+
+    return float(_wait(warmed, timeout_s, "the host's warm-up", session))
+
+
 def readability_in_page(session: Session, url: str, fn_source: str) -> float:
     page = session.open(url)
     value = page.evaluate(fn_source)
@@ -167,8 +192,11 @@ def _median_split(presses: list[dict[str, Any]]) -> dict[str, float]:
 
 def measure_page(session: Session, url: str, repeat: int, readability: str | None,
                  timeout_s: float) -> dict[str, Any]:
-    """First press on a fresh host, then ``repeat`` warm presses; Readability.js on the same page in between."""
+    """A press that spawns the host, the first press on a host started with the background, then ``repeat`` warm
+    presses; Readability.js on the same page in between."""
     _stop_host(session)
+    spawn = press_once(session, url, timeout_s)
+    warm_up = start_with_background(session, timeout_s)
     first = press_once(session, url, timeout_s)
     warm, rjs = [], []
     for _ in range(max(repeat, 1)):
@@ -178,6 +206,7 @@ def measure_page(session: Session, url: str, repeat: int, readability: str | Non
     pids = session.host_pids()
     totals = [p["total"] for p in warm]
     return {"pipeline_first_ms": first["total"], "pipeline_first_split": first["split"],
+            "pipeline_spawn_ms": spawn["total"], "pipeline_spawn_split": spawn["split"], "host_warm_up_ms": warm_up,
             "pipeline_ms": statistics.median(totals), "pipeline_split": _median_split(warm),
             "pipeline_runs_ms": totals, "request_bytes": warm[-1]["request_bytes"],
             "readability_page_ms": statistics.median(rjs) if rjs else float("nan"),
@@ -185,8 +214,9 @@ def measure_page(session: Session, url: str, repeat: int, readability: str | Non
 
 
 def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None, timeout_s: float = 180.0,
-                 extension: Path = EXTENSION_DIR) -> dict[str, dict[str, Any]]:
-    """Figures per page name; a page that fails gets ``{"error": ...}``. ``extension``: the unpacked extension."""
+                 extension: Path = EXTENSION_DIR, transfer: str | None = None) -> dict[str, dict[str, Any]]:
+    """Figures per page name; a page that fails gets ``{"error": ...}``. ``extension``: the unpacked extension;
+    ``transfer``: the snapshot's form on the way to the host, "json" or "gzip" (default: pack.js's choice by size)."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, dict[str, Any]] = {}
@@ -199,9 +229,74 @@ def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None, t
         user_data_dir.mkdir()
         install_host(user_data_dir, home)
         for session in launch(p, user_data_dir, home, extension):
+            if transfer:
+                session.worker().evaluate("(form) => { globalThis.centrumBenchTransfer = form; }", transfer)
             for name, path in pages.items():
                 try:
                     out[name] = measure_page(session, f"{base}/{path.name}", repeat, readability, timeout_s)
                 except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop on them
                     out[name] = {"error": f"{type(e).__name__}: {e}"}
     return out
+
+
+# Main world: the time the highlight is painted, or the stage the press ended in when it shows no highlight (an
+# error or "nothing found" toast: the view sets no stage attribute then).
+_SHOWN = """() => { const b = window.__centrumBench; return b && b.painted ? b.painted : null; }"""
+_STAGE = "() => { const v = globalThis[Symbol.for('centrum.view')]; return v ? v.stage : null; }"
+
+
+def press_real(session: Session, url: str, timeout_s: float) -> float:
+    """One warm press on ``url``: press -> highlight painted, in ms; NaN when the press ends without a highlight."""
+    page = session.open(url)
+    page.evaluate(_WATCH)
+    t0 = time.time() * 1000
+    session.press(page)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for _ in range(25):
+            painted = page.evaluate(_SHOWN)
+            if painted:
+                return float(painted) - t0
+            time.sleep(0.02)
+        if extension_world_eval(page, _STAGE) in ("message", "idle"):
+            return float("nan")
+    raise ExtensionBrowserError(f"timed out waiting for the press on {url}")
+
+
+def run_real_pages(root: Path, pages: list[Path], readability: str, timeout_s: float = 60.0,
+                   extension: Path = EXTENSION_DIR) -> dict[str, Any]:
+    """The real-page row: each of ``pages`` (under ``root``, served from it) pressed once on a warm host and read by
+    Readability.js in the same tab. Per page {press_ms, readability_ms, ratio}; the median and 90th percentile of
+    the ratio over the pages that showed a highlight."""
+    import numpy as np
+    from playwright.sync_api import sync_playwright
+
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="centrum-bench-real-") as tmp, serve(root) as base, \
+            sync_playwright() as p:
+        user_data_dir, home = Path(tmp) / "profile", Path(tmp) / "home"
+        user_data_dir.mkdir()
+        install_host(user_data_dir, home)
+        for session in launch(p, user_data_dir, home, extension):
+            # Saved pages name resources on their sites: answered at once, as the renderer does (no network here).
+            session.browser.contexts[0].route("**/*", lambda route: route.continue_() if route.request.url.startswith(
+                base) else route.abort())
+            start_with_background(session, timeout_s)
+            for path in pages:
+                url = f"{base}/{path.relative_to(root).as_posix()}"
+                row: dict[str, Any] = {"page": path.relative_to(root).as_posix()}
+                try:
+                    row["readability_ms"] = readability_in_page(session, url, readability)
+                    row["press_ms"] = press_real(session, url, timeout_s)
+                except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop on them
+                    row["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                rows.append(row)
+    ratios = np.array([r["press_ms"] / r["readability_ms"] for r in rows if r.get("readability_ms", 0) > 0
+                       and np.isfinite(r.get("press_ms", float("nan")))])
+    return {"pages": rows, "measured": int(ratios.size),
+            "ratio_median": float(np.median(ratios)) if ratios.size else float("nan"),
+            "ratio_p90": float(np.percentile(ratios, 90)) if ratios.size else float("nan"),
+            "press_ms_median": float(np.median([r["press_ms"] for r in rows if np.isfinite(r.get("press_ms", np.nan))]
+                                               or [np.nan])),
+            "readability_ms_median": float(np.median([r["readability_ms"] for r in rows if "readability_ms" in r]
+                                                     or [np.nan]))}

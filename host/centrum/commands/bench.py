@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-readability", action="store_true", help="skip Readability.js in the page")
     parser.add_argument("--no-pipeline", action="store_true",
                         help="skip the button press -> highlight runs (Chromium with the unpacked extension and host)")
+    parser.add_argument("--real-pages", type=int, default=200,
+                        help="pages of the data sets under --real-root pressed once each against Readability.js in "
+                        "the same tab (the real-page row; 0 skips it; default: %(default)s)")
+    parser.add_argument("--real-root", type=Path, default=Path("../shared/datasets"),
+                        help="folder of data sets (<set>/pages/*.html) for the real-page row (default: %(default)s)")
     parser.add_argument("--dana-throughput", action="store_true",
                         help="also measure DANA variants on the raw HTML of --datasets (MB/s)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder (default: %(default)s)")
@@ -64,9 +69,13 @@ def run(args: argparse.Namespace) -> int:
         if n not in algorithms.REGISTRY:
             print(f"centrum bench: unknown algorithm {n!r}", file=sys.stderr)
             return 2
+    real = (args.real_root, args.real_pages) if args.real_pages > 0 else None
+    if real and not args.real_root.is_dir():
+        print(f"centrum bench: no data sets at {args.real_root}: the real-page row is left out", file=sys.stderr)
+        real = None
     report = run_bench(sizes, args.datasets, args.per_dataset, args.repeat, names,
                        use_host=not args.no_host, readability=not args.no_readability,
-                       pipeline=not args.no_pipeline)
+                       pipeline=not args.no_pipeline, real=real)
     if args.dana_throughput and args.datasets:
         from ..bench.benchmark import dana_throughput
 

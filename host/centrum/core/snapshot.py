@@ -675,6 +675,15 @@ def _parse_attrs(raw_attrs: Any, n: int) -> dict[str, dict[int, str]]:
     return attrs
 
 
+def later_unseen(raw: Any, n: int) -> dict[str, np.ndarray | None]:
+    """The ``unseen`` section of a later full collection of a page whose snapshot (``n`` elements) was collected
+    without it (the press profile, extension/src/pack.js), as ``unseen_subtree`` and ``unseen_text``: its ids below
+    ``n``. The page's elements keep their ids in the later walk (pre-order; what the view added since, its
+    <centrum-ui> host, comes after them)."""
+    parts = _parse_unseen(raw, MAX_ELEMENTS)
+    return {k: v[v < n] if v is not None else None for k, v in parts.items()}
+
+
 def _parse_unseen(raw: Any, n: int) -> dict[str, np.ndarray | None]:
     """The optional ``unseen`` section: two lists of element ids (absent: both None)."""
     if raw is None:

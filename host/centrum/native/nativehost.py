@@ -123,17 +123,27 @@ def _warm() -> None:
     t0 = time.perf_counter()
     try:
         from .. import algorithms  # noqa: F401
+        from ..algorithms.ensemble.model import native_predictor
         from ..core.builders import E, T, build
+        from ..core.trace import wanting
         from ..output import outputs  # noqa: F401 - outputs: the reader's imports, warmed too
 
+        native_predictor()  # LightGBM's predictor, when installed: its import is paid here, not by a press
+
         words = "The harbour opened again on Saturday after two years of works, to a large and happy crowd. "
-        page = E("html", (0, 0, 1000, 2000), [E("body", (0, 0, 1000, 2000), [
-            E("nav", (0, 0, 1000, 40), [E("a", (0, 0, 80, 20), [T("Home")]), E("a", (90, 0, 80, 20), [T("News")])]),
-            E("article", (100, 100, 800, 900), [E("h1", (100, 100, 800, 40), [T("Harbour reopens")])] + [
-                E("p", (100, 150 + 100 * k, 800, 90), [T(words * 3)]) for k in range(6)]),
-            E("footer", (0, 1900, 1000, 100), [T("Contact us")]),
+        links = [E("a", (90 * k, 0, 80, 20), [T(f"Section {k}")], attrs={"href": f"/s{k}"}) for k in range(12)]
+        page = E("html", (0, 0, 1000, 6000), [E("body", (0, 0, 1000, 6000), [
+            E("nav", (0, 0, 1000, 40), links),
+            E("article", (100, 100, 800, 3000), [E("h1", (100, 100, 800, 40), [T("Harbour reopens")])] + [
+                E("p", (100, 150 + 90 * k, 800, 80), [T(words * 2), E("a", (100, 150 + 90 * k, 80, 20), [T("more")],
+                                                                         attrs={"href": f"/m{k}"})])
+                for k in range(30)]),
+            E("section", (100, 3200, 800, 1500), [E("p", (100, 3200 + 100 * k, 800, 90), [T(words)])
+                                                  for k in range(10)], attrs={"class": "comments"}),
+            E("footer", (0, 5900, 1000, 100), [T("Contact us"), *links[:6]]),
         ])])
-        algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
+        with wanting(debug=False):  # the press's path
+            algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
         log.info("warmed %s in %.0f ms", algorithms.DEFAULT_ALGORITHM, (time.perf_counter() - t0) * 1000)
     except Exception:  # noqa: BLE001 - a warm-up is an optimisation; the extract reports real failures
         log.warning("warm-up failed:\n%s", traceback.format_exc())
@@ -236,9 +246,11 @@ def _page_outputs(snapshot: Any, result: Any, outputs: tuple[str, ...]) -> dict[
     return extra
 
 
-# A request larger than this carries a snapshot (an extract, a label.save): the kept page is dropped before the
-# request is decoded, so that the host never holds two pages at once (an extract drops it anyway; the reader asking
-# for a dropped page's outputs sends its snapshot again, as after a restart). Reader requests are far below it.
+# A request larger than this that names a snapshot (an extract, a label.save: the key's bytes are looked for, which a
+# string value cannot spell, its quotes being escaped) carries one: the kept page is dropped before the request is
+# decoded, so that the host never holds two pages at once (an extract drops it anyway; the reader asking for a
+# dropped page's outputs sends its snapshot again, as after a restart). The reader's outputs request carries at most
+# the kept page's own HTML.
 DROP_PAGE_ABOVE_BYTES = 1 << 20
 
 
@@ -277,7 +289,29 @@ def handle_outputs(request: dict[str, Any]) -> dict[str, Any]:
         raise HostError("E_REQUEST", "page is not the host's last extracted page (another page was extracted since, "
                                      "a request carrying a snapshot came in between, or the host restarted): extract "
                                      "it again", "page")
-    return _page_outputs(_LastPage.snapshot, _LastPage.result, outputs)
+    snapshot, result = _LastPage.snapshot, _LastPage.result
+    _complete(snapshot, result, request.get("unseen"), request.get("source"))
+    return {**_page_outputs(snapshot, result, outputs), "disclosed": list(result.disclosed)}
+
+
+def _complete(snapshot: Any, result: Any, unseen: Any, source: Any) -> None:
+    """A page highlighted from the press profile (no ``unseen``, no ``source`` unless the algorithm reads it) gets
+    what the full collection the reader made as it opened adds (PROTOCOL.md "Reader outputs"): the outputs and the
+    disclosed panels then read what they read from a full snapshot. What the page has of its own it keeps."""
+    from ..core.snapshot import SnapshotError, later_unseen
+
+    if source is not None and not isinstance(source, str):
+        raise HostError("E_REQUEST", "source must be a string", "source")
+    if source is not None and snapshot.source is None:
+        snapshot.source = source
+    if unseen is None or snapshot.unseen_subtree is not None:
+        return
+    try:
+        parts = later_unseen(unseen, snapshot.n)
+    except SnapshotError as e:
+        raise HostError("E_SNAPSHOT", str(e), e.field) from e
+    snapshot.unseen_subtree, snapshot.unseen_text = parts["unseen_subtree"], parts["unseen_text"]
+    result.disclosed = snapshot.disclosed_in(result.nodes)
 
 
 def _error_slot(algo: str, error: HostError, parse_ms: float) -> dict[str, Any]:
@@ -324,6 +358,8 @@ def handle_extract(request: dict[str, Any]) -> Any:
     _LastPage.drop()
     if "gzip" in raw:
         raw = unpack_snapshot(raw)
+    elif "json" in raw:
+        raw = snapshot_text(raw)
     t0 = time.perf_counter()
     try:
         snapshot = parse_snapshot(raw)
@@ -546,6 +582,23 @@ def unpack_snapshot(packed: dict[str, Any]) -> Any:
     return decode_request(body, what=field, depth=limits.JSON_DEPTH - 1)
 
 
+def snapshot_text(packed: dict[str, Any]) -> Any:
+    """The snapshot object of a snapshot sent as its JSON text ``{"json": text}`` (PROTOCOL.md "Compressed
+    snapshot"): what the press sends when gzip costs the page more than it saves the pipe (docs/speed.md). Bounded
+    and checked as the request itself; anything but the JSON text of an object is E_REQUEST naming
+    ``snapshot.json``."""
+    field = "snapshot.json"
+    text = packed.get("json")
+    if set(packed) != {"json"} or not isinstance(text, str):
+        raise HostError("E_REQUEST", "a snapshot as text is {\"json\": <string>} and nothing else", field)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate: JSON.stringify never writes one unescaped
+        raise HostError("E_JSON", f"snapshot.json is not UTF-8 JSON: {e}", field) from None
+    del text
+    return decode_request(body, what=field, depth=limits.JSON_DEPTH - 1)
+
+
 def decode_request(body: bytes, what: str = "request", depth: int | None = None) -> dict[str, Any]:
     """The request object of one frame, or HostError E_JSON / E_REQUEST (PROTOCOL.md "Limits" and error table).
     Also the object inside a compressed snapshot (``what="snapshot.gzip"``, named as the error's field, one level
@@ -639,7 +692,8 @@ class Host:
         msg_id: Any = None
         rtype: Any = None
         size = len(owned[0])
-        if size > DROP_PAGE_ABOVE_BYTES:
+        # A large request that names no snapshot (the reader's outputs with the page's HTML) is about the kept page.
+        if size > DROP_PAGE_ABOVE_BYTES and b'"snapshot"' in owned[0]:
             _LastPage.drop()
         try:
             request = decode_request(owned.pop())

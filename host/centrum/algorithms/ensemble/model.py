@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,10 +224,22 @@ class Boosted:
         return self.trees.expected_value()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Raw scores (ranker) or probabilities (block filter, cross-entropy objective)."""
+        """Raw scores (ranker) or probabilities (block filter, cross-entropy objective): LightGBM's own predictor when
+        the process has imported LightGBM (:func:`native_predictor`), else :mod:`._trees`; the same doubles either
+        way (``tests/unit/test_trees.py`` checks it on the shipped models)."""
         if X.shape[0] == 0:
             return np.zeros(0)
+        native = self.native()
+        if native is not None:
+            return np.asarray(native.predict(np.ascontiguousarray(X, dtype=np.float64), num_threads=1))
         return self.trees.predict(X)
+
+    def native(self) -> Any:
+        """LightGBM's booster of this model when LightGBM is already imported, else None (importing it costs more
+        than a page's prediction: the host imports it while it warms up, see :func:`native_predictor`)."""
+        if "lightgbm" not in sys.modules:
+            return None
+        return self.booster
 
     def contributions(self, X: np.ndarray) -> np.ndarray:
         """(rows, features) in raw-score space."""
@@ -256,6 +269,18 @@ class Boosted:
     @classmethod
     def load(cls, path: Path, feature_names: list[str] | None = None) -> Boosted:
         return cls.from_string(path.read_text(encoding="utf-8"), feature_names)
+
+
+def native_predictor() -> bool:
+    """Import LightGBM when it is installed, so that :meth:`Boosted.predict` runs LightGBM's compiled predictor: on
+    the block filter's thousands of rows of a large page it is several times faster than the numpy evaluator, whose
+    every node is a vectorized test of every row (docs/speed.md). False when LightGBM is not installed (the core
+    install): predictions then come from :mod:`._trees`, the same doubles."""
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # A bag of boosters as one: every member's trees, leaf values divided by the member count, so that the model's raw
