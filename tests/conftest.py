@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+
+# LightGBM's OpenMP threads spin while they wait by default; on a busy machine (tests beside browsers) a small fit then
+# crawls at a few per cent of a core. Passive waiting changes no result (the thread count, and so the model, are the
+# same). Set before any test imports LightGBM.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import shutil
 from collections.abc import Callable
 from pathlib import Path
