@@ -1,6 +1,6 @@
 """Source-only extraction: a learned block classifier on the page's HTML alone (no browser, no geometry).
 
-The page is parsed with lxml into blocks (runs of text with the same block-level container,
+The page is parsed with lexbor (selectolax) into blocks (runs of text with the same block-level container,
 ``_source_features``); a LightGBM model (``centrum/weights/source-v1.lgb.txt``, trained by
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
