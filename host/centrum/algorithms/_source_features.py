@@ -256,8 +256,8 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     return SourceTree(np.asarray(parent, dtype=np.int64), np.asarray(w.end, dtype=np.int64),
                       np.asarray(depth, dtype=np.int64), list(tags), np.asarray(child_k, dtype=np.int64),
                       np.asarray(inh_t, dtype=np.int64), np.asarray(inh_c, dtype=np.int64),
-                      np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts], link_chars, title,
-                      list(cols[9]))
+                      np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts],
+                      link_chars, title, list(cols[9]))
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
