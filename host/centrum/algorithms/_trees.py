@@ -157,11 +157,11 @@ class Trees:
             raise ValueError(f"expected rows of {len(self.feature_names)} features, got shape {X.shape}")
         return np.where(np.abs(X) <= K_ZERO, 0.0, X)
 
-    def _goes_left(self, x: np.ndarray, node: np.ndarray, nan_possible: bool = True) -> np.ndarray:
-        """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node``
-        (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is exactly 0, and a NaN goes
-        where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
-        left = x <= self.threshold[node]
+    def _goes_left(self, x: np.ndarray, threshold: np.ndarray, nan_possible: bool, node: np.ndarray) -> np.ndarray:
+        """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node`` whose
+        thresholds are ``threshold`` (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is
+        exactly 0, and a NaN goes where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
+        left = x <= threshold
         nan = np.isnan(x) if nan_possible else None
         if nan is not None and nan.any():
             left = np.where(nan, self._nan_left()[node], left)
@@ -232,10 +232,11 @@ class Trees:
         step = max(1, _CELLS // max(1, node.shape[0]))
         columns = np.ascontiguousarray(X.T)  # a node's values are then one contiguous copy of a feature's row
         feature, nan_possible = self.feature[node], bool(np.isnan(X).any())
+        threshold, ones = self.threshold[node][:, None], np.array(np.iinfo(mask.dtype).max, dtype=mask.dtype)
         for s in range(0, X.shape[0] if trees.shape[0] else 0, step):
-            held = self._goes_left(columns[feature, s: s + step], node[:, None], nan_possible).astype(mask.dtype)
-            # A test that holds keeps every bit (0 - 1 wraps to all ones in unsigned integers), a failed one its mask.
-            kept = (mask[:, None] | (np.zeros(1, mask.dtype) - held)).reshape(trees.shape[0], width, -1)
+            held = self._goes_left(columns[feature, s: s + step], threshold, nan_possible, node[:, None])
+            # A test that holds keeps every bit, a failed one its mask (one pass from the tests to the masks).
+            kept = np.where(held, ones, mask[:, None]).reshape(trees.shape[0], width, -1)
             kept = np.bitwise_and.reduce(kept, axis=1)
             lowest = kept & (~kept + np.ones(1, mask.dtype))
             bit = np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two is a float64
@@ -249,7 +250,7 @@ class Trees:
         active = np.nonzero(cur >= 0)[0]
         while active.size:
             node = cur[active]
-            left = self._goes_left(X[row[active], self.feature[node]], node)
+            left = self._goes_left(X[row[active], self.feature[node]], self.threshold[node], True, node)
             nxt = np.where(left, self.left[node], self.right[node])
             cur[active] = nxt
             active = active[nxt >= 0]
@@ -349,7 +350,7 @@ class Trees:
         n_rows, n_feat = X.shape
         nodes = np.arange(self.feature.shape[0])
         # Every internal node's decision for every row, once.
-        left_all = self._goes_left(X[:, self.feature], nodes)
+        left_all = self._goes_left(X[:, self.feature], self.threshold, True, nodes)
         flat = np.zeros(n_rows * n_feat)
         rows = np.arange(n_rows)[:, None] * n_feat
         for g in self._shap_groups():

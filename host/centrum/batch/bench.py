@@ -26,8 +26,10 @@ PEERS = ("trafilatura", "resiliparse")
 
 
 def extractor_rates(warc: Path, pages: int) -> list[dict[str, Any]]:
-    """Pages/s of ``source`` and the HTML peers, one after the other in this process, on the first ``pages`` HTML
-    records of ``warc`` (read by the batch's own reader; each extractor gets the page as its command reads it)."""
+    """Pages/s and CPU time per page of ``source`` and the HTML peers on the first ``pages`` HTML records of
+    ``warc`` (read by the batch's own reader; each extractor gets the page as its command reads it), in this process.
+    The extractors take turns page by page and each is charged its own process CPU time, so a busy machine slows
+    them alike and the ratio of their CPU times is what compares them (``cpu_ratio``: to resiliparse's)."""
     from .. import algorithms
     from ..evaluation.peers import missing_reason, run_html_peer
     from .inputs import index_warc, read_page
@@ -35,23 +37,34 @@ def extractor_rates(warc: Path, pages: int) -> list[dict[str, Any]]:
     _index, tasks = index_warc(warc)
     read = [read_page(t) for t in tasks if not t.status][:pages]
     config = algorithms.raw_html_config(algorithms.SOURCE_DEFAULT)
-    out = []
-    for name in (algorithms.SOURCE_DEFAULT, *PEERS):
-        missing = None if name == algorithms.SOURCE_DEFAULT else missing_reason(name)
-        if missing:
-            out.append({"extractor": name, "pages": 0, "error": missing})
-            continue
-        empty = 0
-        t0 = time.perf_counter()
-        for page in read:
+    names = [algorithms.SOURCE_DEFAULT, *PEERS]
+    missing = {n: missing_reason(n) for n in PEERS}
+    running = [n for n in names if not missing.get(n)]
+    cpu = dict.fromkeys(running, 0.0)
+    wall = dict.fromkeys(running, 0.0)
+    empty = dict.fromkeys(running, 0)
+    for page in read:
+        for name in running:
+            w0, c0 = time.perf_counter(), time.process_time()
             if name == algorithms.SOURCE_DEFAULT:
                 text = algorithms.run_raw_html(name, page.html(), config).text or ""
             else:
                 text = run_html_peer(name, page.body, "en")
-            empty += not text.strip()
-        seconds = time.perf_counter() - t0
-        out.append({"extractor": name, "pages": len(read), "empty": empty, "seconds": round(seconds, 2),
-                    "pages_per_s": round(len(read) / seconds, 2) if seconds > 0 else 0.0})
+            cpu[name] += time.process_time() - c0
+            wall[name] += time.perf_counter() - w0
+            empty[name] += not text.strip()
+    out: list[dict[str, Any]] = []
+    for name in names:
+        if name not in cpu:
+            out.append({"extractor": name, "pages": 0, "error": missing[name]})
+            continue
+        out.append({"extractor": name, "pages": len(read), "empty": empty[name], "seconds": round(wall[name], 2),
+                    "pages_per_s": round(len(read) / wall[name], 2) if wall[name] > 0 else 0.0,
+                    "cpu_ms_per_page": round(1000 * cpu[name] / max(len(read), 1), 3)})
+    base = cpu.get("resiliparse")
+    for e in out:
+        if base and e["extractor"] in cpu:
+            e["cpu_ratio"] = round(cpu[e["extractor"]] / base, 2)
     return out
 
 
@@ -98,14 +111,16 @@ def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tu
 
 
 def format_batch_table(report: dict[str, Any]) -> str:
-    lines = ["Extractors alone (one process, the same archived pages):", "",
-             "| extractor | pages | empty | s | pages/s |", "|---|---|---|---|---|"]
+    lines = ["Extractors alone (one process, the same archived pages, taking turns page by page):", "",
+             "| extractor | pages | empty | wall s | pages/s | CPU ms/page | CPU x resiliparse |",
+             "|---|---|---|---|---|---|---|"]
     for e in report.get("extractors", []):
         if "error" in e:
-            lines.append(f"| {e['extractor']} | - | - | - | not run: {e['error']} |")
+            lines.append(f"| {e['extractor']} | - | - | - | not run: {e['error']} |||")
         else:
+            ratio = f"{e['cpu_ratio']:.2f}" if "cpu_ratio" in e else "-"
             lines.append(f"| {e['extractor']} | {e['pages']} | {e['empty']} | {e['seconds']:.1f} | "
-                         f"{e['pages_per_s']:.1f} |")
+                         f"{e['pages_per_s']:.1f} | {e['cpu_ms_per_page']:.2f} | {ratio} |")
     lines += ["", "centrum batch (rows include the crawl's 4 static records, skipped):", "",
               "| mode | engine | algorithm | workers | pages | start s | wall s | pages/s (wall) | pages/s (steady) | "
               "speed-up | pages/day (steady) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
