@@ -47,7 +47,7 @@ _CUES = {"positive": POSITIVE, "negative": NEGATIVE, **CUE_GROUPS}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden")
 
 def _code_table(*ranges: tuple[int, int]) -> np.ndarray:
-    """Lookup over the BMP plus one entry (0x10000) standing for every astral code point (never marked)."""
+    """Lookup over the BMP's code units (the one more entry, 0x10000, is never read: see _prepare)."""
     table = np.zeros(0x10001, dtype=bool)
     for lo, hi in ranges:
         table[lo: hi + 1] = True
@@ -56,7 +56,7 @@ def _code_table(*ranges: tuple[int, int]) -> np.ndarray:
 
 # Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (outputs._BAD_CHARS).
 _UNDECODABLE_TABLE = _code_table((0, 8), (0x0E, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFD))
-_BAD_CHARS_TABLE = _code_table((0, 8), (0x0B, 0x0C), (0x0E, 0x1F), (0xD800, 0xDFFF), (0xFFFE, 0xFFFF))
+_BAD_CHARS_TABLE = _code_table((0, 8), (0x0B, 0x0C), (0x0E, 0x1F), (0xFFFE, 0xFFFF))  # and lone surrogates
 _CLAUSE = char_table(".!?。！？؟।,，、;；:：")
 _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
@@ -91,13 +91,59 @@ class SourceTree:
     cx: list[str | None]  # (n,) the data-cx attribute (a snapshot's node id) when the source has one
 
 
-def _cue_bits(attr: str, cache: dict[str, int]) -> int:
-    """Bit k set when the class/id text matches cue group k of ``_CUES`` (cached: a page repeats its classes)."""
-    hit = cache.get(attr)
-    if hit is None:
-        hit = sum(1 << k for k, p in enumerate(_CUES.values()) if p.search(attr)) if attr else 0
-        cache[attr] = hit
-    return hit
+def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and a regex of
+    the others (None if none): the regex matches a text exactly when one of the words is in it or the rest matches."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 1
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    words = tuple(p for p in parts if re.fullmatch(r"[a-z0-9-]+", p))
+    rest = [p for p in parts if p not in words]
+    return words, (re.compile("|".join(rest)) if rest else None)
+
+
+_CUE_PARTS = [_split_alternatives(p.pattern) for p in _CUES.values()]
+# Cue bits of the class/id texts seen in this process: sites share their templates' classes and the web its
+# frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once. Bounded: emptied when full.
+_CUE_CACHE: dict[str, int] = {}
+_CUE_CACHE_MAX = 200_000
+
+
+def _cue_bits(attrs: list[str]) -> np.ndarray:
+    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. The texts not in the cache are
+    matched together: each group's regex runs once over them joined by newlines (no cue pattern matches a newline or
+    reads past a word boundary, so a match in the join is a match in one text, and every text with a match shows
+    its first)."""
+    cache = _CUE_CACHE
+    if len(cache) + len(attrs) > _CUE_CACHE_MAX:
+        cache.clear()
+    new = sorted({a for a in attrs if a not in cache})
+    if new:
+        joined = "\n".join(new)
+        starts = np.cumsum([0] + [len(a) + 1 for a in new[:-1]])
+        bits = np.zeros(len(new), dtype=np.int64)
+        for k, (words, rest) in enumerate(_CUE_PARTS):
+            found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
+            for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
+                at = joined.find(word)
+                while at >= 0:
+                    found.append(at)
+                    at = joined.find(word, at + 1)
+            if found:
+                bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
+        cache.update(zip(new, bits.tolist(), strict=True))
+    return np.fromiter((cache[a] for a in attrs), dtype=np.int64, count=len(attrs))
 
 
 _HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
@@ -109,15 +155,14 @@ _TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, do
 
 class _Walk:
     """State of the one pass over the tree (kept apart so each step stays short). Per element one tuple in
-    ``els``: (parent, depth, tag, child_k, own cue bits, inherited tag bits, inherited cue bits, container, class,
-    data-cx); ``end`` is set when its subtree closes."""
+    ``els``: (parent, depth, tag, child_k, lower-cased class and id, inherited tag bits, container, class,
+    data-cx); ``end`` is set when its subtree closes. Cues are matched after the walk, once per distinct class/id."""
 
     def __init__(self) -> None:
-        self.els: list[tuple[int, int, str, int, int, int, int, int, str, str | None]] = []
+        self.els: list[tuple[int, int, str, int, str, int, int, str, str | None]] = []
         self.end: list[int] = []
         self.pieces: list[str] = []  # text in document order
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
-        self.cue_cache: dict[str, int] = {}
 
     def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
         """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
@@ -126,7 +171,6 @@ class _Walk:
         get = a.get
         cls = get("class") or ""
         attr = f"{cls} {get('id') or ''}".lower().strip() if a else ""
-        cue = _cue_bits(attr, self.cue_cache)
         bits = _TAG_BITS.get(tag, 0)
         if a and ("hidden" in a or get("aria-hidden") == "true" or _HIDDEN_STYLE.search(get("style") or "")):
             bits |= _HIDDEN_BIT
@@ -135,12 +179,11 @@ class _Walk:
         if p >= 0:
             pp = self.els[p]
             bits |= pp[5]
-            inh_cue = cue | pp[6]
-            cont = i if tag in BLOCK else pp[7]
+            cont = i if tag in BLOCK else pp[6]
             depth = pp[1] + 1
         else:
-            inh_cue, cont, depth = cue, i, 0
-        self.els.append((p, depth, tag, k, cue, bits, inh_cue, cont, cls, get("data-cx")))
+            cont, depth = i, 0
+        self.els.append((p, depth, tag, k, attr, bits, cont, cls, get("data-cx")))
         self.end.append(i + 1)
         return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
@@ -198,15 +241,28 @@ def _prepare(html: str, max_chars: int) -> str:
         raise SourceError("the page is empty")
     # Bytes that are not text (an image saved as .html, a page in an encoding nothing declared) decode to
     # replacement and control characters, which HTML text never holds; a page made mostly of them has no text.
-    # One table lookup over the code points rather than a regex scan (a page is often hundreds of KB).
-    code = np.frombuffer(html.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    bad = int(np.count_nonzero(_UNDECODABLE_TABLE[np.minimum(code, 0x10000)]))
+    # One table lookup over the UTF-16 code units rather than a regex scan (a page is often hundreds of KB; bytes for
+    # an ASCII page). The marked characters are all in the BMP and none is a surrogate, so an astral character's
+    # pair of units counts as nothing, as it should; a lone surrogate is found by the strict UTF-8 encoder.
+    ascii_only = html.isascii()
+    code = np.frombuffer(html.encode("ascii") if ascii_only else html.encode("utf-16-le", "surrogatepass"),
+                         dtype=np.uint8 if ascii_only else np.uint16)
+    bad = int(np.count_nonzero(_UNDECODABLE_TABLE[code]))
     if bad > UNDECODABLE_SHARE * len(html):
         raise SourceError(f"the page is not text in a known encoding: {100 * bad / len(html):.0f} % of its characters "
                           "could not be decoded")
-    if _BAD_CHARS_TABLE[np.minimum(code, 0x10000)].any():
+    if _BAD_CHARS_TABLE[code].any() or (not ascii_only and not _encodes(html)):
         html = _BAD_CHARS.sub("\ufffd", html)
     return html
+
+
+def _encodes(html: str) -> bool:
+    """False when ``html`` holds a lone surrogate (no UTF-8 spelling)."""
+    try:
+        html.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse(html: str, max_chars: int) -> SourceTree:
@@ -232,16 +288,29 @@ def parse(html: str, max_chars: int) -> SourceTree:
 def _arrays(w: _Walk, title: str) -> SourceTree:
     n = len(w.els)
     cols = list(zip(*w.els, strict=True))
-    parent, depth, tags, child_k, cue, inh_t, inh_c = (cols[k] for k in range(7))
+    parent, depth, tags, child_k, attrs, inh_t = (cols[k] for k in range(6))
+    at = np.asarray(w.piece_at, dtype=np.int64)
+    conts = at >> 1
+    # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
+    # are never read (matching them was most of a large page's walk), so they are not matched.
+    read = [False] * n
+    for c in np.unique(conts).tolist():
+        read[c] = True
+    for i in range(n - 1, 0, -1):  # pre-order: children after their parent
+        if read[i]:
+            read[parent[i]] = True
+    cue = _cue_bits([a if r else "" for a, r in zip(attrs, read, strict=True)]).tolist()
+    inh_c = list(cue)
+    for i, p in enumerate(parent):  # pre-order: a parent comes before its children
+        if p >= 0:
+            inh_c[i] |= inh_c[p]
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
-    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[8], strict=True)),
+    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[7], strict=True)),
                            dtype=np.int64, count=n)
     signature = np.bincount(sig_code, minlength=len(codes))[sig_code] if n else np.zeros(0, dtype=np.int64)
     # Blocks: consecutive pieces with the same container; each piece whitespace-collapsed (str.split's whitespace is
     # the regex \\s's, and it runs in C where a regex substitution costs a fraction of a microsecond a character).
-    at = np.asarray(w.piece_at, dtype=np.int64)
-    conts = at >> 1
     new = np.ones(conts.size, dtype=bool)
     new[1:] = conts[1:] != conts[:-1]
     block_of = np.cumsum(new) - 1
@@ -257,7 +326,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
                       np.asarray(depth, dtype=np.int64), list(tags), np.asarray(child_k, dtype=np.int64),
                       np.asarray(inh_t, dtype=np.int64), np.asarray(inh_c, dtype=np.int64),
                       np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts],
-                      link_chars, title, list(cols[9]))
+                      link_chars, title, list(cols[8]))
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
