@@ -202,3 +202,38 @@ def test_batch_over_a_folder_runs_on_the_local_engine_with_ray_not_importable(tm
     """)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert p.returncode == 2 and "centrum batch needs Ray: pip install 'centrum[batch]'" in p.stderr, p.stderr
+
+
+def test_a_folder_s_copies_name_the_first_file_and_no_render_rows_have_markdown(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for name, i in (("a.html", 1), ("b.html", 1), ("c.html", 2), ("d.html", 1)):
+        (pages / name).write_text(page_html(i, paragraphs=4), encoding="utf-8")
+    out = tmp_path / "out"
+    worker = WorkerOptions(algorithm="source", render=False, markdown=True)
+    run_batch(BatchOptions(inputs=[pages], out=out, worker=worker, actors=1, fmt="jsonl", progress=False))
+    rows = {Path(r["source"]).name: r for r in read_rows(out)}
+    first = rows["a.html"]["record_id"]
+    assert [rows[n]["duplicate_of"] for n in ("a.html", "b.html", "c.html", "d.html")] == [None, first, None, first]
+    assert rows["b.html"]["content_hash"] == rows["a.html"]["content_hash"] != rows["c.html"]["content_hash"]
+    # The Markdown of the answer's elements (found by their paths in the page), with the front matter.
+    md = rows["c.html"]["markdown"]
+    assert md.startswith("---") and "# Story number 2" in md and "Paragraph 3 of story 2" in md
+    assert "Copyright" not in md and rows["c.html"]["language"] == "en" and rows["c.html"]["text_truncated"] is False
+
+
+def test_a_text_over_the_row_limit_is_cut_at_a_line_end_and_the_row_says_so() -> None:
+    from centrum.batch.worker import cap_text
+    from centrum.core.limits import INPUT_LIMITS, ROW_TEXT_CHARS
+
+    assert INPUT_LIMITS["row_text_chars"].value == ROW_TEXT_CHARS
+    line = "x" * 99 + "\n"
+    row = {"text": line * (ROW_TEXT_CHARS // 100 + 50), "markdown": None, "warnings": [], "text_truncated": False}
+    full = len(row["text"])
+    cap_text(row)
+    assert row["text_truncated"] is True and len(row["text"]) <= ROW_TEXT_CHARS and row["text"].endswith("x")
+    assert row["warnings"] == [f"text cut at {len(row['text'])} of {full} characters (the row_text_chars limit, "
+                               f"{ROW_TEXT_CHARS})"]
+    small = {"text": "short", "markdown": "short", "warnings": [], "text_truncated": False}
+    cap_text(small)
+    assert small == {"text": "short", "markdown": "short", "warnings": [], "text_truncated": False}

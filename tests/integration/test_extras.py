@@ -42,7 +42,7 @@ def test_every_extra_of_the_issue_exists_and_the_core_is_light() -> None:
     assert {"render", "batch", "train", "peers", "corpus", "docs"} <= set(EXTRAS)
     core = tomllib.loads((REPO / "host" / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     names = {canonicalize_name(Requirement(r).name) for r in core}
-    assert names == {"lxml", "numpy", "tqdm", "tld", "charset-normalizer"}
+    assert names == {"lxml", "selectolax", "numpy", "tqdm", "tld", "charset-normalizer"}
 
 
 @pytest.mark.parametrize(("extra", "module"), MODULES)

@@ -157,11 +157,11 @@ class Trees:
             raise ValueError(f"expected rows of {len(self.feature_names)} features, got shape {X.shape}")
         return np.where(np.abs(X) <= K_ZERO, 0.0, X)
 
-    def _goes_left(self, x: np.ndarray, node: np.ndarray, nan_possible: bool = True) -> np.ndarray:
-        """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node``
-        (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is exactly 0, and a NaN goes
-        where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
-        left = x <= self.threshold[node]
+    def _goes_left(self, x: np.ndarray, threshold: np.ndarray, nan_possible: bool, node: np.ndarray) -> np.ndarray:
+        """LightGBM's NumericalDecision for values ``x`` (read by :meth:`_rows`) at internal nodes ``node`` whose
+        thresholds are ``threshold`` (broadcast together). After :meth:`_rows` a value LightGBM's IsZero holds for is
+        exactly 0, and a NaN goes where the node sends it (:meth:`_nan_left`), so most rows cost one comparison."""
+        left = x <= threshold
         nan = np.isnan(x) if nan_possible else None
         if nan is not None and nan.any():
             left = np.where(nan, self._nan_left()[node], left)
@@ -230,16 +230,48 @@ class Trees:
         out[:, single] = ~self.root[single]
         trees = np.nonzero(~single)[0]
         step = max(1, _CELLS // max(1, node.shape[0]))
-        columns = np.ascontiguousarray(X.T)  # a node's values are then one contiguous copy of a feature's row
         feature, nan_possible = self.feature[node], bool(np.isnan(X).any())
+        threshold, ones = self.threshold[node][:, None], np.array(np.iinfo(mask.dtype).max, dtype=mask.dtype)
+        ranks = None if nan_possible or (self.missing == 1).any() else self._ranks()
+        if ranks is not None:  # the tests on small integers: a byte a cell where a value is eight
+            columns, threshold = self._binned(X, ranks), ranks[2][node][:, None]
+        else:  # a node's values are then one contiguous copy of a feature's row
+            columns = np.ascontiguousarray(X.T)
         for s in range(0, X.shape[0] if trees.shape[0] else 0, step):
-            held = self._goes_left(columns[feature, s: s + step], node[:, None], nan_possible).astype(mask.dtype)
-            # A test that holds keeps every bit (0 - 1 wraps to all ones in unsigned integers), a failed one its mask.
-            kept = (mask[:, None] | (np.zeros(1, mask.dtype) - held)).reshape(trees.shape[0], width, -1)
+            if ranks is not None:
+                held = columns[feature, s: s + step] <= threshold
+            else:
+                held = self._goes_left(columns[feature, s: s + step], threshold, nan_possible, node[:, None])
+            # A test that holds keeps every bit, a failed one its mask (one pass from the tests to the masks).
+            kept = np.where(held, ones, mask[:, None]).reshape(trees.shape[0], width, -1)
             kept = np.bitwise_and.reduce(kept, axis=1)
             lowest = kept & (~kept + np.ones(1, mask.dtype))
             bit = np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two is a float64
             out[s: s + step, trees] = by_bit[np.arange(trees.shape[0])[:, None], bit].T
+        return out
+
+    def _ranks(self) -> tuple[list[int], list[np.ndarray], np.ndarray] | None:
+        """Per feature split on, its thresholds sorted (distinct), and per internal node its threshold's place among
+        its feature's: ``x <= threshold`` then holds exactly when fewer than ``place + 1`` thresholds are below ``x``
+        (for every x but NaN), so a row's values become small integers once and each test compares those. None when
+        a feature has more than 255 thresholds (LightGBM's max_bin bounds them; ours is 63)."""
+        if "ranks" not in self._cache:
+            used = np.unique(self.feature).tolist()
+            values = [np.unique(self.threshold[self.feature == f]) for f in used]
+            place = np.zeros(self.feature.shape[0], dtype=np.uint8)
+            ok = all(v.shape[0] < 256 for v in values)
+            for f, v in zip(used, values, strict=True):
+                at = self.feature == f
+                place[at] = np.searchsorted(v, self.threshold[at]) if ok else 0
+            self._cache["ranks"] = (used, values, place) if ok else None
+        return self._cache["ranks"]  # type: ignore[no-any-return]
+
+    def _binned(self, X: np.ndarray, ranks: tuple[list[int], list[np.ndarray], np.ndarray]) -> np.ndarray:
+        """(features, rows) uint8: per value, how many of its feature's thresholds lie below it (see :meth:`_ranks`);
+        0 for features no split reads."""
+        out = np.zeros((X.shape[1], X.shape[0]), dtype=np.uint8)
+        for f, v in zip(ranks[0], ranks[1], strict=True):
+            out[f] = np.searchsorted(v, X[:, f], side="left")
         return out
 
     def _walk(self, X: np.ndarray) -> np.ndarray:
@@ -249,7 +281,7 @@ class Trees:
         active = np.nonzero(cur >= 0)[0]
         while active.size:
             node = cur[active]
-            left = self._goes_left(X[row[active], self.feature[node]], node)
+            left = self._goes_left(X[row[active], self.feature[node]], self.threshold[node], True, node)
             nxt = np.where(left, self.left[node], self.right[node])
             cur[active] = nxt
             active = active[nxt >= 0]
@@ -349,7 +381,7 @@ class Trees:
         n_rows, n_feat = X.shape
         nodes = np.arange(self.feature.shape[0])
         # Every internal node's decision for every row, once.
-        left_all = self._goes_left(X[:, self.feature], nodes)
+        left_all = self._goes_left(X[:, self.feature], self.threshold, True, nodes)
         flat = np.zeros(n_rows * n_feat)
         rows = np.arange(n_rows)[:, None] * n_feat
         for g in self._shap_groups():

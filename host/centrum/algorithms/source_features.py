@@ -1,23 +1,24 @@
-"""Source-only page arrays and block features: the page's HTML parsed with lxml, without a browser or geometry.
+"""Source-only page arrays and block features: the page's HTML parsed by lexbor (selectolax), without a browser or
+geometry.
 
-:func:`parse` walks the tree once (``etree.iterwalk``) into pre-order element arrays (parent, tag, subtree end,
-class/id cues and tags inherited from the ancestors) and *blocks*: runs of text with the same block-level container,
-the lines a reader would see. :func:`block_features` turns them into one feature row per block, every column computed
-for all blocks at once with numpy (prefix sums over the pre-order subtree ranges, one table lookup per character
-class over the joined block texts), so a page costs one Python pass over its elements plus vectorized work.
+:func:`parse` walks lexbor's tree once (first child / next sibling, SKIP subtrees never entered) into pre-order
+element arrays (parent, tag, subtree end, class/id cues and tags inherited from the ancestors, as bit sets) and
+*blocks*: runs of text with the same block-level container, the lines a reader would see. :func:`block_features`
+turns them into one feature row per block, every column computed for all blocks at once with numpy (prefix sums over
+the pre-order subtree ranges, one table lookup per character class over the joined block texts, token hashes for
+the title overlap), so a page costs one Python pass over its elements plus vectorized work.
 Features are script-fair (``centrum.core.textmetrics`` words, sentence and clause marks of many scripts) and markup
-words
-are the ensemble's cue groups (``ensemble.features``), so the two extractors read class and id alike.
-"""
+words are the ensemble's cue groups (``ensemble.features``), so the two extractors read class and id alike."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..core.textmetrics import count_words_many, tokens
+from ..core.textmetrics import count_words_many, token_hashes
 from .ensemble.features import (
     CUE_GROUPS,
     LONG_WORDS,
@@ -44,9 +45,18 @@ ANCESTOR_TAGS = ("article", "main", "nav", "footer", "header", "aside", "form", 
                  "figure", "a", "h1", "h2", "h3", "ul", "ol", "section", "p")
 _CUES = {"positive": POSITIVE, "negative": NEGATIVE, **CUE_GROUPS}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden")
-_WS = re.compile(r"\s+")
-_XML_DECL = re.compile(r"^\s*<\?xml[^>]*>")
-_UNDECODABLE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+
+def _code_table(*ranges: tuple[int, int]) -> np.ndarray:
+    """Lookup over the BMP's code units (the one more entry, 0x10000, is never read: see _prepare)."""
+    table = np.zeros(0x10001, dtype=bool)
+    for lo, hi in ranges:
+        table[lo: hi + 1] = True
+    return table
+
+
+# Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (core.html.BAD_CHARS).
+_UNDECODABLE_TABLE = _code_table((0, 8), (0x0E, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFD))
+_BAD_CHARS_TABLE = _code_table((0, 8), (0x0B, 0x0C), (0x0E, 0x1F), (0xFFFE, 0xFFFF))  # and lone surrogates
 _CLAUSE = char_table(".!?。！？؟।,，、;；:：")
 _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
@@ -70,8 +80,9 @@ class SourceTree:
     depth: np.ndarray
     tags: list[str]
     child_k: np.ndarray  # 1-based position among the parent's element children (skipped ones counted)
-    inherited: dict[str, np.ndarray]  # name -> (n,) bool: the element or an ancestor has the tag / cue
-    own_cue: dict[str, np.ndarray]  # cue -> (n,) bool: on the element itself
+    inherited: np.ndarray  # (n,) bit set over ANCESTOR_TAGS + hidden + link: on the element or an ancestor
+    inherited_cues: np.ndarray  # (n,) bit set over _CUES: on the element or an ancestor
+    own_cues: np.ndarray  # (n,) bit set over _CUES: on the element itself
     signature: np.ndarray  # (n,) siblings with the same tag and class (the element included)
     block_el: np.ndarray  # (b,) container element of each block
     block_text: list[str]  # (b,) whitespace-collapsed text
@@ -80,83 +91,148 @@ class SourceTree:
     cx: list[str | None]  # (n,) the data-cx attribute (a snapshot's node id) when the source has one
 
 
-def _cue_flags(attr: str, cache: dict[str, tuple[bool, ...]]) -> tuple[bool, ...]:
-    hit = cache.get(attr)
-    if hit is None:
-        hit = tuple(bool(p.search(attr)) for p in _CUES.values()) if attr else (False,) * len(_CUES)
-        cache[attr] = hit
-    return hit
+def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and a regex of
+    the others (None if none): the regex matches a text exactly when one of the words is in it or the rest matches."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 1
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    words = tuple(p for p in parts if re.fullmatch(r"[a-z0-9-]+", p))
+    rest = [p for p in parts if p not in words]
+    return words, (re.compile("|".join(rest)) if rest else None)
+
+
+_CUE_PARTS = [_split_alternatives(p.pattern) for p in _CUES.values()]
+# Cue bits of the class/id texts seen in this process: sites share their templates' classes and the web its
+# frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once. Bounded: emptied when full.
+_CUE_CACHE: dict[str, int] = {}
+_CUE_CACHE_MAX = 200_000
+
+
+def _cue_bits(attrs: list[str]) -> np.ndarray:
+    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. The texts not in the cache are
+    matched together: each group's regex runs once over them joined by newlines (no cue pattern matches a newline or
+    reads past a word boundary, so a match in the join is a match in one text, and every text with a match shows
+    its first)."""
+    cache = _CUE_CACHE
+    if len(cache) + len(attrs) > _CUE_CACHE_MAX:
+        cache.clear()
+    new = sorted({a for a in attrs if a not in cache})
+    if new:
+        joined = "\n".join(new)
+        starts = np.cumsum([0] + [len(a) + 1 for a in new[:-1]])
+        bits = np.zeros(len(new), dtype=np.int64)
+        for k, (words, rest) in enumerate(_CUE_PARTS):
+            found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
+            for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
+                at = joined.find(word)
+                while at >= 0:
+                    found.append(at)
+                    at = joined.find(word, at + 1)
+            if found:
+                bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
+        cache.update(zip(new, bits.tolist(), strict=True))
+    return np.fromiter((cache[a] for a in attrs), dtype=np.int64, count=len(attrs))
+
+
+_HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
+_LINK_BIT = 1 << (len(ANCESTOR_TAGS) + 1)
+_TAG_BITS = {t: 1 << k for k, t in enumerate(ANCESTOR_TAGS)}
+_TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, doctypes... start with "-" too
+# (some node kinds have no name at all: None)
 
 
 class _Walk:
-    """State of the one pass over the tree (kept apart so each step stays short)."""
+    """State of the one pass over the tree (kept apart so each step stays short). Per element one tuple in
+    ``els``: (parent, depth, tag, child_k, lower-cased class and id, inherited tag bits, container, class,
+    data-cx); ``end`` is set when its subtree closes. Cues are matched after the walk, once per distinct class/id."""
 
     def __init__(self) -> None:
-        self.parent: list[int] = []
+        self.els: list[tuple[int, int, str, int, str, int, int, str, str | None]] = []
         self.end: list[int] = []
-        self.depth: list[int] = []
-        self.tags: list[str] = []
-        self.child_k: list[int] = []
-        self.cues: list[tuple[bool, ...]] = []
-        self.inh_tags: list[int] = []  # bit set over ANCESTOR_TAGS + hidden + link
-        self.inh_cues: list[int] = []  # bit set over _CUES
-        self.container: list[int] = []
-        self.sig: list[tuple[int, str, str]] = []
-        self.cx: list[str | None] = []  # data-cx of a collector serialization (node ids), None in plain HTML
-        self.stack: list[tuple[object, int]] = []
-        self.kids: list[int] = [0]  # element children seen so far, per open element (+1 for the document)
-        self.pieces: list[tuple[int, str, bool]] = []  # (container, text, in link)
-        self.cue_cache: dict[str, tuple[bool, ...]] = {}
+        self.pieces: list[str] = []  # text in document order
+        self.piece_at: list[int] = []  # (container << 1) | in link, per piece
 
-    def text(self, owner: int, value: str | None) -> None:
-        if value and not value.isspace():
-            link = bool(self.inh_tags[owner] >> (len(ANCESTOR_TAGS) + 1) & 1)
-            self.pieces.append((self.container[owner], value, link))
-
-    def start(self, el: object, tag: str) -> None:
-        i = len(self.parent)
-        p = self.stack[-1][1] if self.stack else -1
-        self.kids[-1] += 1
-        get = el.get  # type: ignore[attr-defined]
-        attr = f"{get('class') or ''} {get('id') or ''}".lower().strip()
-        cues = _cue_flags(attr, self.cue_cache)
-        bits = sum(1 << k for k, t in enumerate(ANCESTOR_TAGS) if t == tag)
-        if get("hidden") is not None or get("aria-hidden") == "true" or _HIDDEN_STYLE.search(get("style") or ""):
-            bits |= 1 << len(ANCESTOR_TAGS)
-        if tag == "a" and get("href") is not None:
-            bits |= 1 << (len(ANCESTOR_TAGS) + 1)
-        cue_bits = sum(1 << k for k, c in enumerate(cues) if c)
-        self.parent.append(p)
+    def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
+        """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
+        i = len(self.els)
+        a = node.attributes
+        get = a.get
+        cls = get("class") or ""
+        attr = f"{cls} {get('id') or ''}".lower().strip() if a else ""
+        bits = _TAG_BITS.get(tag, 0)
+        if a and ("hidden" in a or get("aria-hidden") == "true" or _HIDDEN_STYLE.search(get("style") or "")):
+            bits |= _HIDDEN_BIT
+        if tag == "a" and "href" in a:
+            bits |= _LINK_BIT
+        if p >= 0:
+            pp = self.els[p]
+            bits |= pp[5]
+            cont = i if tag in BLOCK else pp[6]
+            depth = pp[1] + 1
+        else:
+            cont, depth = i, 0
+        self.els.append((p, depth, tag, k, attr, bits, cont, cls, get("data-cx")))
         self.end.append(i + 1)
-        self.depth.append(len(self.stack))
-        self.tags.append(tag)
-        self.child_k.append(self.kids[-1])
-        self.cues.append(cues)
-        self.inh_tags.append(bits | (self.inh_tags[p] if p >= 0 else 0))
-        self.inh_cues.append(cue_bits | (self.inh_cues[p] if p >= 0 else 0))
-        self.container.append(i if tag in BLOCK or p < 0 else self.container[p])
-        self.sig.append((p, tag, get("class") or ""))
-        self.cx.append(get("data-cx"))
-        self.stack.append((el, i))
-        self.kids.append(0)
-        self.text(i, el.text)  # type: ignore[attr-defined]
-
-    def finish(self, el: object) -> None:
-        if self.stack and self.stack[-1][0] is el:
-            _, i = self.stack.pop()
-            self.kids.pop()
-            self.end[i] = len(self.parent)
-        elif self.stack:
-            self.kids[-1] += 1  # a skipped element still takes its place among the element children
-        if self.stack:
-            self.text(self.stack[-1][1], el.tail)  # type: ignore[attr-defined]
+        return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
 
-def parse(html: str, max_chars: int) -> SourceTree:
-    """The page's elements and blocks; :class:`SourceError` for an empty, oversized or unparsable page."""
-    from lxml import etree
-    from lxml import html as lhtml
+def _walk(root: Any) -> _Walk:
+    """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees. Text on either
+    side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``)."""
+    w = _Walk()
+    i, owner = w.start(root, root.tag, -1, 1)
+    # Open elements: (index, text owner code, the node to continue from, element children so far).
+    stack: list[list[Any]] = [[i, owner, root, 0]]
+    node = root.child
+    pieces, piece_at = w.pieces, w.piece_at
+    glue = False  # the last piece is the text just before this node (only comments between)
+    while stack:
+        if node is None:
+            top = stack.pop()
+            w.end[top[0]] = len(w.els)
+            node, glue = top[2].next, False
+            continue
+        tag = node.tag
+        if tag == _TEXT:
+            text = node.text_content
+            if glue:
+                pieces[-1] += text
+            elif text and not text.isspace():
+                pieces.append(text)
+                piece_at.append(stack[-1][1])
+                glue = True
+            node = node.next
+            continue
+        if not tag or tag[0] == _NOT_ELEMENT:
+            node = node.next
+            continue
+        glue = False
+        top = stack[-1]
+        top[3] += 1
+        tag = tag.lower()
+        if tag in SKIP:
+            node = node.next
+            continue
+        i, owner = w.start(node, tag, top[0], top[3])
+        stack.append([i, owner, node, 0])
+        node = node.child
+    return w
 
+
+def _prepare(html: str, max_chars: int) -> str:
+    """The page checked (size, emptiness, decodable text) with characters no HTML text holds replaced."""
     from ..core.html import BAD_CHARS
 
     if len(html) > max_chars:
@@ -165,63 +241,92 @@ def parse(html: str, max_chars: int) -> SourceTree:
         raise SourceError("the page is empty")
     # Bytes that are not text (an image saved as .html, a page in an encoding nothing declared) decode to
     # replacement and control characters, which HTML text never holds; a page made mostly of them has no text.
-    bad = len(_UNDECODABLE.findall(html))
+    # One table lookup over the UTF-16 code units rather than a regex scan (a page is often hundreds of KB; bytes for
+    # an ASCII page). The marked characters are all in the BMP and none is a surrogate, so an astral character's
+    # pair of units counts as nothing, as it should; a lone surrogate is found by the strict UTF-8 encoder.
+    ascii_only = html.isascii()
+    code = np.frombuffer(html.encode("ascii") if ascii_only else html.encode("utf-16-le", "surrogatepass"),
+                         dtype=np.uint8 if ascii_only else np.uint16)
+    bad = int(np.count_nonzero(_UNDECODABLE_TABLE[code]))
     if bad > UNDECODABLE_SHARE * len(html):
         raise SourceError(f"the page is not text in a known encoding: {100 * bad / len(html):.0f} % of its characters "
                           "could not be decoded")
-    parser = lhtml.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+    if _BAD_CHARS_TABLE[code].any() or (not ascii_only and not _encodes(html)):
+        html = BAD_CHARS.sub("\ufffd", html)
+    return html
+
+
+def _encodes(html: str) -> bool:
+    """False when ``html`` holds a lone surrogate (no UTF-8 spelling)."""
     try:
-        # lxml refuses a str that still declares its encoding (XHTML's <?xml ... encoding=...?>): it is decoded.
-        root = lhtml.document_fromstring(_XML_DECL.sub("", BAD_CHARS.sub("\ufffd", html), count=1), parser=parser)
-    except (etree.ParserError, ValueError) as e:
+        html.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse(html: str, max_chars: int) -> SourceTree:
+    """The page's elements and blocks; :class:`SourceError` for an empty, oversized or unparsable page.
+
+    Parsed by lexbor (selectolax), a browser-grade HTML5 parser: the tree is the one a browser builds (the same
+    element paths as the collector's), and it parses several times faster than libxml2."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    html = _prepare(html, max_chars)
+    try:
+        doc = LexborHTMLParser(html)
+    except (ValueError, RuntimeError) as e:
         raise SourceError(f"the page cannot be parsed: {e}") from None
-    title_el = root.find(".//title")
-    title = _WS.sub(" ", title_el.text_content()).strip() if title_el is not None else ""
-    w = _Walk()
-    walker = etree.iterwalk(root, events=("start", "end"))
-    for event, el in walker:
-        tag = el.tag if isinstance(el.tag, str) else ""
-        if event == "start":
-            if not tag or tag.lower() in SKIP:
-                walker.skip_subtree()
-                continue
-            w.start(el, tag.lower())
-        else:
-            w.finish(el)
-    return _arrays(w, title)
+    root = doc.root
+    if root is None:
+        raise SourceError("the page cannot be parsed: no root element")
+    title_el = doc.css_first("title")
+    title = " ".join(title_el.text(deep=True).split()) if title_el is not None else ""
+    return _arrays(_walk(root), title)
 
 
 def _arrays(w: _Walk, title: str) -> SourceTree:
-    n = len(w.parent)
-    inh_t = np.asarray(w.inh_tags, dtype=np.int64)
-    inh_c = np.asarray(w.inh_cues, dtype=np.int64)
-    inherited = {f"in_{t}": (inh_t >> k & 1).astype(bool) for k, t in enumerate(ANCESTOR_TAGS)}
-    inherited["in_hidden"] = (inh_t >> len(ANCESTOR_TAGS) & 1).astype(bool)
-    inherited.update({f"cue_in_{c}": (inh_c >> k & 1).astype(bool) for k, c in enumerate(_CUES)})
-    cue_arr = np.asarray(w.cues, dtype=bool).reshape(n, len(_CUES))
-    own_cue = {c: cue_arr[:, k] for k, c in enumerate(_CUES)}
+    n = len(w.els)
+    cols = list(zip(*w.els, strict=True))
+    parent, depth, tags, child_k, attrs, inh_t = (cols[k] for k in range(6))
+    at = np.asarray(w.piece_at, dtype=np.int64)
+    conts = at >> 1
+    # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
+    # are never read (matching them was most of a large page's walk), so they are not matched.
+    read = [False] * n
+    for c in np.unique(conts).tolist():
+        read[c] = True
+    for i in range(n - 1, 0, -1):  # pre-order: children after their parent
+        if read[i]:
+            read[parent[i]] = True
+    cue = _cue_bits([a if r else "" for a, r in zip(attrs, read, strict=True)]).tolist()
+    inh_c = list(cue)
+    for i, p in enumerate(parent):  # pre-order: a parent comes before its children
+        if p >= 0:
+            inh_c[i] |= inh_c[p]
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
-    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in w.sig), dtype=np.int64, count=n)
+    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[7], strict=True)),
+                           dtype=np.int64, count=n)
     signature = np.bincount(sig_code, minlength=len(codes))[sig_code] if n else np.zeros(0, dtype=np.int64)
-    # Blocks: consecutive pieces with the same container.
-    conts = np.fromiter((p[0] for p in w.pieces), dtype=np.int64, count=len(w.pieces))
+    # Blocks: consecutive pieces with the same container; each piece whitespace-collapsed (str.split's whitespace is
+    # the regex \\s's, and it runs in C where a regex substitution costs a fraction of a microsecond a character).
     new = np.ones(conts.size, dtype=bool)
     new[1:] = conts[1:] != conts[:-1]
     block_of = np.cumsum(new) - 1
     nb = int(new.sum())
+    parts = [" ".join(x.split()) for x in w.pieces]
+    lengths = np.fromiter(map(len, parts), dtype=np.float64, count=len(parts))
+    link_chars = np.bincount(block_of, weights=lengths * (at & 1), minlength=nb).astype(np.float64)
     texts: list[list[str]] = [[] for _ in range(nb)]
-    link_chars = np.zeros(nb)
-    for b, (_, t, link) in zip(block_of.tolist(), w.pieces, strict=True):
-        s = _WS.sub(" ", t).strip()
-        if s:
-            texts[b].append(s)
-            if link:
-                link_chars[b] += len(s)
-    return SourceTree(np.asarray(w.parent, dtype=np.int64), np.asarray(w.end, dtype=np.int64),
-                      np.asarray(w.depth, dtype=np.int64), w.tags, np.asarray(w.child_k, dtype=np.int64),
-                      inherited, own_cue, signature, conts[new], [" ".join(x) for x in texts], link_chars, title,
-                      w.cx)
+    for b, x in zip(block_of.tolist(), parts, strict=True):
+        if x:
+            texts[b].append(x)
+    return SourceTree(np.asarray(parent, dtype=np.int64), np.asarray(w.end, dtype=np.int64),
+                      np.asarray(depth, dtype=np.int64), list(tags), np.asarray(child_k, dtype=np.int64),
+                      np.asarray(inh_t, dtype=np.int64), np.asarray(inh_c, dtype=np.int64),
+                      np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts],
+                      link_chars, title, list(cols[8]))
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
@@ -272,6 +377,28 @@ def _window_mean(v: np.ndarray, half: int) -> np.ndarray:
     return (c[hi] - c[lo]) / np.maximum(hi - lo, 1)
 
 
+def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.ndarray:
+    """Per text: the share of its distinct lower-cased tokens that are tokens of the title (0 for texts not
+    ``eligible``): ``len(set(tokens(t)) & title) / len(set(tokens(t)))``, for all texts at once on token hashes."""
+    out = np.zeros(len(texts))
+    title_h, _ = token_hashes(title.lower())
+    chosen = np.nonzero(eligible)[0]
+    if title_h.size == 0 or chosen.size == 0:
+        return out
+    joined = "\x00".join([texts[b] for b in chosen.tolist()]).lower()  # lower() may change lengths: offsets after
+    h, start = token_hashes(joined)
+    seps = np.nonzero(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 0)[0]
+    block = np.searchsorted(seps, start)
+    order = np.lexsort((h, block))
+    block, h = block[order], h[order]
+    first = np.ones(h.size, dtype=bool)  # the first of each distinct (text, token) pair
+    first[1:] = (block[1:] != block[:-1]) | (h[1:] != h[:-1])
+    distinct = np.bincount(block[first], minlength=chosen.size)
+    hits = np.bincount(block[first], weights=np.isin(h[first], title_h), minlength=chosen.size)
+    out[chosen] = hits / np.maximum(distinct, 1)
+    return out
+
+
 def _text_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     """Columns read from each block's own text."""
     texts = tree.block_text
@@ -280,12 +407,7 @@ def _text_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     clause, sentence, comma, digit, sep = _class_counts(texts, [_CLAUSE, _SENTENCE, _COMMA, _DIGIT, _SEPARATOR])
     link = np.minimum(tree.block_link_chars, chars) / np.maximum(chars, 1)
     para = ((words >= PARAGRAPH_WORDS) & (link < PARAGRAPH_LINK_DENSITY) & ((clause > 0) | (words >= LONG_WORDS)))
-    title = set(tokens(tree.title.lower()))
-    overlap = np.zeros(len(texts))
-    if title:
-        for b in np.nonzero(words <= 40)[0].tolist():
-            tk = set(tokens(texts[b].lower()))
-            overlap[b] = len(tk & title) / max(len(tk), 1)
+    overlap = _title_overlap(texts, tree.title, words <= 40)
     ends_mark = np.fromiter((t[-1:] in ".!?。！？؟।:" for t in texts), dtype=np.float64, count=len(texts))
     return {"log_chars": np.log1p(chars), "log_words": np.log1p(words), "chars_per_word": chars / np.maximum(words, 1),
             "link_density": link, "clauses_per_word": clause / np.maximum(words, 1),
@@ -329,10 +451,17 @@ def _context_columns(tree: SourceTree, t: dict[str, np.ndarray]) -> dict[str, np
     return out
 
 
+def _bits(values: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+    """Columns ``names[k]``: bit k of ``values`` (one shift for all bits)."""
+    m = ((values[:, None] >> np.arange(len(names))) & 1).astype(np.float64)
+    return {name: m[:, k] for k, name in enumerate(names)}
+
+
 def _markup_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     el = tree.block_el
-    out = {name: flag[el].astype(np.float64) for name, flag in tree.inherited.items()}
-    out.update({f"cue_self_{c}": flag[el].astype(np.float64) for c, flag in tree.own_cue.items()})
+    out = _bits(tree.inherited[el], [f"in_{t}" for t in ANCESTOR_TAGS] + ["in_hidden"])
+    out.update(_bits(tree.inherited_cues[el], [f"cue_in_{c}" for c in _CUES]))
+    out.update(_bits(tree.own_cues[el], [f"cue_self_{c}" for c in _CUES]))
     tags = np.asarray(tree.tags, dtype=object)[el] if el.size else np.zeros(0, dtype=object)
     for t in OWN_TAGS:
         out[f"tag_{t}"] = (tags == t).astype(np.float64)

@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.limits import read_page_file
 from .crawl import write_crawl
 from .engine import BatchError, BatchOptions
+from .inputs import Page, index_warc, read_page
 from .run import run_batch
 from .worker import WorkerOptions
 
@@ -25,41 +27,73 @@ SOURCE_PARAGRAPHS = 120
 PEERS = ("trafilatura", "resiliparse")
 
 
-def extractor_rates(warc: Path, pages: int) -> list[dict[str, Any]]:
-    """Pages/s of ``source`` and the HTML peers, one after the other in this process, on the first ``pages`` HTML
-    records of ``warc`` (read by the batch's own reader; each extractor gets the page as its command reads it)."""
+def warc_pages(warc: Path, pages: int) -> list[Page]:
+    """The first ``pages`` HTML records of ``warc``, read by the batch's own reader."""
+    _index, tasks = index_warc(warc)
+    return [read_page(t) for t in tasks if not t.status][:pages]
+
+
+def dataset_pages(folders: list[Path], per_folder: int) -> list[Page]:
+    """``per_folder`` pages of each data set folder (``pages/``), spread evenly over its pages in name order, read as
+    ``centrum extract`` reads a file."""
+    out = []
+    for folder in folders:
+        files = sorted(p for p in (folder / "pages").iterdir() if p.name.endswith((".html", ".html.gz")))
+        step = max(1, len(files) // max(per_folder, 1))
+        out += [Page(None, read_page_file(p)) for p in files[::step][:per_folder]]
+    return out
+
+
+def extractor_rates(read: list[Page]) -> list[dict[str, Any]]:
+    """Pages/s and CPU time per page of ``source`` and the HTML peers on ``read``, in this process, each extractor
+    given the page as its command reads it. The extractors take turns page by page and each is charged its own
+    process CPU time, so a busy machine slows them alike and the ratio of their CPU times is what compares them
+    (``cpu_ratio``: to resiliparse's)."""
     from .. import algorithms
     from ..evaluation.peers import missing_reason, run_html_peer
-    from .inputs import index_warc, read_page
 
-    _index, tasks = index_warc(warc)
-    read = [read_page(t) for t in tasks if not t.status][:pages]
     config = algorithms.raw_html_config(algorithms.SOURCE_DEFAULT)
-    out = []
-    for name in (algorithms.SOURCE_DEFAULT, *PEERS):
-        missing = None if name == algorithms.SOURCE_DEFAULT else missing_reason(name)
-        if missing:
-            out.append({"extractor": name, "pages": 0, "error": missing})
+    names = [algorithms.SOURCE_DEFAULT, *PEERS]
+    missing = {n: missing_reason(n) for n in PEERS}
+    running = [n for n in names if not missing.get(n)]
+    cpu = dict.fromkeys(running, 0.0)
+    wall = dict.fromkeys(running, 0.0)
+    empty = dict.fromkeys(running, 0)
+    for page in read:
+        for name in running:
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                if name == algorithms.SOURCE_DEFAULT:
+                    text = algorithms.run_raw_html(name, page.html(), config).text or ""
+                else:
+                    text = run_html_peer(name, page.body, "en")
+            except Exception:  # noqa: BLE001 - a page an extractor refuses counts as an empty answer
+                text = ""
+            cpu[name] += time.process_time() - c0
+            wall[name] += time.perf_counter() - w0
+            empty[name] += not text.strip()
+    out: list[dict[str, Any]] = []
+    for name in names:
+        if name not in cpu:
+            out.append({"extractor": name, "pages": 0, "error": missing[name]})
             continue
-        empty = 0
-        t0 = time.perf_counter()
-        for page in read:
-            if name == algorithms.SOURCE_DEFAULT:
-                text = algorithms.run_raw_html(name, page.html(), config).text or ""
-            else:
-                text = run_html_peer(name, page.body, "en")
-            empty += not text.strip()
-        seconds = time.perf_counter() - t0
-        out.append({"extractor": name, "pages": len(read), "empty": empty, "seconds": round(seconds, 2),
-                    "pages_per_s": round(len(read) / seconds, 2) if seconds > 0 else 0.0})
+        out.append({"extractor": name, "pages": len(read), "empty": empty[name], "seconds": round(wall[name], 2),
+                    "pages_per_s": round(len(read) / wall[name], 2) if wall[name] > 0 else 0.0,
+                    "cpu_ms_per_page": round(1000 * cpu[name] / max(len(read), 1), 3)})
+    base = cpu.get("resiliparse")
+    for e in out:
+        if base and e["extractor"] in cpu:
+            e["cpu_ratio"] = round(cpu[e["extractor"]] / base, 2)
     return out
 
 
 def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tuple[int, ...] = (1, 2),
                     algorithm: str | None = None, progress: bool = True, modes: tuple[bool, ...] = (False,),
-                    engines: tuple[str, ...] = ("local", "ray"), extractor_pages: int = 300) -> dict[str, Any]:
+                    engines: tuple[str, ...] = ("local", "ray"), extractor_pages: int = 300,
+                    datasets: tuple[Path, ...] = (), per_dataset: int = 40) -> dict[str, Any]:
     """``modes``: rendered (True) and/or ``--no-render`` (False) runs, each on every engine with each worker count.
-    An engine that cannot run here (Ray not installed) is reported with its reason."""
+    An engine that cannot run here (Ray not installed) is reported with its reason. ``datasets``: the extractors are
+    also compared on ``per_dataset`` real pages of each (the synthetic crawl's pages are small and regular)."""
     from .. import algorithms
 
     runs: list[dict[str, Any]] = []
@@ -67,7 +101,7 @@ def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tu
         root = Path(tmp)
         small, large = root / "rendered.warc.gz", root / "source.warc.gz"
         write_crawl(large, source_pages, paragraphs=SOURCE_PARAGRAPHS)
-        extractors = extractor_rates(large, extractor_pages)
+        extractors = extractor_rates(warc_pages(large, extractor_pages))
         if True in modes:
             write_crawl(small, render_pages)
         for render in modes:
@@ -94,18 +128,32 @@ def run_batch_bench(render_pages: int = 60, source_pages: int = 2000, actors: tu
                      and b.get("steady_pages_per_s")), None)
         if base and r.get("steady_pages_per_s"):
             r["speedup"] = round(r["steady_pages_per_s"] / base["steady_pages_per_s"], 2)
-    return {"extractors": extractors, "runs": runs}
+    report: dict[str, Any] = {"extractors": extractors, "runs": runs}
+    if datasets:
+        report["extractors_datasets"] = extractor_rates(dataset_pages(list(datasets), per_dataset))
+        report["datasets"] = [str(d) for d in datasets]
+    return report
+
+
+def _extractor_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+    lines = [title, "", "| extractor | pages | empty | wall s | pages/s | CPU ms/page | CPU x resiliparse |",
+             "|---|---|---|---|---|---|---|"]
+    for e in rows:
+        if "error" in e:
+            lines.append(f"| {e['extractor']} | - | - | - | not run: {e['error']} |||")
+        else:
+            ratio = f"{e['cpu_ratio']:.2f}" if "cpu_ratio" in e else "-"
+            lines.append(f"| {e['extractor']} | {e['pages']} | {e['empty']} | {e['seconds']:.1f} | "
+                         f"{e['pages_per_s']:.1f} | {e['cpu_ms_per_page']:.2f} | {ratio} |")
+    return lines
 
 
 def format_batch_table(report: dict[str, Any]) -> str:
-    lines = ["Extractors alone (one process, the same archived pages):", "",
-             "| extractor | pages | empty | s | pages/s |", "|---|---|---|---|---|"]
-    for e in report.get("extractors", []):
-        if "error" in e:
-            lines.append(f"| {e['extractor']} | - | - | - | not run: {e['error']} |")
-        else:
-            lines.append(f"| {e['extractor']} | {e['pages']} | {e['empty']} | {e['seconds']:.1f} | "
-                         f"{e['pages_per_s']:.1f} |")
+    lines = _extractor_table("Extractors alone on the synthetic crawl's pages (one process, taking turns page by "
+                             "page):", report.get("extractors", []))
+    if report.get("extractors_datasets"):
+        lines += [""] + _extractor_table(f"Extractors alone on data-set pages ({', '.join(report['datasets'])}):",
+                                         report["extractors_datasets"])
     lines += ["", "centrum batch (rows include the crawl's 4 static records, skipped):", "",
               "| mode | engine | algorithm | workers | pages | start s | wall s | pages/s (wall) | pages/s (steady) | "
               "speed-up | pages/day (steady) |", "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -163,6 +163,8 @@ class Repeats:
         self.by_url: dict[str, str] = {}
 
     def mark(self, task: Task) -> Task:
+        if task.kind == "file":
+            return self._mark_file(task)
         if task.kind != "warc":
             return task
         if task.warc_type == "revisit":  # the record it refers to, else the URL's first response
@@ -174,6 +176,16 @@ class Repeats:
         if task.url:
             self.by_url.setdefault(task.url, task.record_id)
         return replace(task, duplicate_of=first) if first and first != task.record_id else task
+
+    def _mark_file(self, task: Task) -> Task:
+        """A saved page whose bytes an earlier file of the run has (a folder's copies of one page): hashed here, in
+        input order, so every run marks the same file; an unreadable file is left to the worker to report."""
+        try:
+            digest = Page(None, read_page_file(task.path)).content_hash()
+        except (OSError, ValueError):
+            return task
+        first = self.by_hash.setdefault(digest, task.record_id)
+        return replace(task, content_hash=digest, duplicate_of=first if first != task.record_id else "")
 
 
 def position_id(path: str, offset: int) -> str:

@@ -29,13 +29,15 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     # Provenance: any row leads back to its record (source is the file, url the WARC-Target-URI).
     ("warc_type", "string"), ("warc_date", "string"), ("offset", "int64"), ("length", "int64"),
     ("content_type", "string"), ("content_hash", "string"), ("duplicate_of", "string"), ("language", "string"),
+    # The text (and Markdown) were cut at limits.INPUT_LIMITS["row_text_chars"].
+    ("text_truncated", "bool"),
 )
 
 
 def _schema() -> Any:
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(),
+    types = {"string": pa.string(), "bool": pa.bool_(), "int32": pa.int32(), "int64": pa.int64(),
              "list<string>": pa.list_(pa.string()), "list<int64>": pa.list_(pa.int64())}
     return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
 

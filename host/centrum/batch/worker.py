@@ -18,7 +18,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..core.limits import PAGE_ARCHIVE_BYTES, TooLarge
+from ..core.limits import PAGE_ARCHIVE_BYTES, ROW_TEXT_CHARS, TooLarge
 from .inputs import IndexEntry, Page, Task, WarcIndex, archived, follow, read_page
 
 # Error codes of failed rows (``error_code``); "" for a row with content.
@@ -54,7 +54,22 @@ def empty_row(task: Task, algorithm: str, code: str, message: str, status: str =
             "attempts": 0, "worker_pid": os.getpid(), "worker_node": _node_id(),
             "warc_type": task.warc_type or None, "warc_date": task.warc_date or None,
             "offset": task.offset if task.offset >= 0 else None, "length": task.length if task.length >= 0 else None,
-            "content_hash": task.content_hash or None, "duplicate_of": task.duplicate_of or None}
+            "content_hash": task.content_hash or None, "duplicate_of": task.duplicate_of or None,
+            "text_truncated": False}
+
+
+def cap_text(row: dict[str, Any]) -> None:
+    """Cut the row's text and Markdown at ``row_text_chars`` (limits.INPUT_LIMITS), at the last line end in the final
+    tenth when there is one, and say so on the row."""
+    cap = ROW_TEXT_CHARS
+    for key in ("text", "markdown"):
+        value = row.get(key)
+        if isinstance(value, str) and len(value) > cap:
+            cut = value.rfind("\n", cap - cap // 10, cap)
+            row[key] = value[: cut if cut > 0 else cap]
+            row["text_truncated"] = True
+            row["warnings"] = [*row.get("warnings", []), f"{key} cut at {len(row[key])} of {len(value)} characters "
+                               f"(the row_text_chars limit, {cap})"]
 
 
 def _language(row: dict[str, Any]) -> str | None:
@@ -170,6 +185,7 @@ class BatchWorker:
         else:
             row = self._rendered(task, row, timing)
         row["language"] = _language(row)
+        cap_text(row)
         return row
 
     def _source_only(self, task: Task, row: dict[str, Any], page: Page, timing: dict[str, float]) -> dict[str, Any]:
@@ -191,20 +207,24 @@ class BatchWorker:
         # source); the DANA family answers text only.
         row.update(text=text, timing_ms=json.dumps(timing), attempts=1,
                    node_paths=list(result.debug.get("node_paths", [])))
-        # Metadata from the parsed source (the same extractor as rendered rows, without node ids).
+        # Metadata and Markdown from the parsed source (the same extractor and converter as rendered rows, the
+        # answer's elements found by their paths).
         try:
             from ..core.metadata import extract_metadata
-            from ..output.outputs import from_html
+            from ..output.outputs import from_html, source_markdown
 
-            row["metadata"] = json.dumps(extract_metadata(from_html(html, task.url), [], text).to_json(),
-                                         ensure_ascii=False)
-        except Exception as e:  # noqa: BLE001 - metadata is a courtesy; the text is the row's point
-            row["warnings"] = [f"metadata: {type(e).__name__}: {e}"[:300]]
+            source_page = from_html(html, task.url)
+            meta = extract_metadata(source_page, [], text)
+            row["metadata"] = json.dumps(meta.to_json(), ensure_ascii=False)
+            if self.opts.markdown and text.strip():
+                row["markdown"] = source_markdown(source_page, row["node_paths"], text, meta)
+        except Exception as e:  # noqa: BLE001 - metadata and Markdown are a courtesy; the text is the row's point
+            row["warnings"] = [f"outputs: {type(e).__name__}: {e}"[:300]]
         if not text.strip():
             row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
         else:
             row["status"] = "ok"
-        # No markdown, no node ids: --no-render has no snapshot (centrum.output.outputs needs one).
+        # No node ids: --no-render has no snapshot.
         return row
 
     def _renderer(self, archive: bool) -> Any:

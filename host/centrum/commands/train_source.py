@@ -21,7 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("source.lgb.txt"),
                         help="model file to write (default: %(default)s; the shipped one is "
-                             "host/centrum/weights/source-v1.lgb.txt)")
+                             "host/centrum/weights/source-v2.lgb.txt)")
+    parser.add_argument("--extra-train", nargs="*", type=Path, default=[],
+                        help="more data set folders to train on (in the CV folds too, grouped by site with the "
+                        "others), reported apart and left out of the CV mean (e.g. ../shared/datasets-more/wcxb-dev2)")
     parser.add_argument("--cv", action="store_true", help="also run site-grouped k-fold cross-validation")
     parser.add_argument("--folds", type=int, default=5, help="site-grouped folds with --cv (default: %(default)s)")
     parser.add_argument("--thresholds", default="0.5",
@@ -65,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from ..training import source as T
 
     try:
-        sets = [load_dataset(d, args.limit) for d in args.datasets if not d.is_file()]
+        sets = [load_dataset(d, args.limit) for d in [*args.datasets, *args.extra_train] if not d.is_file()]
+        apart = [d.name for d in args.extra_train]
         thresholds = [float(x) for x in args.thresholds.split(",") if x.strip()]
     except (DatasetError, ValueError) as e:
         return _err(str(e))
@@ -82,11 +86,11 @@ def run(args: argparse.Namespace) -> int:
     if args.cv:
         cv = T.site_cv(rows, opts, args.folds, thresholds)
         kinds = T.kinds_of(rows)
-        tables = {f"source (site CV, threshold {t:g})": T.f1_table(c, kinds) for t, c in cv.items()}
+        tables = {f"source (site CV, threshold {t:g})": T.f1_table(c, kinds, apart) for t, c in cv.items()}
         peers = [p.strip() for p in args.peers.split(",") if p.strip() and p.strip() != "none"]
         for name, counts in _peer_counts(rows, peers).items():
-            tables[name] = T.f1_table(counts, kinds)
-        text = T.report_markdown(tables, Counter(r.item.dataset for r in rows))
+            tables[name] = T.f1_table(counts, kinds, apart)
+        text = T.report_markdown(tables, Counter(r.item.dataset for r in rows), apart=apart)
         print(text)
         if args.report:
             args.report.write_text(text, encoding="utf-8")

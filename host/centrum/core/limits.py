@@ -68,6 +68,7 @@ WARC_RECORD_BYTES = 64 * MIB
 BODY_BYTES = 16 * MIB
 PAGE_FILE_BYTES = 16 * MIB
 PAGE_ARCHIVE_BYTES = 64 * MIB
+ROW_TEXT_CHARS = 1 * MIB
 
 INPUT_LIMITS: dict[str, InputLimit] = {limit.name: limit for limit in (
     InputLimit("warc_record_bytes", WARC_RECORD_BYTES,
@@ -83,6 +84,10 @@ INPUT_LIMITS: dict[str, InputLimit] = {limit.name: limit for limit in (
     InputLimit("page_archive_bytes", PAGE_ARCHIVE_BYTES,
                "all archived bodies served to one page (itself, its stylesheets, scripts, images and fonts, over the "
                "renderer's passes): a page that names thousands of large archived files is cut off at this total"),
+    InputLimit("row_text_chars", ROW_TEXT_CHARS,
+               "characters of a batch row's text and of its Markdown, each: a main content longer than a long book "
+               "(a 10 MB listing or log page) is cut there, at a line end when one is near, and the row says so "
+               "(text_truncated, and a warning with the full length), so one page cannot swell a shard"),
 )}
 
 

@@ -149,3 +149,37 @@ def _count_run(texts: Sequence[str], lengths: np.ndarray) -> np.ndarray:
 def is_unspaced(ch: str) -> bool:
     """True when ``ch`` belongs to a script written without spaces between words."""
     return any(a <= ord(ch) <= b for a, b in _UNSPACED_RANGES)
+
+
+_HASH_BASE = np.uint64(1_000_003)
+
+
+def token_hashes(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The :func:`tokens` of ``text`` as 64-bit hashes (a polynomial over their code points, wrapping), with each
+    token's start offset in ``text``: a vectorized stand-in for ``set(tokens(...))`` lookups over many texts at
+    once (join them with a separator of class OTHER, such as ``"\\x00"``, and place the starts with searchsorted).
+    The regex of :func:`tokens` costs about a microsecond a character; this a few numpy passes."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    cls = char_classes(codes)
+    word = cls == WORD
+    prev_word = np.zeros_like(word)
+    prev_word[1:] = word[:-1]
+    next_word = np.zeros_like(word)
+    next_word[:-1] = word[1:]
+    bridged = np.zeros_like(word)
+    bridged[2:] = (cls[1:-1] == JOINER) & word[:-2]
+    unspaced = cls == UNSPACED
+    starts = (word & ~prev_word & ~bridged) | unspaced
+    inside = np.nonzero(word | unspaced | ((cls == JOINER) & prev_word & next_word))[0]
+    first = np.nonzero(starts)[0]
+    tid = np.cumsum(starts[inside]) - 1
+    pos = inside - first[tid]
+    with np.errstate(over="ignore"):
+        steps = np.full(int(pos.max()) + 1 if pos.size else 1, _HASH_BASE, dtype=np.uint64)
+        steps[0] = 1
+        powers = np.cumprod(steps, dtype=np.uint64)
+        values = codes[inside].astype(np.uint64) * powers[pos]
+        hashes = np.add.reduceat(values, np.searchsorted(inside, first)) if first.size else values[:0]
+    return hashes.astype(np.uint64), first.astype(np.int64)

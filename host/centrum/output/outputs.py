@@ -825,15 +825,7 @@ class Outputs:
             if not content.blocks and self.text:
                 # The chosen nodes are not in the source (inside a same-origin iframe, which the source does not
                 # inline): their text as paragraphs, as the reader view does without nodes.
-                from lxml import html
-
-                block = html.Element("div")
-                for line in self.text.split("\n"):
-                    if line.strip():
-                        para = html.Element("p")
-                        para.text = BAD_CHARS.sub("\ufffd", line)
-                        block.append(para)
-                content.blocks.append(block)
+                _text_paragraphs(content, self.text)
             self._content = content
             self.timing_ms["clean"] = (time.perf_counter() - t0) * 1000
         return self._content
@@ -887,6 +879,51 @@ class Outputs:
         if fmt == "json":
             return self.json(with_debug)
         raise ValueError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def _text_paragraphs(content: Content, text: str) -> None:
+    """Add ``text``'s lines as paragraphs: the content of an answer whose elements are not in the parsed source."""
+    from lxml import html
+
+    block = html.Element("div")
+    for line in text.split("\n"):
+        if line.strip():
+            para = html.Element("p")
+            para.text = BAD_CHARS.sub("\ufffd", line)
+            block.append(para)
+    content.blocks.append(block)
+
+
+def _find_path(root: HtmlElement, path: str) -> HtmlElement | None:
+    """The element at a ``tag:k>...`` path (``centrum.annotation.labels``' format, k counting element children)
+    under ``root``."""
+    el: HtmlElement | None = None
+    for step in path.split(">"):
+        tag, _, k = step.rpartition(":")
+        if el is None:
+            el = root if root.tag == tag else None
+        else:
+            kids = [c for c in el if isinstance(c.tag, str)]
+            el = kids[int(k) - 1] if k.isdigit() and 0 < int(k) <= len(kids) else None
+            el = el if el is not None and el.tag == tag else None
+        if el is None:
+            return None
+    return el
+
+
+def source_markdown(page: SourcePage, paths: list[str], text: str, meta: Metadata) -> str:
+    """Markdown of an answer made without a browser (``--no-render``): the cleaned elements at its ``tag:k`` paths in
+    ``page`` (:func:`from_html`), with the same cleaner and converter as a rendered answer; when a path is not in
+    this parse (its parser and the answer's disagree on a malformed page), the answer's lines as paragraphs."""
+    found = [_find_path(page.root, p) for p in paths]
+    ids = [page.node_id(el) for el in found if el is not None]
+    content = Content()
+    if found and len(ids) == len(found) and None not in ids:
+        content = clean_content(page, [int(i) for i in ids if i is not None])
+    if not content.blocks and text:
+        content = Content()
+        _text_paragraphs(content, text)
+    return document(content, meta)
 
 
 def markdown_of_html(html: str, url: str = "about:blank") -> str:

@@ -135,10 +135,12 @@ def site_cv(rows: Sequence[PageRows], opts: TrainOptions, k: int = 5,
     return out
 
 
-def f1_table(counts: dict[str, list[tuple[float, ...]]], kinds: dict[str, str]) -> dict[str, float]:
-    """{data set: published aggregate F1}, plus "mean" over the sets with independent gold."""
+def f1_table(counts: dict[str, list[tuple[float, ...]]], kinds: dict[str, str], apart: Sequence[str] = ()
+             ) -> dict[str, float]:
+    """{data set: published aggregate F1}, plus "mean" over the sets with independent gold but those ``apart``
+    (training-only sets: reported, not averaged, so the mean stays comparable with runs without them)."""
     table = {ds: aggregate_f1(kinds[ds], c) for ds, c in sorted(counts.items())}
-    indep = [v for ds, v in table.items() if ds not in INDEPENDENT_GOLD_EXCLUDES]
+    indep = [v for ds, v in table.items() if ds not in INDEPENDENT_GOLD_EXCLUDES and ds not in apart]
     table["mean"] = float(np.mean(indep)) if indep else float("nan")
     return table
 
@@ -147,16 +149,17 @@ def kinds_of(rows: Sequence[PageRows]) -> dict[str, str]:
     return {r.item.dataset: r.item.gold.kind for r in rows}
 
 
-def report_markdown(tables: dict[str, dict[str, float]], pages: Counter[str], reference: dict[str, Any] | None = None
-                    ) -> str:
+def report_markdown(tables: dict[str, dict[str, float]], pages: Counter[str], reference: dict[str, Any] | None = None,
+                    apart: Sequence[str] = ()) -> str:
     """A markdown table: one row per data set, one column per entry of ``tables``."""
     cols = list(tables)
     lines = ["| data set | pages | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
     sets = sorted({ds for t in tables.values() for ds in t if ds != "mean"})
     for ds in sets:
-        lines.append(f"| {ds} | {pages[ds]} | " + " | ".join(f"{tables[c].get(ds, float('nan')):.3f}" for c in cols)
+        name = f"{ds} (training only, not in the mean)" if ds in apart else ds
+        lines.append(f"| {name} | {pages[ds]} | " + " | ".join(f"{tables[c].get(ds, float('nan')):.3f}" for c in cols)
                      + " |")
-    n = sum(v for ds, v in pages.items() if ds not in INDEPENDENT_GOLD_EXCLUDES)
+    n = sum(v for ds, v in pages.items() if ds not in INDEPENDENT_GOLD_EXCLUDES and ds not in apart)
     lines.append(f"| **mean, sets with independent gold** | {n} | "
                  + " | ".join(f"{tables[c].get('mean', float('nan')):.3f}" for c in cols) + " |")
     return "\n".join(lines) + "\n"

@@ -83,7 +83,9 @@ def model_files(names: list[str]) -> dict[str, str]:
     return out
 
 
+@functools.cache
 def _shipped_files() -> dict[str, str]:
+    # The package's own folder does not change while it runs; listing it per page cost milliseconds a page.
     return model_files([p.name for p in (resources.files("centrum") / "weights").iterdir()])
 
 
