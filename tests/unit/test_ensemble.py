@@ -871,7 +871,9 @@ def test_comments_set_aside_travel_with_the_answer_and_their_count() -> None:
     """Result.comments (PROTOCOL.md "Comments"): the comment section the comment rule left out of the answer, with
     its comments counted (nested replies too); one the candidate never reached when it follows the answer; none on a
     thread, whose posts are the answer."""
-    from centrum import algorithms, goldens
+    from helpers import goldens
+
+    from centrum import algorithms
 
     cases = {"blog-comments": ("comments-area", 6), "article-comments": ("comments", 3), "forum-quotes": None}
     for slug, want in cases.items():

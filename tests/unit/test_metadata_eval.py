@@ -86,7 +86,8 @@ def test_missing_data_set_is_a_clear_error(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_centrum_reads_the_cached_render_when_there_is_one(tmp_path: Path) -> None:
-    from centrum import goldens
+    from helpers import goldens
+
     from centrum.evaluation.cache import SnapshotCache, snapshot_key
     from centrum.evaluation.metadata_eval import WINDOW, centrum_answer
 

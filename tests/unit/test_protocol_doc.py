@@ -41,7 +41,7 @@ def test_error_table_matches_the_host_codes() -> None:
     assert host_codes == set(nativehost.ERROR_CODES)
     # ... and every code the host's source raises is one of them (HostError("E_...") / LabelError("E_...")).
     used = set()
-    for path in (NATIVEHOST, NATIVEHOST.parent / "labels.py"):
+    for path in (NATIVEHOST, NATIVEHOST.parents[1] / "annotation" / "labels.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"E_[A-Z_]+",
                                                                                                 node.value):

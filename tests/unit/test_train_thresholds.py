@@ -33,7 +33,7 @@ def test_threshold_table_scores_each_threshold_and_validates_the_choice_per_fold
             f1 = 0.95 if t == best else (0.8 if t == 0.4 else 0.7)
             per_page[f"{r.dataset}/{r.id}"] = _counts(f1)
         sweep.append(per_page)
-    run = train._Run(records, [], None, None, ("peer",))  # type: ignore[arg-type]
+    run = train._Run(records, [], None, None, ("peer",), {})  # type: ignore[arg-type]
     lines = train._threshold_table(run, sweep, fold_of)
     text = "\n".join(lines)
     rows = {line.split(" | ")[0].strip("| "): line for line in lines if line.startswith("| 0.")}
@@ -49,6 +49,6 @@ def test_without_peers_no_set_is_counted_as_won() -> None:
     records = [_record("a", i, 0.8) for i in range(4)]
     fold_of = {f"{r.dataset}/{r.id}": f"fold{i % 2}" for i, r in enumerate(records)}
     sweep = [{f"{r.dataset}/{r.id}": _counts(0.9) for r in records} for _ in train.THRESHOLD_SWEEP]
-    lines = train._threshold_table(train._Run(records, [], None, None, ()), sweep, fold_of)  # type: ignore[arg-type]
+    lines = train._threshold_table(train._Run(records, [], None, None, (), {}), sweep, fold_of)  # type: ignore[arg-type]
     assert all(" | - | " in line for line in lines if line.startswith("| 0."))
     assert "mean 0.9000 (no peer ran to compare with)." in "\n".join(lines)

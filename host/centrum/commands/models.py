@@ -55,7 +55,9 @@ def _err(message: str) -> int:
 
 
 def kind_of(path: Path) -> str:
-    """"scorer" or "blocks" for a model file of this version's features; ValueError (with the reason) otherwise."""
+    """"scorer" or "blocks" for a model file of this version's ensemble features, "source" for one of the
+    source-only model's; ValueError (with the reason) otherwise."""
+    from ..algorithms import source_features
     from ..algorithms.ensemble import reads_features
     from ..algorithms.ensemble.model import LGB_SUFFIX, Boosted, Stumps
 
@@ -64,10 +66,13 @@ def kind_of(path: Path) -> str:
             names = Boosted.load(path).feature_names
         except Exception as e:  # noqa: BLE001 - LightGBM raises its own error type for a bad file
             raise ValueError(f"{path} is not a LightGBM model file: {e}") from None
+        if list(names) == list(source_features.feature_names()):
+            return "source"
         for kind, blocks in (("scorer", False), ("blocks", True)):
             if reads_features(names, blocks):
                 return kind
-        raise ValueError(f"{path} was trained on other features than this version's candidate scorer or block filter")
+        raise ValueError(f"{path} was trained on other features than this version's candidate scorer, block filter "
+                         "or source-only model")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -182,9 +187,10 @@ def _install(args: argparse.Namespace) -> int:
     tmp.replace(target)  # atomic: a host reading the model never sees half a file
     if existing is not None and existing != target:
         existing.unlink()  # the other kind of file of the same name would shadow or be shadowed
-    param = "weights" if kind == "scorer" else "block_weights"
-    print(f"installed {target} ({'candidate scorer' if kind == 'scorer' else 'block filter'}); "
-          f"use it with --param {param}={name}")
+    what = {"scorer": "candidate scorer", "blocks": "block filter", "source": "source-only model"}[kind]
+    param = "block_weights" if kind == "blocks" else "weights"
+    print(f"installed {target} ({what}); use it with --param {param}={name}"
+          + (" --algorithm source" if kind == "source" else ""))
     return 0
 
 
