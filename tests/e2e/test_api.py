@@ -207,7 +207,7 @@ def _browsers() -> list[int]:
 
 
 def test_render_false_reads_the_html_without_a_browser() -> None:
-    code = ("import centrum, sys; from pathlib import Path; from tests.unit.test_api import _browsers; "
+    code = ("import centrum, sys; from pathlib import Path; from tests.e2e.test_api import _browsers; "
             "r = centrum.extract(Path(sys.argv[1]), render=False, output_format='json'); "
             "print(repr(r['text'][:30]), r['algorithm'], r['metadata']['title'], _browsers())")
     out = subprocess.run([sys.executable, "-c", code, str(SAMPLE)], capture_output=True, text=True, cwd=REPO,
@@ -219,7 +219,7 @@ def test_render_false_reads_the_html_without_a_browser() -> None:
 
 
 def test_one_browser_per_process_reused_by_extract_and_extract_many() -> None:
-    code = ("import centrum, centrum.api, sys; from pathlib import Path; from tests.unit.test_api import _browsers; "
+    code = ("import centrum, centrum.api, sys; from pathlib import Path; from tests.e2e.test_api import _browsers; "
             "p = Path(sys.argv[1]); centrum.extract(p, algorithm='semantic'); first = _browsers(); "
             "centrum.extract(p.read_text(), algorithm='semantic'); second = _browsers(); "
             "rs = list(centrum.extract_many([p, p], algorithm='semantic')); third = _browsers(); "
