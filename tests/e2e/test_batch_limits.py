@@ -222,7 +222,9 @@ def test_a_driver_killed_with_sigkill_takes_its_whole_local_cluster_along(tmp_pa
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             assert time.monotonic() < deadline, "no row within 300 s"
             time.sleep(0.3)
-        processes = {pid: (start_time(pid), cmdline(pid)) for pid in tree(proc.pid) if pid != proc.pid}
+        # A process already gone (or a zombie) when listed has no start time: it cannot outlive anything.
+        processes = {pid: (t, cmdline(pid)) for pid in tree(proc.pid)
+                     if pid != proc.pid and (t := start_time(pid)) is not None}
         names = " ".join(c for _s, c in processes.values())
         for part in ("raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent", "ray::BatchWorker", "chromium",
                      "centrum.batch.reaper"):

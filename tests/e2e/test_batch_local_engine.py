@@ -66,7 +66,8 @@ def test_a_sigkilled_run_keeps_whole_shards_leaves_no_process_and_resume_writes_
     proc = batch_popen(*args)
     try:
         wait_for_rows(out, 7, proc)  # the 4 static records' rows, then rendered pages
-        processes = {pid: start_time(pid) for pid in _descendants(proc.pid)}
+        # A process already gone (or a zombie) when listed has no start time: it cannot outlive anything.
+        processes = {pid: t for pid in _descendants(proc.pid) if (t := start_time(pid)) is not None}
         comms = " ".join(Path(f"/proc/{pid}/comm").read_text().strip() for pid in processes
                          if Path(f"/proc/{pid}/comm").exists())
         assert "chrom" in comms or "headless_shell" in comms, comms  # each worker's own browser is up

@@ -6,7 +6,10 @@ band in the reader."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
@@ -188,17 +191,43 @@ def test_esc_ends_a_message(ui: Session, news: tuple[Page, str]) -> None:
         ui.set_storage({"algorithm": "semantic"})
 
 
+def host_pids(home: Path) -> list[int]:
+    """The host processes the browser started for this session: the launcher's ``python -m
+    centrum.native.nativehost`` with the session's CENTRUM_HOME (the browser itself has that too)."""
+    want = f"CENTRUM_HOME={home}".encode()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (b"centrum.native.nativehost" in (proc / "cmdline").read_bytes().split(b"\0")
+                        and want in (proc / "environ").read_bytes().split(b"\0")):
+                    pids.append(int(proc.name))
+            except OSError:  # gone, or not ours
+                continue
+    return pids
+
+
 def test_closing_the_working_message_drops_the_answer_on_its_way(ui: Session, server: str) -> None:
     page = ui.open(f"{server}/big.html")
     before = page.evaluate("() => document.documentElement.outerHTML")
     log = ui.home / "host.log"  # written once the browser first starts the host
     served = lambda: len(extract_ok_lines(log.read_text())) if log.exists() else 0  # noqa: E731
     earlier = served()
-    ui.press(page)
-    ui_wait(page, "(root) => root?.querySelector('.toast')?.textContent.includes('reading the page') || null")
-    page.keyboard.press("Escape")
-    page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=10_000)
-    assert served() == earlier, "the host answered before Esc: the page is too small to test this"
+    # The host is held (SIGSTOP) while the message is up, so the answer cannot come before Esc however fast the
+    # host has become; once released it answers the request already in its pipe.
+    pids = host_pids(ui.home)
+    assert pids, "the browser's host is not running (it is started when the extension loads)"
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        ui.press(page)
+        ui_wait(page, "(root) => root?.querySelector('.toast')?.textContent.includes('reading the page') || null")
+        page.keyboard.press("Escape")
+        page.wait_for_function("() => !document.querySelector('centrum-ui')", timeout=10_000)
+        assert served() == earlier
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
     deadline = time.monotonic() + 60
     while served() == earlier:  # the answer comes back to the page...
         assert time.monotonic() < deadline, "the host never answered"
