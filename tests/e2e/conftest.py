@@ -42,23 +42,23 @@ def renderer() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The module's ``PAGES`` (default: the reader test pages) served on 127.0.0.1; a module may override it."""
-    import test_ui_reader
+    from helpers.chromium_ui import PAGES, serve
 
-    yield from test_ui_reader.serve(getattr(request.module, "PAGES", test_ui_reader.PAGES))
+    yield from serve(getattr(request.module, "PAGES", PAGES))
 
 
 @pytest.fixture(scope="module")
 def ui(playwright: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Any]:
     """One Chromium with the extension and its native host per test module."""
-    import test_ui_reader
+    from helpers.chromium_ui import ui_session
 
     base = tmp_path_factory.mktemp(request.module.__name__.replace("test_", ""))
-    yield from test_ui_reader.ui_session(playwright, base)
+    yield from ui_session(playwright, base)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def screenshot_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Where the UI tests write their screenshots (``test_ui_reader.shot``): the folder CENTRUM_SCREENSHOTS names
+    """Where the UI tests write their screenshots (``helpers.chromium_ui.shot``): the folder CENTRUM_SCREENSHOTS names
     (``CENTRUM_SCREENSHOTS=docs/screenshots`` refreshes the README's), else this run's temporary folder, so that a
     test run leaves the repository's files as they were."""
     named = os.environ.get("CENTRUM_SCREENSHOTS")

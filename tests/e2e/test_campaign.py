@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.chromium_ui import Session, shot, ui_click, ui_eval, ui_fill, ui_wait, wait_stage
 from playwright.sync_api import Page
-from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
-from test_ui_reader import shot, ui_wait, wait_stage
 
 from centrum.annotation.serve import DatasetServer
 
@@ -293,7 +292,7 @@ def test_annotator_fixes_same_text_levels_name_focus_panel_placement(ui: Session
 
 
 def test_campaign_resumes_after_a_browser_restart(playwright: Any, served: Any, tmp_path: Path) -> None:
-    from test_extension_chromium import install_host, launch
+    from helpers.chromium_ui import install_host, launch
 
     server, root = served
     user_data_dir, home = tmp_path / "profile", tmp_path / "home"
@@ -350,10 +349,11 @@ def served_extension(bidi: Any, extension: Path) -> None:
 def test_firefox_campaign_page(tmp_path: Path) -> None:
     """One campaign page in Firefox ESR over WebDriver BiDi (the test copy of the extension of
     test_extension_firefox.py): join in the panel, the suggestion outlined, one key accepts it, the host stores it."""
-    from test_extension_firefox import PRESS, STAGE, _wait, keys, make_test_extension, run_firefox, set_algorithm
-    from test_extension_firefox import ui_click as ff_click
-    from test_extension_firefox import ui_eval as ff_eval
-    from test_extension_firefox import ui_wait as ff_wait
+    from helpers.firefox_ui import PRESS, STAGE, keys, make_test_extension, run_firefox, set_algorithm
+    from helpers.firefox_ui import ui_click as ff_click
+    from helpers.firefox_ui import ui_eval as ff_eval
+    from helpers.firefox_ui import ui_wait as ff_wait
+    from helpers.firefox_ui import wait_for as _wait
 
     root = tmp_path / "set"
     (root / "pages").mkdir(parents=True)

@@ -12,17 +12,17 @@ from __future__ import annotations
 import contextlib
 import http.server
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.chromium_ui import extract_ok_lines, stage, toast, ui_eval, wait_stage, wait_toast
 from playwright.sync_api import Page, Playwright
 
 from centrum.annotation.serve import loopback
-from centrum.bench.extension_browser import Session, extension_world_eval, install_host, launch
+from centrum.bench.extension_browser import Session, install_host, launch
 from centrum.native.install import EXTENSION_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,106 +114,6 @@ def chromium(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -
         # host's default algorithm becomes.
         session.set_storage({"algorithm": "semantic"})
         yield session
-
-
-# A served extract in host.log: "r3 extract ok in ..." (ids and types may be written quoted, %r).
-_EXTRACT_OK = re.compile(r" '?extract'? ok in ")
-
-
-def extract_ok_lines(log: str) -> list[str]:
-    return [line for line in log.splitlines() if _EXTRACT_OK.search(line)]
-
-
-def stage(page: Page) -> str | None:
-    return page.evaluate("() => document.documentElement.getAttribute('data-centrum-stage')")
-
-
-# ---- reaching the extension's UI ----------------------------------------------------------------------------------
-# The panels live in a closed shadow root that only the extension's content scripts hold (view.js, issue #20): page
-# script sees `shadowRoot === null`. The tests reach it as the extension does, from the content scripts' isolated
-# world, which the DevTools protocol can evaluate in; clicks and keys go in as real (trusted) input.
-
-
-def ui_eval(page: Page, function: str, arg: Any = None) -> Any:
-    """Call ``function`` (JS source ``(root, arg) => ...``) in the extension's isolated world on ``page``'s top frame
-    with the view's closed shadow root (null when the view has none). Returns its JSON value (promises awaited), None
-    when nothing was injected in this document yet."""
-    return extension_world_eval(page, f"""(arg) => {{ const view = globalThis[Symbol.for('centrum.view')];
-        return ({function})(view ? view.uiRoot() : null, arg); }}""", arg)
-
-
-def ui_box(page: Page, selector: str, position: tuple[float, float] | None = None) -> tuple[float, float]:
-    """Viewport point of the first element matching ``selector`` in the extension's UI (scrolled into view): its
-    centre, or ``position`` from its top left corner."""
-    box = ui_eval(page, """(root, [sel, at]) => { const el = root && root.querySelector(sel);
-        if (!el) return null; el.scrollIntoView({block: 'nearest'}); const r = el.getBoundingClientRect();
-        return at ? [r.left + at[0], r.top + at[1]] : [r.left + r.width / 2, r.top + r.height / 2]; }""",
-                  [selector, position])
-    assert box, f"no {selector!r} in the extension's UI"
-    return box[0], box[1]
-
-
-def ui_click(page: Page, selector: str, position: tuple[float, float] | None = None) -> None:
-    """A real mouse click (trusted input) on an element of the extension's UI."""
-    x, y = ui_box(page, selector, position)
-    page.mouse.click(x, y)
-
-
-def ui_hover(page: Page, selector: str) -> None:
-    x, y = ui_box(page, selector)
-    page.mouse.move(x, y)
-
-
-def ui_fill(page: Page, selector: str, text: str) -> None:
-    """Replace the value of a text field of the extension's UI by typing (select all, then the keys)."""
-    ui_click(page, selector)
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(text)
-
-
-def ui_select(page: Page, selector: str, value: str) -> None:
-    """Choose the option ``value`` of a <select> of the UI with the keyboard: focus it, arrow keys up or down, one
-    at a time (a change may re-render the panel with a new <select>, which is focused again)."""
-    for _ in range(100):
-        steps = ui_eval(page, """(root, [sel, value]) => { const s = root.querySelector(sel);
-            const to = [...s.options].findIndex((o) => o.value === value);
-            if (to < 0) return null; s.focus(); return to - s.selectedIndex; }""", [selector, value])
-        assert steps is not None, f"{selector} has no option {value!r}"
-        if steps == 0:
-            return
-        page.keyboard.press("ArrowDown" if steps > 0 else "ArrowUp")
-    raise AssertionError(f"{selector} did not reach {value!r}")
-
-
-def toast(page: Page) -> dict[str, Any] | None:
-    return ui_eval(page, """(root) => {
-        const box = root?.querySelector('.toast');
-        if (!box) return null;
-        const r = box.getBoundingClientRect();
-        return {text: box.textContent, role: box.getAttribute('role'), visible: r.width > 0 && r.height > 0,
-                display: getComputedStyle(box).display};
-    }""")  # type: ignore[no-any-return]
-
-
-def wait_toast(page: Page, needle: str, timeout_s: float = 30) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        t = toast(page)
-        if t and needle in t["text"]:
-            return t
-        time.sleep(0.1)
-    raise AssertionError(f"no message containing {needle!r} on the page; last: {toast(page)}; "
-                         f"tab: {page.url}")
-
-
-def wait_stage(session: Session, page: Page, expected: str) -> None:
-    try:
-        page.wait_for_function(f"() => document.documentElement.getAttribute('data-centrum-stage') === '{expected}'",
-                               timeout=30_000)
-    except Exception as e:
-        raise AssertionError(f"stage never became {expected!r}; toast {toast(page)}; "
-                             f"extension log {session.logs}") from e
 
 
 def darkest(page: Page, element_id: str) -> int:

@@ -1,4 +1,4 @@
-"""The reader with the page's metadata in Firefox ESR over WebDriver BiDi (harness of test_extension_firefox.py):
+"""The reader with the page's metadata in Firefox ESR over WebDriver BiDi (harness: tests/helpers/firefox_ui.py):
 an Arabic news page whose metadata sits in a JSON-LD comment gets its header (site, title without the site
 prefix, byline, date, reading time) right to left, Copy and Save are offered (the host sent Markdown), Esc returns
 to the page; hidden text stays out of the reader (tests/fixtures/pages/hidden-tricks.html: the collector's SEEN
@@ -14,14 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import test_extension_firefox
-from reader_probes import ARTICLE_TEXT, COMMENTS, HEAD
-from test_extension_firefox import (
+from helpers import firefox_ui
+from helpers.firefox_ui import (
     EXTENSION,
     PRESS,
     STAGE,
     Bidi,
-    _wait,
     keys,
     make_test_extension,
     run_firefox,
@@ -29,7 +27,9 @@ from test_extension_firefox import (
     ui_click,
     ui_eval,
     ui_wait,
+    wait_for,
 )
+from helpers.reader_probes import ARTICLE_TEXT, COMMENTS, HEAD
 
 from centrum import algorithms
 from centrum.core.snapshot import parse_snapshot
@@ -74,7 +74,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "pages"
 GOLDEN_SLUGS = ("blog-comments", "forum-quotes")
 
 
-class _WithGoldenPages(test_extension_firefox._Handler):
+class _WithGoldenPages(firefox_ui.PageHandler):
     """The harness's pages, and /golden/<slug>.html: a golden page (tests/pages/<slug>/page.html)."""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -91,8 +91,8 @@ class _WithGoldenPages(test_extension_firefox._Handler):
 
 @pytest.fixture
 def firefox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Bidi, Path, str]]:
-    monkeypatch.setattr(test_extension_firefox, "make_test_extension", make_with_commands_probe)
-    monkeypatch.setattr(test_extension_firefox, "_Handler", _WithGoldenPages)
+    monkeypatch.setattr(firefox_ui, "make_test_extension", make_with_commands_probe)
+    monkeypatch.setattr(firefox_ui, "PageHandler", _WithGoldenPages)
     yield from run_firefox(tmp_path, install=True)
 
 
@@ -102,9 +102,9 @@ def open_reader(bidi: Bidi, context: str, page: str) -> str:
     time.sleep(0.5)
     before: str = bidi.evaluate(context, "document.documentElement.outerHTML")
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight", timeout_s=90)
+    wait_for(bidi, context, f"{STAGE} === 'highlight'", "the highlight", timeout_s=90)
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    wait_for(bidi, context, f"{STAGE} === 'reader'", "the reader view")
     return before
 
 
@@ -116,9 +116,9 @@ def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) ->
     time.sleep(0.5)
     set_algorithm(bidi, context, "semantic")
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+    wait_for(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    wait_for(bidi, context, f"{STAGE} === 'reader'", "the reader view")
     head = ui_wait(bidi, context, HEAD, "the reader header")
     assert head["site"] == "جريدة الساحل"
     assert head["title"] == "افتتاح مكتبة الميناء بعد ترميم دام ثلاث سنوات"
@@ -126,11 +126,11 @@ def test_firefox_reader_header_with_metadata(firefox: tuple[Bidi, Path, str]) ->
     assert head["byline"] == "سلمى حداد" and head["datetime"] == "2026-11-19T18:00:00+00:00"
     assert head["reading"] and head["dir"] == "rtl" and head["copy"] is False
     keys(bidi, context, "\ue00c")  # Escape
-    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+    wait_for(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
 
 
 def test_firefox_reader_leaves_hidden_text_out(firefox: tuple[Bidi, Path, str]) -> None:
-    from test_outputs_untrusted import check_hidden_tricks
+    from helpers.hidden_tricks import check_hidden
 
     bidi, _, url = firefox
     context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]
@@ -140,12 +140,12 @@ def test_firefox_reader_leaves_hidden_text_out(firefox: tuple[Bidi, Path, str]) 
     time.sleep(0.5)
     set_algorithm(bidi, context, "semantic")
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
+    wait_for(bidi, context, f"{STAGE} === 'highlight'", "the highlight")
     bidi.evaluate(context, PRESS)
-    _wait(bidi, context, f"{STAGE} === 'reader'", "the reader view")
-    check_hidden_tricks(ui_eval(bidi, context, "(root) => root.querySelector('.reader').innerText"))
+    wait_for(bidi, context, f"{STAGE} === 'reader'", "the reader view")
+    check_hidden(ui_eval(bidi, context, "(root) => root.querySelector('.reader').innerText"))
     keys(bidi, context, "\ue00c")  # Escape
-    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+    wait_for(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
     # The host's outputs of Firefox's own snapshot (the collector's judgement made by Gecko) leave the same text out.
     out = bidi.call("script.evaluate", {
         "expression": COLLECTOR.read_text(encoding="utf-8") + ";JSON.stringify(centrumCollect({source: true}))",
@@ -156,7 +156,7 @@ def test_firefox_reader_leaves_hidden_text_out(firefox: tuple[Bidi, Path, str]) 
     assert snapshot.unseen_subtree is not None  # the collector judged what is unseen
     outputs = Outputs(snapshot, algorithms.run("semantic", snapshot))
     for text in (outputs.text, outputs.markdown(), outputs.html()):
-        check_hidden_tricks(re.sub(r"<[^>]+>", " ", text))
+        check_hidden(re.sub(r"<[^>]+>", " ", text))
 
 
 def test_firefox_binds_every_declared_shortcut(firefox: tuple[Bidi, Path, str]) -> None:
@@ -165,7 +165,7 @@ def test_firefox_binds_every_declared_shortcut(firefox: tuple[Bidi, Path, str]) 
     bidi.call("browsingContext.navigate", {"context": context, "url": url, "wait": "complete"})
     time.sleep(0.5)
     bidi.evaluate(context, "window.postMessage('centrum-test-commands', '*')")
-    answer = _wait(bidi, context, "document.documentElement.getAttribute('data-test-commands')", "commands.getAll()")
+    answer = wait_for(bidi, context, "document.documentElement.getAttribute('data-test-commands')", "commands.getAll()")
     bound = {c["name"]: c.get("shortcut") for c in json.loads(answer)}
     manifest = json.loads((EXTENSION / "manifest.json").read_text())
     assert bound == {name: c["suggested_key"]["default"] for name, c in manifest["commands"].items()}
@@ -185,7 +185,7 @@ def test_firefox_threads_and_the_comments_section(firefox: tuple[Bidi, Path, str
     text = ui_wait(bidi, context, ARTICLE_TEXT, "the thread in the reader")
     assert text + "\n" == (GOLDEN / "forum-quotes" / "reader.txt").read_text(encoding="utf-8"), text
     keys(bidi, context, "\ue00c")  # Escape
-    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
+    wait_for(bidi, context, "!document.querySelector('centrum-ui')", "the restore by Esc")
 
     before = open_reader(bidi, context, f"{base}/golden/blog-comments.html")
     comments = ui_wait(bidi, context, COMMENTS, "the comments section")
@@ -197,5 +197,5 @@ def test_firefox_threads_and_the_comments_section(firefox: tuple[Bidi, Path, str
         assert said in opened, said
     assert "Leave a reply" not in opened and "Recent comments" not in opened
     ui_click(bidi, context, ".reader .bar [data-action='close']")  # the reader's ×
-    _wait(bidi, context, "!document.querySelector('centrum-ui')", "the restore by the reader's ×")
+    wait_for(bidi, context, "!document.querySelector('centrum-ui')", "the restore by the reader's ×")
     assert bidi.evaluate(context, "document.documentElement.outerHTML") == before

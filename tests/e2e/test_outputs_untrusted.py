@@ -23,29 +23,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.hidden_tricks import HIDDEN_TRICKS, check_hidden
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = REPO / "tests" / "fixtures" / "pages"
-HIDDEN_TRICKS = PAGES / "hidden-tricks.html"
 
 
 def centrum(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "centrum.cli", *args], capture_output=True, text=True,
                           timeout=180, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-
-def shown_strings() -> list[str]:
-    source = HIDDEN_TRICKS.read_text(encoding="utf-8")
-    shown = [" ".join(m.split()) for m in re.findall(r"SHOWN[^<]*", source)]
-    assert len(shown) == 14 and len(re.findall(r">HIDDEN", source)) == 16  # the page is what this test says
-    return shown
-
-
-def check_hidden_tricks(text: str) -> None:
-    """Every SHOWN string of hidden-tricks.html is in ``text`` (whitespace collapsed), no HIDDEN one."""
-    flat = " ".join(text.split())
-    assert [s for s in shown_strings() if s not in flat] == [], flat
-    assert "HIDDEN" not in flat, [m for m in re.findall(r"HIDDEN[\w ]*", flat)]
 
 
 def _visible_text(fmt: str, out: str) -> str:
@@ -62,7 +48,7 @@ def _visible_text(fmt: str, out: str) -> str:
 def test_hidden_text_stays_out_of_every_host_output(fmt: str) -> None:
     p = centrum("extract", "-f", fmt, str(HIDDEN_TRICKS))
     assert p.returncode == 0, p.stderr
-    check_hidden_tricks(_visible_text(fmt, p.stdout))
+    check_hidden(_visible_text(fmt, p.stdout))
 
 
 def test_the_json_output_agrees() -> None:
@@ -70,7 +56,7 @@ def test_the_json_output_agrees() -> None:
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     for key in ("text", "markdown", "html"):
-        check_hidden_tricks(data[key] if key != "html" else re.sub(r"<[^>]+>", " ", data[key]))
+        check_hidden(data[key] if key != "html" else re.sub(r"<[^>]+>", " ", data[key]))
 
 
 def test_front_matter_of_a_hostile_page_is_text_to_markdown_and_exact_to_yaml() -> None:

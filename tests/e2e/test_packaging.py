@@ -256,7 +256,7 @@ def test_core_host_answers_ping_and_the_ensemble(core_venv: Path, tmp_path: Path
 def test_core_host_answers_the_button(core_venv: Path, tmp_path: Path, playwright: object,
                                       fixture_server: str) -> None:
     """A press in Chromium with the extension, answered by the core install's host (the default algorithm)."""
-    from test_extension_chromium import launch, wait_stage
+    from helpers.chromium_ui import launch, wait_stage
 
     profile, home = tmp_path / "profile", tmp_path / "home"
     profile.mkdir()
@@ -323,7 +323,7 @@ def test_firefox_archive_lints_clean(archives: dict[str, Path], tmp_path: Path) 
 
 def test_unpacked_chromium_archive_answers_the_button(archives: dict[str, Path], tmp_path: Path,
                                                      playwright: object, fixture_server: str) -> None:
-    from test_extension_chromium import install_host, launch, wait_stage
+    from helpers.chromium_ui import install_host, launch, wait_stage
 
     unpacked = tmp_path / "unpacked"
     with zipfile.ZipFile(archives["chromium"]) as z:

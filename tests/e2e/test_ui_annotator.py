@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.chromium_ui import Session, shot, storage, ui_click, ui_eval, ui_fill, ui_wait, wait_stage
 from playwright.sync_api import Page
-from test_extension_chromium import Session, ui_click, ui_eval, ui_fill
-from test_ui_reader import shot, storage, ui_wait, wait_stage
 
 from centrum.annotation.labels import list_labels, load_label
 
@@ -153,8 +152,9 @@ def test_firefox_reader_settings_debugger_and_annotator(tmp_path: Path) -> None:
     """The three modes in Firefox ESR over WebDriver BiDi (test copy of the extension with the press shim of
     test_extension_firefox.py). The panels sit in a closed shadow root and react to trusted input only: BiDi
     reaches the root through its serialization and clicks, hovers and types with input.performActions."""
-    from test_extension_firefox import PRESS, STAGE, _wait, keys, mouse, run_firefox, set_algorithm, ui_click, ui_eval
-    from test_extension_firefox import ui_wait as ff_wait
+    from helpers.firefox_ui import PRESS, STAGE, keys, mouse, run_firefox, set_algorithm, ui_click, ui_eval
+    from helpers.firefox_ui import ui_wait as ff_wait
+    from helpers.firefox_ui import wait_for as _wait
 
     for bidi, centrum_home, url in run_firefox(tmp_path, install=True):
         context = bidi.call("browsingContext.getTree", {})["contexts"][0]["context"]

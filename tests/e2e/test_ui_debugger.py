@@ -10,9 +10,19 @@ import re
 from typing import Any
 
 import pytest
+from helpers.chromium_ui import (
+    Session,
+    extract_ok_lines,
+    shot,
+    ui_click,
+    ui_eval,
+    ui_fill,
+    ui_hover,
+    ui_select,
+    ui_wait,
+    wait_stage,
+)
 from playwright.sync_api import Page
-from test_extension_chromium import Session, extract_ok_lines, ui_click, ui_eval, ui_fill, ui_hover, ui_select
-from test_ui_reader import shot, ui_wait, wait_stage
 
 PANEL = ".panel.debugger"
 OVERLAY_KINDS = {"answer", "candidate", "removed", "region", "point"}

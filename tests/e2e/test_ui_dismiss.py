@@ -12,9 +12,18 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.chromium_ui import (
+    GLACIER_SVG,
+    Session,
+    extract_ok_lines,
+    shot,
+    stage,
+    ui_click,
+    ui_eval,
+    ui_wait,
+    wait_stage,
+)
 from playwright.sync_api import Page
-from test_extension_chromium import Session, extract_ok_lines, stage, ui_click, ui_eval
-from test_ui_reader import GLACIER_SVG, shot, ui_wait, wait_stage
 
 PARAGRAPHS = "".join(f"<p>Paragraph {i}: the ferry crossed the sound at first light, the crew counting the buoys "
                      "that marked the new channel dredged over the winter months.</p>" for i in range(12))

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_extension_chromium import Session, ui_click, ui_eval
-from test_ui_reader import ui_session, wait_stage
+from helpers.chromium_ui import Session, ui_click, ui_eval, ui_session, wait_stage
 
 FR = json.loads((Path(__file__).resolve().parents[2] / "extension" / "_locales" / "fr" / "messages.json")
                 .read_text(encoding="utf-8"))

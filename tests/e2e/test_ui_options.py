@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from helpers.chromium_ui import EXTENSION, Session, screenshots, stage, storage, toast, ui_eval, wait_stage
 from playwright.sync_api import Page
-from test_extension_chromium import EXTENSION, Session, stage, toast, ui_eval
-from test_ui_reader import screenshots, storage, wait_stage
 
 from centrum.native.install import EXTENSION_ID
 

@@ -12,11 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.chromium_ui import (
+    GLACIER_SVG,
+    Session,
+    open_reader_tab,
+    shot,
+    stage,
+    ui_click,
+    ui_eval,
+    ui_session,
+    ui_wait,
+    wait_stage,
+)
+from helpers.reader_probes import HEAD, open_reader, read_clipboard, status
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Playwright
-from reader_probes import HEAD, open_reader, read_clipboard, status
-from test_extension_chromium import Session, stage, ui_click, ui_eval
-from test_ui_reader import GLACIER_SVG, open_reader_tab, shot, ui_session, ui_wait, wait_stage
 
 TEST_HOST = "reader.test"  # resolved to 127.0.0.1 by the browser only (--host-resolver-rules)
 

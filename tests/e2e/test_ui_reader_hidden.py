@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.chromium_ui import Session, open_reader_tab, ui_click, ui_eval, wait_stage
+from helpers.hidden_tricks import check_hidden
+from helpers.reader_probes import open_reader, read_clipboard, status
 from playwright.sync_api import Page
-from reader_probes import open_reader, read_clipboard, status
-from test_extension_chromium import Session, ui_click, ui_eval
-from test_outputs_untrusted import check_hidden_tricks
-from test_ui_reader import open_reader_tab, wait_stage
 
 FIXTURE_PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 PAGES = {
@@ -39,8 +38,8 @@ def test_hidden_text_stays_out_of_the_reader_and_its_markdown(ui: Session, serve
     page = ui.open(f"{server}/hidden-tricks.html")
     page.set_viewport_size({"width": 1280, "height": 800})
     open_reader(ui, page)
-    check_hidden_tricks(ui_eval(page, "(root) => root.querySelector('.reader').innerText"))
-    check_hidden_tricks(copied_markdown(ui, page, server))
+    check_hidden(ui_eval(page, "(root) => root.querySelector('.reader').innerText"))
+    check_hidden(copied_markdown(ui, page, server))
     close_reader(ui, page)
 
 
@@ -50,7 +49,7 @@ def test_hidden_text_stays_out_of_the_reader_tab(ui: Session, server: str) -> No
     ui.set_storage({"readerIn": "tab"})
     try:
         tab = open_reader_tab(ui, page)
-        check_hidden_tricks(tab.evaluate("() => document.querySelector('.reader').innerText"))
+        check_hidden(tab.evaluate("() => document.querySelector('.reader').innerText"))
         tab.close()
         wait_stage(ui, page, None)
     finally:

@@ -13,10 +13,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.chromium_ui import (
+    Session,
+    open_reader_tab,
+    screenshots,
+    shot,
+    ui_click,
+    ui_eval,
+    ui_session,
+    ui_wait,
+    wait_stage,
+)
+from helpers.reader_probes import ARTICLE_TEXT, COMMENTS, HEAD, open_reader
 from playwright.sync_api import Page, Playwright
-from reader_probes import ARTICLE_TEXT, COMMENTS, HEAD, open_reader
-from test_extension_chromium import Session, ui_click, ui_eval
-from test_ui_reader import open_reader_tab, screenshots, shot, ui_session, ui_wait, wait_stage
 
 GOLDEN = Path(__file__).resolve().parents[1] / "pages"
 SLUGS = ("forum-quotes", "blog-comments")

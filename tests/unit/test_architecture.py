@@ -403,3 +403,27 @@ def test_lower_layers_do_not_import_the_cli() -> None:
     bad = {name: sorted(m for m in deps if m.startswith(top)) for name, deps in import_graph().items()
            if not name.startswith(top) and any(m.startswith(top) for m in deps)}
     assert not bad, f"modules below the CLI importing it: {bad}"
+
+
+def imported_test_modules(source: str) -> list[str]:
+    """The test modules (``test_*``) that ``source`` imports, at any depth of the file."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if any(p.startswith("test_") for p in a.name.split("."))]
+        elif isinstance(node, ast.ImportFrom) and any(p.startswith("test_") for p in (node.module or "").split(".")):
+            found.append(node.module or "")
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    # What several test modules share lives in tests/helpers (tests/README.md): a test module imported by another
+    # runs its module-level fixtures and tests' imports twice, and a change to it breaks tests elsewhere.
+    files = sorted((REPO / "tests").rglob("*.py"))
+    bad = {rel(p): mods for p in files if (mods := imported_test_modules(p.read_text(encoding="utf-8")))}
+    assert not bad, bad
+
+
+def test_the_test_import_finder_sees_one() -> None:
+    assert sorted(imported_test_modules("def f():\n    from test_ui_reader import shot\nimport test_x.y\n")) == [
+        "test_ui_reader", "test_x.y"]

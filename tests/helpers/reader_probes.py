@@ -1,13 +1,13 @@
 """What the reader tests read of the reader view, for Chromium (Playwright) and Firefox (WebDriver BiDi) alike: one
 header probe, one comments probe (JS functions ``(root) => ...`` called with the extension UI's closed shadow root
 by either browser's ``ui_eval``), and the Chromium steps several reader test modules share (open the reader, wait
-for the toolbar's status, read the clipboard). Not a test module: test modules import it, never each other for it."""
+for the toolbar's status, read the clipboard). Test modules import it, never each other for it."""
 
 from __future__ import annotations
 
 from playwright.sync_api import Page
-from test_extension_chromium import Session
-from test_ui_reader import ui_wait, wait_stage
+
+from helpers.chromium_ui import Session, ui_wait, wait_stage
 
 # The reader's header (site, title, byline, date, reading time), the content's headings, the article's script and
 # direction, and whether Copy is offered; null while there is no header.
