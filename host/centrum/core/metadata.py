@@ -553,6 +553,13 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
 
     shown = [strip_site_name(h, sites, host, sections=sections) for h in headings if not is_site(h)]
     titles = [strip_site_name(t, sites, host, shown, sections) for t in declared]
+    # "Site - its slogan": a declared title that only followed the site's name is the site's, not the page's; the
+    # one heading the page shows names the page.
+    slogans = {_norm(s) for t, s in zip(declared, titles, strict=True)
+               if len(s) < len(t) and _norm(t).endswith(_norm(s))}
+    if len(shown) == 1 and slogans and all(_norm(t) in slogans for t in titles) and not any(
+            _agrees(shown[0], t) for t in titles):
+        return shown[0]
     title = headline(shown, titles)
     if title in shown:
         # A heading typed in capitals (a style's) gives the declared title it spells in the page's own case.
