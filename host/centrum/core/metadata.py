@@ -544,10 +544,16 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
     stripped = [(t, strip_site_name(t, sites, host, sections=sections)) for t in declared]
     host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
 
+    others = {_norm(t) for t in declared}
+
     def is_site(h: str) -> bool:
         key = _norm(h)
         squashed = re.sub(r"\W", "", key)
         if any(key == _norm(n) for n in sites) or (len(squashed) >= 3 and squashed in host_key):
+            return True
+        # "Story — Blog" where og:title says "Story": the heading is the blog's name.
+        if any(_norm(t.rpartition(sep)[2]) == key and _norm(t.rpartition(sep)[0]) in others
+               for t in declared for sep in TITLE_SEPARATORS if sep in t):
             return True
         return any(key in _norm(t) and key not in _norm(s) for t, s in stripped if s != t)
 
@@ -705,6 +711,19 @@ def _near(page: SourcePage, candidates: list[HtmlElement], nodes: list[int]) -> 
     return candidates[0]
 
 
+_REPLY_ITEMS = frozenset({"comment", "answer", "review"})
+
+
+def _item_type(el: HtmlElement) -> str:
+    """The schema.org type (lower case, last path segment) of the microdata item ``el`` belongs to, "" outside one."""
+    scope = next((a for a in el.iterancestors() if a.get("itemscope") is not None), None)
+    return (scope.get("itemtype") or "").strip().rstrip("/").rsplit("/", 1)[-1].lower() if scope is not None else ""
+
+
+def _in_reply(el: HtmlElement) -> bool:
+    return _item_type(el) in _REPLY_ITEMS
+
+
 def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
     """A short visible author name marked up as such: itemprop=author (its itemprop=name when given),
     rel=author, then an element whose class names an author or byline."""
@@ -715,6 +734,8 @@ def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
         if not isinstance(el.tag, str) or not page.shown(el):
             continue
         if "author" in (el.get("itemprop") or "").lower().split() or "author" in (el.get("rel") or "").lower().split():
+            if _in_reply(el):
+                continue  # a comment's or an answer's author, not the page's
             strong.append(el)
         elif _AUTHOR_CLASS.search(el.get("class") or "") and el.tag not in ("body", "html", "article", "main"):
             weak.append(el)
@@ -890,8 +911,7 @@ def _item_date(page: SourcePage) -> str | None:
         if not set(el.get("itemprop", "").lower().split()) & set(_POSTING_DATES):
             continue
         scope = next((a for a in el.iterancestors() if a.get("itemscope") is not None), None)
-        kind = (scope.get("itemtype") or "").strip().rstrip("/").rsplit("/", 1)[-1].lower() if scope is not None else ""
-        if scope is None or scope in dates or kind not in _POSTING_ITEMS:
+        if scope is None or scope in dates or _item_type(el) not in _POSTING_ITEMS:
             continue
         found = iso_date(el.get("content") or el.get("datetime")) or written_date(el.text_content())
         if found:
