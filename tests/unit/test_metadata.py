@@ -392,3 +392,12 @@ def test_a_replys_author_is_not_the_pages() -> None:
             '<p>I only own a circular saw.</p><div itemprop="comment" itemscope itemtype="https://schema.org/Comment">'
             '<span itemprop="author">marguerite</span><p>A pull saw will do.</p></div></div></body>')
     assert meta_of(html).author is None
+
+
+def test_a_titles_tail_after_a_pipe_is_no_part_of_the_headline() -> None:
+    html = ('<head><meta property="og:title" content="How to help babies sleep through the night | Patient Education">'
+            '</head><body><p>Text.</p></body>')
+    assert meta_of(html).title == "How to help babies sleep through the night"
+    # A one-word head is a brand's name, not a headline: the title stays whole.
+    html = '<head><title>Stripe | Payments for the internet</title></head><body><p>Text.</p></body>'
+    assert meta_of(html, "https://example.com/").title == "Stripe | Payments for the internet"

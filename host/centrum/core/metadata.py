@@ -566,7 +566,7 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
     if len(shown) == 1 and slogans and all(_norm(t) in slogans for t in titles) and not any(
             _agrees(shown[0], t) for t in titles):
         return shown[0]
-    title = headline(shown, titles)
+    title = _before_pipe(headline(shown, titles))
     if title in shown:
         # A heading typed in capitals (a style's) gives the declared title it spells in the page's own case.
         if title.isupper():
@@ -574,6 +574,15 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
                         title)
         return next((t for t in titles if _decorated(title, t)), title)
     return title
+
+
+def _before_pipe(title: str | None) -> str | None:
+    """A title without what follows its first " | ": the separator of a title's SEO tail ("Story | Top 19 Companies",
+    "Story | Opinion", "Product | Meal Replacement Protein Powder"), which a headline itself seldom writes."""
+    if not title or " | " not in title:
+        return title
+    head = title.split(" | ", 1)[0].strip()
+    return head if len(head.split()) >= 2 else title
 
 
 def _decorated(heading: str, title: str) -> bool:
