@@ -401,3 +401,10 @@ def test_a_titles_tail_after_a_pipe_is_no_part_of_the_headline() -> None:
     # A one-word head is a brand's name, not a headline: the title stays whole.
     html = '<head><title>Stripe | Payments for the internet</title></head><body><p>Text.</p></body>'
     assert meta_of(html, "https://example.com/").title == "Stripe | Payments for the internet"
+
+
+def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
+    html = '<head><title>2025 Top Insurance Company Rankings - Infographic</title></head><body><p>x</p></body>'
+    assert meta_of(html).title == "2025 Top Insurance Company Rankings"
+    html = '<head><title>Player - Squad 2024 - 2025</title></head><body><p>x</p></body>'
+    assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own

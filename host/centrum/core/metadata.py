@@ -577,12 +577,20 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
 
 
 def _before_pipe(title: str | None) -> str | None:
-    """A title without what follows its first " | ": the separator of a title's SEO tail ("Story | Top 19 Companies",
-    "Story | Opinion", "Product | Meal Replacement Protein Powder"), which a headline itself seldom writes."""
-    if not title or " | " not in title:
+    """A title without what follows its first " | " (the separator of a title's SEO tail, which a headline itself
+    seldom writes: "Story | Top 19 Companies", "Story | Opinion") or a short tail after its last " - "."""
+    if not title:
         return title
-    head = title.split(" | ", 1)[0].strip()
-    return head if len(head.split()) >= 2 else title
+    if " | " in title:
+        head = title.split(" | ", 1)[0].strip()
+        if len(head.split()) >= 2:
+            return head
+    # "Story - Infographic", "Product name - black", "Thread - Forum Section": a few words after the last " - " of a
+    # longer title qualify it; the headline is before them.
+    head, _, tail = title.rpartition(" - ")
+    if head and len(head.split()) >= 3 and len(tail.split()) <= 3 and not tail.strip().isdigit():  # "2024 - 2025"
+        return head.strip()
+    return title
 
 
 def _decorated(heading: str, title: str) -> bool:
