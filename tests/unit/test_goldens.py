@@ -79,8 +79,11 @@ META_SLUGS = [s for s in SLUGS if (goldens.PAGES / s / goldens.METADATA).is_file
 
 def test_the_metadata_cases_have_golden_pages() -> None:
     # A page without <title>, a site suffix in another script (with the site's logo as its only <h1>), a story dated
-    # past UTC midnight in its own zone, a date written only in the text.
-    assert {"no-title-notice", "site-suffix-cjk", "date-past-midnight", "text-date-blog"} <= set(META_SLUGS)
+    # past UTC midnight in its own zone, a date written only in the text, a thread whose posting item dates its
+    # first post (the last reply shown first, replies' authors in Comment items), a post whose date sits next to its
+    # <h2> headline while the blog's name is the <h1>.
+    assert {"no-title-notice", "site-suffix-cjk", "date-past-midnight", "text-date-blog", "thread-first-post-date",
+            "logo-heading-dated-post"} <= set(META_SLUGS)
 
 
 @pytest.mark.parametrize("slug", META_SLUGS)

@@ -294,3 +294,117 @@ def test_one_metadata_vocabulary_in_api_json_and_front_matter() -> None:
     assert sorted(keys) == sorted(n for n in names if n not in ("direction", "reading_minutes"))
     docs = (Path(__file__).resolve().parents[2] / "docs" / "outputs.md").read_text(encoding="utf-8")
     assert all(f"| `{n}` |" in docs for n in names)
+
+
+# ---- dates of threads, questions and headlines (#44) ----------------------------------------------------------------
+_THREAD = ('<html><head><meta property="og:type" content="website"><title>Suggestions for a beginner bike | Forum'
+           '</title></head><body><div itemscope itemtype="https://schema.org/DiscussionForumPosting">'
+           '<meta itemprop="datePublished" content="2024-06-02T20:22:24-04:00">'
+           '<h1 itemprop="headline">Suggestions for a beginner bike</h1>'
+           '<p>Last post <time datetime="2024-06-05T15:58:03-0400">Jun 5, 2024</time></p>'
+           '<article><time datetime="2024-06-02T20:22:24-0400">Jun 3, 2024</time><p>First post text.</p></article>'
+           '<div itemprop="comment" itemscope itemtype="https://schema.org/Comment">'
+           '<meta itemprop="datePublished" content="2024-06-03T20:51:40-04:00"><p>A reply.</p></div>'
+           '</div></body></html>')
+
+
+def test_a_threads_posting_item_gives_its_first_posts_date_in_its_own_offset() -> None:
+    # The thread shows the last post's date first and the first post's in the server's UTC day ("Jun 3"): the
+    # microdata posting declares when it was started, and its -04:00 day is the page's.
+    assert meta_of(_THREAD).date == "2024-06-02T20:22:24-04:00"
+
+
+def test_a_questions_asking_date_not_its_answers() -> None:
+    html = ('<body><div itemscope itemtype="https://schema.org/QAPage"><div itemscope itemprop="mainEntity" '
+            'itemtype="https://schema.org/Question"><h1 itemprop="name">Why is RAID not a backup?</h1>'
+            '<p>Asked <time itemprop="dateCreated" datetime="2009-05-02 10:00:00Z">16 years ago</time>, modified '
+            '<span title="2014-08-01">Aug 1, 2014</span></p><div itemscope itemprop="suggestedAnswer" '
+            'itemtype="https://schema.org/Answer"><time itemprop="dateCreated" datetime="2009-05-03 11:00:00Z">'
+            '</time><p>Because.</p></div></div></div></body>')
+    assert meta_of(html).date == "2009-05-02T10:00:00+00:00"
+
+
+def test_several_posting_items_date_nothing() -> None:
+    # Related stories, each an Article item with its own date: none of them is the page's.
+    items = "".join(f'<div itemscope itemtype="https://schema.org/Article"><h3>Story {k}</h3><span itemprop='
+                    f'"datePublished" content="2026-03-1{k}T10:00:00+00:00">Mar 1{k}, 2026</span></div>'
+                    for k in range(3))
+    text = "A guide that runs long before its related stories. " * 15
+    assert meta_of(f"<body><h1>Guide</h1><p>{text}</p>{items}</body>").date is None
+
+
+def test_a_posting_date_written_as_text_is_read() -> None:
+    html = ('<body><div itemscope itemtype="http://schema.org/BlogPosting"><h1>Notes</h1>'
+            '<span itemprop="datePublished">2018-10-17</span></div></body>')
+    assert meta_of(html).date == "2018-10-17"
+
+
+def test_the_date_next_to_the_heading_that_carries_the_title() -> None:
+    # The first <h1> is the site's logo; the story's heading and its date come after a long menu.
+    menu = "".join(f'<li><a href="/s{k}">Section number {k}</a></li>' for k in range(60))
+    html = ('<html><head><meta property="og:title" content="Reflections on a pixel-perfect pipeline"></head><body>'
+            f'<h1>Playful Tones</h1><ul>{menu}</ul><h2>Reflections on a pixel-perfect pipeline</h2>'
+            '<time datetime="2025-12-02">December 02, 2025</time><p>Text.</p></body></html>')
+    assert meta_of(html).date == "2025-12-02"
+
+
+def test_template_indentation_is_no_distance_from_the_headline() -> None:
+    indent = "\n" + " " * 200
+    html = (f'<body><h1>Story of the day</h1>{indent.join("<div></div>" for _ in range(20))}'
+            '<time datetime="2026-01-05">5 January 2026</time></body>')
+    assert meta_of(html).date == "2026-01-05"
+
+
+def test_a_utc_timestamp_gives_the_day_written_one_with_an_offset_keeps_its_own() -> None:
+    head = '<meta property="article:published_time" content="{}"><meta property="og:type" content="article">'
+    body = "<h1>Night buses</h1><p>By Anna, 19 July 2025</p>"
+    assert meta_of(head.format("2025-07-18T23:30:00Z") + body).date == "2025-07-19"
+    # -05:00 is the page's own clock: the 18th it declares is its day, whatever else it writes.
+    assert meta_of(head.format("2025-07-18T20:30:00-05:00") + body).date == "2025-07-18T20:30:00-05:00"
+
+
+def test_a_product_page_has_no_article_date() -> None:
+    html = ('<head><meta property="og:type" content="article"><meta property="article:published_time" '
+            'content="2018-12-21T10:00:00+00:00"><script type="application/ld+json">{"@type": "Product", "name": '
+            '"Kettle"}</script></head><body><h1>Kettle</h1><p>Buy it.</p></body>')
+    assert meta_of(html).date is None
+
+
+def test_iso_date_reads_nanoseconds() -> None:
+    assert iso_date("2025-12-19T11:07:13.157234586Z") == "2025-12-19T11:07:13.157234+00:00"
+
+
+# ---- titles (#44) ---------------------------------------------------------------------------------------------------
+def test_a_heading_in_capitals_gives_the_declared_title() -> None:
+    html = ('<head><meta property="og:title" content="Best Drip Coffee Maker 2026: Buying Tips From Coffee Pros">'
+            '</head><body><h1>BEST DRIP COFFEE MAKER IN 2026: BUYING TIPS FROM COFFEE PROS</h1></body>')
+    assert meta_of(html).title == "Best Drip Coffee Maker 2026: Buying Tips From Coffee Pros"
+
+
+def test_a_site_slogan_after_the_site_name_gives_way_to_the_heading() -> None:
+    html = ("<head><title>Reddit - The heart of the internet</title></head><body><h1>Enameled cast iron pan and "
+            "metal</h1></body>")
+    assert meta_of(html, "https://www.reddit.com/r/castiron/comments/1/x/").title == "Enameled cast iron pan and metal"
+
+
+def test_a_replys_author_is_not_the_pages() -> None:
+    html = ('<body><div itemscope itemtype="https://schema.org/DiscussionForumPosting"><h1>Which saw?</h1>'
+            '<p>I only own a circular saw.</p><div itemprop="comment" itemscope itemtype="https://schema.org/Comment">'
+            '<span itemprop="author">marguerite</span><p>A pull saw will do.</p></div></div></body>')
+    assert meta_of(html).author is None
+
+
+def test_a_titles_tail_after_a_pipe_is_no_part_of_the_headline() -> None:
+    html = ('<head><meta property="og:title" content="How to help babies sleep through the night | Patient Education">'
+            '</head><body><p>Text.</p></body>')
+    assert meta_of(html).title == "How to help babies sleep through the night"
+    # A one-word head is a brand's name, not a headline: the title stays whole.
+    html = '<head><title>Stripe | Payments for the internet</title></head><body><p>Text.</p></body>'
+    assert meta_of(html, "https://example.com/").title == "Stripe | Payments for the internet"
+
+
+def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
+    html = '<head><title>2025 Top Insurance Company Rankings - Infographic</title></head><body><p>x</p></body>'
+    assert meta_of(html).title == "2025 Top Insurance Company Rankings"
+    html = '<head><title>Player - Squad 2024 - 2025</title></head><body><p>x</p></body>'
+    assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own

@@ -18,6 +18,7 @@ import html
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -55,6 +56,8 @@ ARTICLE_TYPES = frozenset({
     "satiricalarticle", "advertisercontentarticle", "creativework", "webpage", "qapage", "howto", "recipe",
 })
 SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
+# schema.org types by which a page says it is no article: a product, a shop's category, a search result.
+NOT_ARTICLE_TYPES = frozenset({"product", "productgroup", "collectionpage", "itempage", "searchresultspage"})
 # Separators between a story title and the site name, as pages write them.
 TITLE_SEPARATORS = (" | ", " - ", " — ", " – ", " :: ", " · ", " » ", " / ", "_")
 EXCERPT_CHARS = 500
@@ -163,7 +166,9 @@ class _JsonLd:
     language: str | None = None
     article: bool = False  # an object of an Article type (not the generic WebPage / CreativeWork) was found
     article_published: str | None = None  # the datePublished of such an object
+    modified: str | None = None  # the dateModified of the first article-like object that declares one
     author_org: bool = False  # the author is an Organization (a publisher named as author), not a Person
+    not_article: bool = False  # an object says the page is a product, a category or a search result
     sections: list[str] = field(default_factory=list)  # BreadcrumbList names
 
 
@@ -181,6 +186,7 @@ def json_ld(texts: list[str]) -> _JsonLd:
     found.sections = _breadcrumb(objects)
     for obj in objects:
         types = _types(obj)
+        found.not_article = found.not_article or bool(types & NOT_ARTICLE_TYPES)
         if types & ARTICLE_TYPES and not (types & SITE_TYPES):
             # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
             found.article = found.article or bool(types - {"webpage", "creativework", "qapage"})
@@ -193,6 +199,7 @@ def json_ld(texts: list[str]) -> _JsonLd:
                                        for a in (author if isinstance(author, list) else [author]))
             published = _clean(obj.get("datePublished") or obj.get("dateCreated"))
             found.published = found.published or published
+            found.modified = found.modified or _clean(obj.get("dateModified"))
             if types - {"webpage", "creativework", "qapage"}:
                 found.article_published = found.article_published or published
             found.image = found.image or _ld_url(obj.get("image") or obj.get("thumbnailUrl"))
@@ -234,6 +241,7 @@ def iso_date(value: str | None) -> str | None:
     if not value:
         return None
     text = value.replace("Z", "+00:00") if value.endswith("Z") else value
+    text = re.sub(r"(\.\d{6})\d+", r"\1", text)  # nanoseconds ("…:13.157234586Z"): Python reads six digits
     try:
         dt = datetime.fromisoformat(text)
         if len(text) <= 10:  # a bare date stays a date
@@ -462,7 +470,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
     byline = _byline(page, meta, ld, nodes or [])
 
-    published = published_date(page, meta, ld, nodes or [])
+    published = published_date(page, meta, ld, nodes or [], title)
 
     language = (_language(root.get("lang")) or _language(page_lang) or _language(ld.language)
                 or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
@@ -491,7 +499,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
 
 _WORDS = re.compile(r"\w+")
-_GENERIC_KEYS = frozenset({"home", "homepage", "index", "untitled", "default", "welcome"})
+_GENERIC_KEYS = frozenset({"home", "homepage", "home page", "index", "untitled", "default", "welcome"})
 
 
 def _words(text: str) -> set[str]:
@@ -536,18 +544,52 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
     stripped = [(t, strip_site_name(t, sites, host, sections=sections)) for t in declared]
     host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
 
+    others = {_norm(t) for t in declared}
+
     def is_site(h: str) -> bool:
         key = _norm(h)
         squashed = re.sub(r"\W", "", key)
         if any(key == _norm(n) for n in sites) or (len(squashed) >= 3 and squashed in host_key):
             return True
+        # "Story — Blog" where og:title says "Story": the heading is the blog's name.
+        if any(_norm(t.rpartition(sep)[2]) == key and _norm(t.rpartition(sep)[0]) in others
+               for t in declared for sep in TITLE_SEPARATORS if sep in t):
+            return True
         return any(key in _norm(t) and key not in _norm(s) for t, s in stripped if s != t)
 
     shown = [strip_site_name(h, sites, host, sections=sections) for h in headings if not is_site(h)]
     titles = [strip_site_name(t, sites, host, shown, sections) for t in declared]
-    title = headline(shown, titles)
+    # "Site - its slogan": a declared title that only followed the site's name is the site's, not the page's; the
+    # one heading the page shows names the page.
+    slogans = {_norm(s) for t, s in zip(declared, titles, strict=True)
+               if len(s) < len(t) and _norm(t).endswith(_norm(s))}
+    if len(shown) == 1 and slogans and all(_norm(t) in slogans for t in titles) and not any(
+            _agrees(shown[0], t) for t in titles):
+        return shown[0]
+    title = _before_pipe(headline(shown, titles))
     if title in shown:
+        # A heading typed in capitals (a style's) gives the declared title it spells in the page's own case.
+        if title.isupper():
+            return next((t for t in titles if _norm(t) == _norm(title) or (_agrees(title, t) and not t.isupper())),
+                        title)
         return next((t for t in titles if _decorated(title, t)), title)
+    return title
+
+
+def _before_pipe(title: str | None) -> str | None:
+    """A title without what follows its first " | " (the separator of a title's SEO tail, which a headline itself
+    seldom writes: "Story | Top 19 Companies", "Story | Opinion") or a short tail after its last " - "."""
+    if not title:
+        return title
+    if " | " in title:
+        head = title.split(" | ", 1)[0].strip()
+        if len(head.split()) >= 2:
+            return head
+    # "Story - Infographic", "Product name - black", "Thread - Forum Section": a few words after the last " - " of a
+    # longer title qualify it; the headline is before them.
+    head, _, tail = title.rpartition(" - ")
+    if head and len(head.split()) >= 3 and len(tail.split()) <= 3 and not tail.strip().isdigit():  # "2024 - 2025"
+        return head.strip()
     return title
 
 
@@ -686,6 +728,19 @@ def _near(page: SourcePage, candidates: list[HtmlElement], nodes: list[int]) -> 
     return candidates[0]
 
 
+_REPLY_ITEMS = frozenset({"comment", "answer", "review"})
+
+
+def _item_type(el: HtmlElement) -> str:
+    """The schema.org type (lower case, last path segment) of the microdata item ``el`` belongs to, "" outside one."""
+    scope = next((a for a in el.iterancestors() if a.get("itemscope") is not None), None)
+    return (scope.get("itemtype") or "").strip().rstrip("/").rsplit("/", 1)[-1].lower() if scope is not None else ""
+
+
+def _in_reply(el: HtmlElement) -> bool:
+    return _item_type(el) in _REPLY_ITEMS
+
+
 def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
     """A short visible author name marked up as such: itemprop=author (its itemprop=name when given),
     rel=author, then an element whose class names an author or byline."""
@@ -696,6 +751,8 @@ def _visible_byline(page: SourcePage, nodes: list[int]) -> str | None:
         if not isinstance(el.tag, str) or not page.shown(el):
             continue
         if "author" in (el.get("itemprop") or "").lower().split() or "author" in (el.get("rel") or "").lower().split():
+            if _in_reply(el):
+                continue  # a comment's or an answer's author, not the page's
             strong.append(el)
         elif _AUTHOR_CLASS.search(el.get("class") or "") and el.tag not in ("body", "html", "article", "main"):
             weak.append(el)
@@ -808,34 +865,96 @@ _PUBLISHED_META = ("article:published_time", "og:article:published_time", "datep
                    "dc.date.issued", "dcterms.created", "dcterms.issued", "publish-date", "pubdate", "sailthru.date")
 
 
-def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int]) -> str | None:
+def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
+                   title: str | None = None) -> str | None:
     """The publication date as the page states it, most explicit first:
 
     1. a declared date (JSON-LD, meta tags) the page also writes somewhere;
-    2. an ``article:published_time``, a <time> marked ``itemprop=datePublished``, or the datePublished of a JSON-LD
-       Article on a page whose og:type says article: an article's own date even where it is not written (a generic
-       WebPage's date, or an Article object alone, is often a template's, as on service pages);
-    3. a visible <time> next to the headline (a listing's dates elsewhere are its items');
-    4. a date written next to the headline, or anywhere on a page that declares an article, read with htmldate.
+    2. the ``datePublished`` of the page's one posting item in microdata (a thread's first post, a question);
+    3. an ``article:published_time``, or the datePublished of a JSON-LD Article (or an ``itemprop`` meta) on a page
+       whose og:type says article: an article's own date even where it is not written;
+    4. a visible <time> next to the headline (a listing's dates elsewhere are its items'), or marked published;
+    5. a date written next to the headline, read with htmldate (the ``dates`` extra).
 
-    A declared date in another zone than the page writes (UTC "…T23:30Z" for a story dated the 19th) gives the
-    day written. Measured on the WCXB pages in docs/evaluation.md."""
-    shown = _ShownText(page)
+    A JSON-LD Article's date alone is often a template's (service pages), as are dates written elsewhere on the page
+    (a listing's, a "today" widget's): they date nothing. A page that declares itself a product, a category or a
+    search result (JSON-LD) has no article date.
+
+    A declared UTC timestamp ("…T23:30Z") on a page that writes the neighbouring day (a story dated the 19th) gives
+    the day written; a timestamp with its own offset is the page's day already. Measured on the WCXB pages in
+    docs/evaluation.md."""
+    return next((found for _, found in date_steps(page, meta, ld, nodes, title)), None)
+
+
+def date_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
+               title: str | None = None) -> Iterator[tuple[str, str]]:
+    """(step, date) of each rule of :func:`published_date` that dates the page, in its order, computed lazily: the
+    first is the answer; the step names say which rule gave it (the evaluation counts them)."""
+    shown = _ShownText(page, title)
     declared = next((d for d in map(iso_date, (ld.published, *(meta.get(k) for k in _PUBLISHED_META))) if d), None)
     if declared and shown.has_day(declared):
-        return declared
+        yield "declared-written", declared
+    posted = _item_date(page)
+    if posted:
+        yield "microdata-posting", shown.as_written(posted)
     article = (meta.get("og:type") or "").strip().lower() == "article"
     strong = iso_date(_first(meta, "article:published_time", "og:article:published_time")) or (
-        iso_date(ld.article_published) if article else None)
-    if strong:
-        return shown.as_written(strong)
+        iso_date(ld.article_published or meta.get("datepublished")) if article else None)
+    if strong and not ld.not_article:
+        yield "declared-article", shown.as_written(strong)
     when, marked = _time_element(page, nodes)
     if when and (marked or shown.near_headline(when)):
-        return when
+        yield "time-element", when
     found = text_date(page)
-    if found and (shown.near_headline(found) or (_article_like(meta, ld) and shown.has_day(found))):
+    if found and shown.near_headline(found):
+        yield "text-near-headline", found
+
+
+# Microdata items whose date is the page's own: a posting (the Article family, a forum thread's first post, a
+# question), not a comment, answer or review inside it.
+_POSTING_ITEMS = (ARTICLE_TYPES - {"webpage", "creativework", "qapage"}) | {"question"}
+_POSTING_DATES = ("datepublished", "datecreated")
+MICRODATA_MAX_DATES = 200
+
+
+def _item_date(page: SourcePage) -> str | None:
+    """The ``datePublished`` (or ``dateCreated``) of the page's one posting item in microdata (a ``<meta
+    content>``, a ``<time datetime>`` or the text): a thread declares its first post's date so while it shows the
+    last post's ("last post Jun 5"), a question its asking date next to its answers'."""
+    dates: dict[HtmlElement, str] = {}
+    for k, el in enumerate(page.root.xpath("//*[@itemprop]")):
+        if k >= MICRODATA_MAX_DATES or len(dates) > 1:
+            break
+        if not set(el.get("itemprop", "").lower().split()) & set(_POSTING_DATES):
+            continue
+        scope = next((a for a in el.iterancestors() if a.get("itemscope") is not None), None)
+        if scope is None or scope in dates or _item_type(el) not in _POSTING_ITEMS:
+            continue
+        found = iso_date(el.get("content") or el.get("datetime")) or written_date(el.text_content())
+        if found:
+            dates[scope] = found
+    # Several postings, each with its date (related stories, a list of posts): none of them is the page's.
+    return next(iter(dates.values())) if len(dates) == 1 else None
+
+
+def written_date(text: str | None) -> str | None:
+    """A date as a page writes it in words or digits ("October 17, 2018", "12. März 2025", "2025年3月12日"): ISO and
+    year-first digits here, other spellings with htmldate's patterns (the ``dates`` extra) when installed."""
+    text = _clean(text)
+    if not text or len(text) > 80:
+        return None
+    found = iso_date(text)
+    if found:
         return found
-    return None
+    try:
+        from htmldate.extractors import try_date_expr
+        from htmldate.settings import MIN_DATE
+    except ImportError:
+        return None
+    try:
+        return try_date_expr(text, "%Y-%m-%d", False, MIN_DATE, datetime.now() + timedelta(days=2))
+    except Exception:  # noqa: BLE001 - a hostile string is no date
+        return None
 
 
 def _time_element(page: SourcePage, nodes: list[int]) -> tuple[str | None, bool]:
@@ -872,12 +991,6 @@ def _byline(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int
     return clean_byline(_visible_byline(page, nodes)) or declared
 
 
-def _article_like(meta: dict[str, str], ld: _JsonLd) -> bool:
-    """The page declares itself a dated piece: og:type article, or a JSON-LD article-type object with a headline
-    or a date. Service, product and listing pages rarely do; their dates are a template's, not a publication's."""
-    return (meta.get("og:type") or "").strip().lower() == "article" or ld.article
-
-
 def _ascii_digit(m: re.Match[str]) -> str:
     c = m.group()
     return str(unicodedata.digit(c)) if c.isdigit() and not c.isascii() else c
@@ -886,6 +999,8 @@ def _ascii_digit(m: re.Match[str]) -> str:
 _TEXT = "text()[not(ancestor::script or ancestor::style or ancestor::noscript or ancestor::template)]"
 HEADLINE_BEFORE_CHARS = 200  # a dateline or kicker above the headline
 HEADLINE_AFTER_CHARS = 600  # the byline, date and standfirst below it
+HEADINGS_LOOKED_AT = 50
+TEXTS_LOOKED_AT = 20000
 
 
 def _digits(text: str) -> str:
@@ -908,10 +1023,17 @@ def _day_written(text: str, iso: str) -> bool:
     return False
 
 
+def _utc(iso: str) -> bool:
+    """A timestamp in UTC (or without a zone): a server's clock, which the page may show in another zone's day. One
+    with its own offset is the page's local time already."""
+    zone = re.search(r"([+-]\d{2}:?\d{2})$", iso)
+    return zone is None or zone.group(1).replace(":", "") in ("+0000", "-0000")
+
+
 def _day_shown(iso: str, text: str) -> str:
     """``iso``, or the neighbouring calendar day that ``text`` writes instead (a timestamp in another zone than the
     page's: "2025-07-18T23:30Z" shown as "19 July 2025"); ``iso`` when ``text`` writes neither."""
-    if len(iso) <= 10 or _day_written(text, iso):
+    if len(iso) <= 10 or _day_written(text, iso) or not _utc(iso):
         return iso
     try:
         day = datetime.fromisoformat(iso[:10])
@@ -926,10 +1048,12 @@ def _day_shown(iso: str, text: str) -> str:
 
 class _ShownText:
     """The page's text (scripts and styles left out), searched for a day written near its year: anywhere, or next
-    to the headline (the first shown <h1>), where an article and a thread write when they were published."""
+    to the headline (the shown heading that carries the title, else the first shown <h1>: a logo's <h1> is often
+    first), where an article and a thread write when they were published."""
 
-    def __init__(self, page: SourcePage) -> None:
+    def __init__(self, page: SourcePage, title: str | None = None) -> None:
         self.page = page
+        self.title = _norm(title or "")
         self._text: str | None = None
         self._headline: str | None = None
 
@@ -943,18 +1067,43 @@ class _ShownText:
         self.near_headline(iso)
         return _day_shown(iso, self._headline or "")
 
+    def _heading(self) -> HtmlElement | None:
+        first = None
+        for k, el in enumerate(self.page.root.iter("h1", "h2")):
+            if k >= HEADINGS_LOOKED_AT:
+                break
+            if not self.page.shown(el):
+                continue
+            if first is None and el.tag == "h1":
+                first = el
+            text = _norm(el.text_content())
+            if self.title and text and (self.title in text or (len(text) >= 8 and text in self.title)):
+                return el
+        if self.title and len(self.title) >= 8:
+            # A headline in another element (a <div class=title>, an <h3>): where the page writes the title.
+            for k, t in enumerate(self.page.root.xpath("//body//" + _TEXT)):
+                if k >= TEXTS_LOOKED_AT:
+                    break
+                if _norm(t) == self.title and self.page.shown(t.getparent()):
+                    return t.getparent()
+        return first
+
     def near_headline(self, iso: str) -> bool:
         if self._headline is None:
-            h1 = next((el for el in self.page.root.iter("h1") if self.page.shown(el)), None)
+            h1 = self._heading()
             if h1 is None:
                 self._headline = ""
             else:
-                before = " ".join(h1.xpath("preceding::" + _TEXT)[-40:])[-HEADLINE_BEFORE_CHARS:]
+                # Characters of words: the indentation of a template's source is no distance.
+                before = " ".join(" ".join(h1.xpath("preceding::" + _TEXT)[-40:]).split())[-HEADLINE_BEFORE_CHARS:]
                 after: list[str] = []
                 size = 0
                 for t in h1.xpath("descendant::" + _TEXT + " | following::" + _TEXT):
+                    t = " ".join(t.split())
+                    if not t:
+                        continue
                     after.append(t)
-                    size += len(t)
+                    size += len(t) + 1
                     if size >= HEADLINE_AFTER_CHARS:
                         break
                 self._headline = _digits(before + " " + " ".join(after)[:HEADLINE_AFTER_CHARS])
