@@ -108,14 +108,6 @@ def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndar
     return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
 
 
-def _nonblank(texts: list[str]) -> np.ndarray:
-    """Text nodes holding something besides whitespace (C-level maps: no Python frame per text node)."""
-    m = len(texts)
-    blank = np.fromiter(map(str.isspace, texts), dtype=bool, count=m)
-    empty = np.fromiter(map(len, texts), dtype=np.int64, count=m) == 0
-    return ~(blank | empty)
-
-
 def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
     """Elements whose tag is one of ``names``, compared on the integer tag codes."""
     codes = [k for k, t in enumerate(snapshot.tag_names) if t in names]
@@ -137,7 +129,7 @@ def visible_text_counts(snapshot: Snapshot) -> np.ndarray:
     if snapshot.m == 0:
         return np.zeros(snapshot.n)
     rendered = np.diff(snapshot.text_rect_offsets) > 0
-    nonblank = _nonblank(snapshot.texts)
+    nonblank = ~snapshot.text_blank
     return snapshot.subtree_sum(snapshot.text_per_element((rendered & nonblank).astype(np.float64)))
 
 
@@ -196,7 +188,7 @@ def _aggregates(snapshot: Snapshot, cfg: Config) -> _Page:
     n, m = snapshot.n, snapshot.m
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
-    nonblank = _nonblank(snapshot.texts) & rendered
+    nonblank = ~snapshot.text_blank & rendered
     # Token counts are shared by every algorithm through the snapshot; only rendered, non-blank text counts here.
     words = np.where(nonblank, snapshot.text_words, 0).astype(np.float64) if m else np.zeros(0)
     is_link = snapshot.is_link & shown

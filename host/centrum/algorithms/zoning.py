@@ -181,7 +181,7 @@ def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np
 
     # Significant text nodes: non-blank, rendered with area, owner shown.
     if m:
-        blank = np.fromiter((not t.strip() for t in snap.texts), dtype=bool, count=m)
+        blank = snap.text_blank
         tb = snap.text_box
         sig_text = (~blank) & (snap.text_area > 0) & ~hidden[snap.text_owner] & (tb[:, 0] + tb[:, 2] >= 0) \
             & (tb[:, 1] + tb[:, 3] >= 0)
@@ -417,7 +417,8 @@ def _label_leaves(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones,
     ends = np.r_[zs[1:] != zs[:-1], True]
     seg_zone = zs[ends]
     texts = snap.texts
-    seg_words, long_sent, any_sent, seg_text = segment_stats([texts[t] for t in order], ends, cfg.min_sentence_words)
+    pieces = list(map(texts.__getitem__, order.tolist()))
+    seg_words, long_sent, any_sent, seg_text = segment_stats(pieces, ends, cfg.min_sentence_words)
     words[seg_zone] = seg_words
     note = ""
     if cfg.sentence_test == "verb":

@@ -92,7 +92,7 @@ def char_counts(snap: Snapshot, text_nodes: np.ndarray,
         before = int(total[i - 1]) if i else 0
         j = max(int(np.searchsorted(total, before + CHAR_COUNT_CHUNK, side="right")), i + 1)
         run = text_nodes[i:j]
-        joined = "\x00".join([texts[t] for t in run.tolist()])
+        joined = "\x00".join(map(texts.__getitem__, run.tolist()))
         code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         node_ends = np.cumsum(lengths[i:j])[:-1]  # where each next text node starts in `joined`
         bmp = np.minimum(code, 0xFFFF)

@@ -62,7 +62,7 @@ def _dates(snap: Snapshot, short_t: np.ndarray) -> np.ndarray:
     if idx.size == 0:
         return out
     texts = snap.texts
-    joined = "\n".join(texts[t] for t in idx.tolist())
+    joined = "\n".join(map(texts.__getitem__, idx.tolist()))
     starts = np.zeros(idx.size, dtype=np.int64)
     np.cumsum(snap.text_len[idx][:-1] + 1, out=starts[1:])
     hits = np.fromiter((m.start() for m in DATE.finditer(joined)), dtype=np.int64)
