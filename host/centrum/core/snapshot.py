@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import binascii
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -100,6 +101,12 @@ class Snapshot:
         """Tag name per element as a numpy str array, so ``snap.tags == "a"`` is vectorized."""
         names = np.array(self.tag_names + [""], dtype=object)
         return names[self.tag_code].astype(str) if self.n else np.zeros(0, dtype=str)
+
+    def tag_in(self, names: Iterable[str]) -> np.ndarray:
+        """Per element: its tag is one of ``names`` (lower-case), as ``np.isin(self.tags, names)`` gives it, by a
+        lookup over the page's few distinct tag names instead of a string comparison per element."""
+        table = np.isin(np.array([*self.tag_names, ""], dtype=str), list(names))
+        return table[self.tag_code] if self.n else np.zeros(0, dtype=bool)
 
     @property
     def visible(self) -> np.ndarray:

@@ -45,6 +45,8 @@ class SnapshotView(Protocol):
 
     def subtree_sum(self, values: np.ndarray) -> np.ndarray: ...
 
+    def tag_in(self, names: Sequence[str]) -> np.ndarray: ...
+
 
 def _ends(tree: SnapshotView | np.ndarray) -> np.ndarray:
     return tree if isinstance(tree, np.ndarray) else tree.subtree_end
@@ -139,7 +141,7 @@ def disclosure_panels(snapshot: SnapshotView) -> np.ndarray:
     panel &= has_par & shown[up]
     if not panel.any():
         return panel
-    panel &= snapshot.subtree_sum(np.isin(tags, FORM_TAGS).astype(np.float64)) == 0
+    panel &= snapshot.subtree_sum(snapshot.tag_in(FORM_TAGS).astype(np.float64)) == 0
     action = (tags == "button") | (tags == "a")
     action[_has_word(attrs.get("role") or {}, "button")] = True
     chars = np.where(snapshot.text_blank, 0, snapshot.text_len).astype(np.float64)

@@ -206,9 +206,9 @@ def page_arrays(snap: Snapshot) -> PageArrays:
     link_chars = agg(tchars * tl)
     decl_t, decl_len = declared_chars(snap, rendered)
     # Readability's final candidate score: class weight (+-25) and tag prior, scaled by 1 - link density.
-    tag_prior = np.select([tags == "div", np.isin(tags, ("pre", "td", "blockquote")),
-                           np.isin(tags, ("address", "ol", "ul", "dl", "dd", "dt", "li", "form")),
-                           np.isin(tags, ("h1", "h2", "h3", "h4", "h5", "h6", "th"))], [5.0, 3.0, -3.0, -5.0], 0.0)
+    tag_prior = np.select([tags == "div", snap.tag_in(("pre", "td", "blockquote")),
+                           snap.tag_in(("address", "ol", "ul", "dl", "dd", "dt", "li", "form")),
+                           snap.tag_in(("h1", "h2", "h3", "h4", "h5", "h6", "th"))], [5.0, 3.0, -3.0, -5.0], 0.0)
     arc90 = np.where(arc90 > 0, (arc90 + tag_prior + 25.0 * pos - 25.0 * neg)
                      * (1 - np.where(chars > 0, link_chars / np.maximum(chars, 1.0), 0.0)), 0.0)
     return PageArrays(
@@ -686,7 +686,7 @@ def _doc_title(snap: Snapshot, A: PageArrays, fl: _Flat, top: np.ndarray) -> dic
     fs = snap.font_size[snap.text_owner[ok]]
     ok = ok[np.argsort(-fs, kind="stable")[:DOC_TITLE_POOL]]
     pool: list[tuple[int, str]] = [(int(snap.text_owner[i]), snap.texts[i]) for i in ok.tolist()]
-    heads = np.nonzero(np.isin(snap.tags, DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
+    heads = np.nonzero(snap.tag_in(DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
     heads = heads[np.argsort(-snap.font_size[heads], kind="stable")[:DOC_TITLE_POOL]]
     if heads.size:
         # Outermost headings (a heading inside another is part of its text), each with 2..64 text nodes of which one
