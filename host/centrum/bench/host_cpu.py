@@ -106,10 +106,12 @@ def synthetic_snapshots(sizes: list[int]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def run_host_cpu(sizes: list[int], real: int, repeat: int, snapshots: dict[str, dict[str, Any]] | None = None
-                 ) -> dict[str, Any]:
-    """Per synthetic size: the median stages of ``repeat`` runs and the element count; over ``real`` cached pages
-    (one run each after a warm one): per stage the median and 90th percentile; log-log slopes over the sizes."""
+def run_host_cpu(sizes: list[int], real: int, repeat: int, snapshots: dict[str, dict[str, Any]] | None = None,
+                 cache: Path | None = None) -> dict[str, Any]:
+    """Per synthetic size: the median stages of ``repeat`` runs and the element count; over ``real`` pages of the
+    render cache (``cache``: its folder, by default the user's; one run each after a warm one): per stage the median
+    and 90th percentile; log-log slopes over the sizes. ``snapshots``: decoded snapshots by name to use instead of
+    rendering the synthetic pages."""
     from .benchmark import loglog_slope
 
     rows = []
@@ -121,7 +123,7 @@ def run_host_cpu(sizes: list[int], real: int, repeat: int, snapshots: dict[str, 
         ns = [r["elements"] for r in rows]
         report["slopes"] = {k: loglog_slope(ns, [r[k] for r in rows]) for k in rows[0] if k not in ("page", "elements")}
     pages = []
-    for path in cached_snapshots(real) if real > 0 else []:
+    for path in cached_snapshots(real, cache) if real > 0 else []:
         raw = _read_entry(path)
         if raw is not None:
             press_stages(raw)
