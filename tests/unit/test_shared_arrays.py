@@ -16,6 +16,7 @@ import pytest
 from helpers import goldens
 
 from centrum.algorithms.dana import count_before
+from centrum.algorithms.ensemble import features as F
 from centrum.core.snapshot import _parse_attrs, _varints, pack_column, parse_snapshot
 
 SLUGS = goldens.slugs()
@@ -89,3 +90,26 @@ def test_prefix_count_equals_the_cumulative_sum(size: int) -> None:
         mask = rng.random(size) < density
         pos = np.unique(np.r_[0, size, rng.integers(0, size + 1, 2000)])
         assert np.array_equal(count_before(mask, pos), np.r_[0, np.cumsum(mask)][pos]), density
+
+
+CUE_PATTERNS = (F.POSITIVE, F.NEGATIVE, F.STRONG_NEGATIVE, F.COMMENT_SECTION, F.THREAD, *F.CUE_GROUPS.values())
+
+
+def reference_matches(values: list[str]) -> np.ndarray:
+    return np.array([[p.search(v.lower()) is not None for p in CUE_PATTERNS] for v in values],
+                    dtype=bool).reshape(len(values), len(CUE_PATTERNS))
+
+
+@pytest.mark.parametrize("values", [
+    [], [""], ["ad"], ["ad", "x-ad", "ads", "bad", "ad-"],
+    ["tags", "tag", "\u0130tags", "ΟΔΟΣ nav", "comment", "commentary"],
+    ["post\x00body", "nav", "", "AD"], ["main content", "Article", "foot", "comment-respond", "sidebar widget"]])
+def test_cue_scan_equals_a_search_per_value(values: list[str]) -> None:
+    assert np.array_equal(F._matches(values, CUE_PATTERNS), reference_matches(values))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_cue_scan_on_golden_pages(slug: str) -> None:
+    snap = goldens.load_snapshot(slug)
+    values = list(dict.fromkeys([*snap.attrs.get("class", {}).values(), *snap.attrs.get("id", {}).values()]))
+    assert np.array_equal(F._matches(values, CUE_PATTERNS), reference_matches(values))
