@@ -40,7 +40,7 @@ import numpy as np
 from ..core.config import ranged
 from ..core.result import Candidate, Result
 from ..core.snapshot import Snapshot
-from ..core.trace import Trace
+from ..core.trace import Trace, debug_wanted
 from ..core.tree import main_body
 from . import _gce_stages as st
 
@@ -203,7 +203,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     tr.note("winner", winner)
     if notes or winner is None:
         tr.note("notes", notes)
-    _overlays(tr, snapshot, alive, links, g, candidates, winner)
+    if debug_wanted():
+        _overlays(tr, snapshot, alive, links, g, candidates, winner)
     if winner is None:
         return tr.result([], candidates, message="every expansion reached <body> (no <article>, content attribute "
                                                  "or width jump below it): GCE finds no main content on this page")
