@@ -146,8 +146,10 @@ class Settings:
 
 def resolve(cfg: Config) -> Settings:
     """The preset's values, then every explicitly set (non-None) field of ``cfg`` on top."""
-    values = dataclasses.asdict(Config.named(cfg.preset))
-    values.update({k: v for k, v in dataclasses.asdict(cfg).items() if v is not None})
+    # Field by field: dataclasses.asdict deep-copies every value, a measurable share of a small page's run.
+    preset = Config.named(cfg.preset)
+    values = {f.name: getattr(preset, f.name) for f in dataclasses.fields(Config)}
+    values.update({f.name: v for f in dataclasses.fields(cfg) if (v := getattr(cfg, f.name)) is not None})
     return Settings(**values)
 
 

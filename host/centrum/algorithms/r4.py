@@ -31,7 +31,7 @@ import numpy as np
 from ..core.config import ranged
 from ..core.result import Candidate, Result
 from ..core.snapshot import IMAGE, Snapshot
-from ..core.trace import Trace, text_wanted
+from ..core.trace import Trace, debug_wanted, text_wanted
 from ..core.tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -237,7 +237,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     c = max(1, min(cfg.c, rated.size))
     cset = [int(rated[k]) for k in order[:c]]
     wt_ratio = pg.words_el / pg.tags_el
-    _show_ratios(tr, snapshot, rated, order, raw, z, dist, centroid, wt_ratio, max_depth)
+    if debug_wanted():  # the ratio table is the debugger's
+        _show_ratios(tr, snapshot, rated, order, raw, z, dist, centroid, wt_ratio, max_depth)
     candidates = _candidates(snapshot, rated, order, raw, dist, wt_ratio, c)
     # Body-children rule (section 3.1), else reduce (Algorithm 3) and select (Algorithm 4).
     if cfg.body_children_rule and page_depth < body_children:
