@@ -63,7 +63,7 @@ def link_density(snapshot: Snapshot, alive: Alive, word_text: np.ndarray, beta: 
     area = np.where(alive.visible, snapshot.area, 0.0)
     link = snapshot.is_link & alive.element
     own_text = np.bincount(snapshot.text_owner[word_text], minlength=n)[:n] if snapshot.m else np.zeros(n, np.int64)
-    stop = np.isin(snapshot.tags, ["body", "html"])
+    stop = snapshot.tag_in(("body", "html"))
     par = np.where(parent >= 0, parent, 0)
     solo = (parent >= 0) & (snapshot.n_children[par] == 1) & (own_text[par] == 0) & ~stop[par]
     up = np.where(solo, par, np.arange(n))

@@ -39,7 +39,7 @@ from ..core.config import ranged
 from ..core.html import html_text, remove_code, source_bytes
 from ..core.result import Candidate, Overlay, Result
 from ..core.snapshot import Snapshot
-from ..core.trace import text_wanted
+from ..core.trace import debug_wanted, text_wanted
 
 Variant = Literal["dana", "danag", "addanag"]
 VARIANTS: tuple[str, ...] = ("dana", "danag", "addanag")
@@ -398,22 +398,32 @@ def _cut_ids(data: bytes) -> tuple[bytes, np.ndarray, np.ndarray]:
     return b"".join(texts), np.array(parts[1::2]).astype(np.int64), np.cumsum(lens)[:-1]
 
 
-# Bytes per piece of :func:`count_before`: its prefix sum is int64, 8 bytes per byte of source in one piece.
-_PREFIX_PIECE = 1 << 18
+# Bytes per piece of :func:`count_before` (a multiple of 8): its prefix sum is int64 per 8 bytes of the piece.
+_PREFIX_PIECE = 1 << 21
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 def count_before(mask: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """``mask[:p].sum()`` for each offset ``p`` of the sorted ``pos`` (offsets in ``[0, mask.size]``).
 
-    The prefix sum is taken piece by piece: one over the whole mask (or the positions of its set bytes) would be an
-    int64 array up to eight times the source size, alive beside every later pass."""
+    Piece by piece, on the mask packed eight bytes to a byte (``np.packbits``): the prefix sum runs over the set-bit
+    counts of the packed bytes, and the bits of ``p``'s own byte before it are counted apart. A prefix sum over the
+    whole mask would be an int64 array eight times the source, alive beside every later pass; one over every byte of
+    a piece cost most of DANA's time (an int64 accumulation per byte)."""
     out = np.zeros(pos.size, dtype=np.int64)
     done = 0
     for a in range(0, mask.size, _PREFIX_PIECE):
-        csum = np.cumsum(mask[a:a + _PREFIX_PIECE], dtype=np.int64)
-        # Offsets p in (a, a + len] read the piece's prefix sum at p - a - 1; p = 0 stays 0.
-        lo, hi = int(np.searchsorted(pos, a + 1, side="left")), int(np.searchsorted(pos, a + csum.size, side="right"))
-        out[lo:hi] = done + csum[pos[lo:hi] - a - 1]
+        packed = np.packbits(mask[a:a + _PREFIX_PIECE])
+        size = min(_PREFIX_PIECE, mask.size - a)
+        csum = np.zeros(packed.size + 1, dtype=np.int64)
+        np.cumsum(_POPCOUNT[packed], dtype=np.int64, out=csum[1:])
+        # Offsets p in (a, a + size] (p = 0 stays 0): whole packed bytes before p - a, then the leading bits of the
+        # byte holding p - a (packbits is big-endian: a byte's first mask byte is its highest bit).
+        lo, hi = int(np.searchsorted(pos, a + 1, side="left")), int(np.searchsorted(pos, a + size, side="right"))
+        rel = pos[lo:hi] - a
+        q, r = rel >> 3, rel & 7
+        head = packed[np.minimum(q, packed.size - 1)].astype(np.uint16) >> (8 - r)
+        out[lo:hi] = done + csum[q] + _POPCOUNT[head]
         done += int(csum[-1])
     return out
 
@@ -549,7 +559,7 @@ def run_source(html: str | bytes, config: Config | None = None, variant: str = "
     text = _text_for_lines(an, lo, hi)
     candidates = [Candidate([], float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
                             features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
-    candidates += _region_candidates(an, None, cfg)
+    candidates += _region_candidates(an, None)
     return Result(variant, [], candidates, debug=dbg, text=text,
                   timing_ms={"algorithm": (time.perf_counter() - t0) * 1000})
 
@@ -591,8 +601,39 @@ def _element_spans(an: _Analysis, snapshot: Snapshot) -> _Spans:
     return _Spans(pos[:n], after, mid, text_w, total)
 
 
-def _nodes_for_bytes(spans: _Spans, snapshot: Snapshot, a: int, b: int, cfg: Config) -> list[int]:
-    """Top-most elements that the selected counted range [a, b) covers.
+# Ranges mapped to nodes per batch (:func:`_nodes_for_ranges`): their (ranges x elements) arrays stay a few MB.
+_RANGE_BATCH_VALUES = 1 << 21
+
+
+def _nodes_for_ranges(spans: _Spans, snapshot: Snapshot, ranges: list[tuple[int, int]], cfg: Config
+                      ) -> list[list[int]]:
+    """:func:`_select` for each counted range ``[a, b)`` of ``ranges`` (the answer's and the regions'): the text of
+    each range summed over every subtree for all ranges at once, one bincount and one prefix sum per batch (a
+    range's sums are added in the same order as for that range alone, so they are the same doubles)."""
+    n, m = snapshot.n, snapshot.m
+    out: list[list[int]] = []
+    step = max(1, _RANGE_BATCH_VALUES // max(n, m, 1))
+    for k0 in range(0, len(ranges), step):
+        part = np.asarray(ranges[k0:k0 + step], dtype=np.int64).reshape(-1, 2)
+        k = part.shape[0]
+        w_in = spans.text_w * ((spans.text_mid >= part[:, :1]) & (spans.text_mid < part[:, 1:]))
+        if m:
+            keys = (snapshot.text_owner + n * np.arange(k, dtype=np.int64)[:, None]).ravel()
+            per_el = np.bincount(keys, weights=w_in.astype(float).ravel(), minlength=k * n).reshape(k, n)
+            c = np.zeros((k, n + 1), dtype=np.float64)
+            np.cumsum(per_el, axis=1, out=c[:, 1:])
+            inside = c[:, snapshot.subtree_end] - c[:, :n]
+        else:
+            inside = np.broadcast_to(spans.total, (k, n))
+        out += [_select(spans, snapshot, inside[j], float(w_in[j].sum()), a, b, cfg)
+                for j, (a, b) in enumerate(part.tolist())]
+    return out
+
+
+def _select(spans: _Spans, snapshot: Snapshot, inside: np.ndarray, sel_total: float, a: int, b: int, cfg: Config
+            ) -> list[int]:
+    """Top-most elements that the selected counted range [a, b) covers (``inside``: per element, the text of its
+    subtree inside the range; ``sel_total``: the range's text).
 
     An element with text is selected when at least ``min_overlap`` of its text lies in the range and its text
     outside the range is at most ``max_outside`` of the range's text (text, not bytes, so a long href outside does
@@ -601,36 +642,31 @@ def _nodes_for_bytes(spans: _Spans, snapshot: Snapshot, a: int, b: int, cfg: Con
     is not content just because the smoothing window reached its tag. Without any text in the range, the smallest
     element overlapping it most (bytes) is the answer.
     """
-    inside_t = (spans.text_mid >= a) & (spans.text_mid < b)
-    w_in = spans.text_w * inside_t
     total = spans.total
-    inside = snapshot.subtree_sum(snapshot.text_per_element(w_in.astype(float))) if snapshot.m else total
-    sel_total = float(w_in.sum())
-    span = spans.after - spans.pos
-    ov = np.clip(np.minimum(spans.after, b) - np.maximum(spans.pos, a), 0, None)
     sel = (inside > 0) & (inside >= cfg.min_overlap * total) & (total - inside <= cfg.max_outside * sel_total)
     if not sel.any():
         # The range lies inside one element's text (a long <pre>): the smallest element that overlaps it most.
+        ov = np.clip(np.minimum(spans.after, b) - np.maximum(spans.pos, a), 0, None)
         if ov.max() <= 0:
             return []
         cand = np.flatnonzero(ov == ov.max())
-        return [int(cand[np.argmin(span[cand])])]
+        return [int(cand[np.argmin((spans.after - spans.pos)[cand])])]
     par = snapshot.parent
     parent_sel = np.where(par >= 0, sel[np.maximum(par, 0)], False)
     return np.flatnonzero(sel & ~parent_sel).tolist()
 
 
-def _region_candidates(an: _Analysis, spans: _Spans | None, cfg: Config,
-                       snapshot: Snapshot | None = None) -> list[Candidate]:
+def _region_order(an: _Analysis) -> np.ndarray:
+    return np.argsort(-an.r_sizes, kind="stable")[: MAX_CANDIDATES - 1]
+
+
+def _region_candidates(an: _Analysis, nodes_of: list[list[int]] | None) -> list[Candidate]:
+    """The regions, largest first, as candidates (``nodes_of``: each one's nodes, in that order; None: no nodes)."""
     out = []
-    order = np.argsort(-an.r_sizes, kind="stable")[: MAX_CANDIDATES - 1]
-    for rank, i in enumerate(order):
+    for rank, i in enumerate(_region_order(an)):
         lo, hi = int(an.r_starts[i]), int(an.r_ends[i])
-        nodes: list[int] = []
-        if spans is not None and snapshot is not None:
-            a, b = an.line_bytes(lo, hi)
-            nodes = _nodes_for_bytes(spans, snapshot, a, b, cfg)
-        out.append(Candidate(nodes, float(an.r_sizes[i]), label=f"region #{rank + 1} (lines {lo}-{hi})",
+        out.append(Candidate(nodes_of[rank] if nodes_of is not None else [], float(an.r_sizes[i]),
+                             label=f"region #{rank + 1} (lines {lo}-{hi})",
                              features={"lines": float(hi - lo), "region": float(i)}))
     return out
 
@@ -642,7 +678,7 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
         return Result(variant, [], message="the snapshot has no page source (collect with source=true): "
                                            f"{variant} works on the serialized HTML")
     an = _analyse(snapshot.source, cfg, variant, snapshot)
-    dbg = _debug(an, cfg, variant)
+    dbg = _debug(an, cfg, variant) if debug_wanted() else {}  # a proposer's trace is read by nobody
     timing = {f"stage.{k}": round(v, 3) for k, v in an.timing.items()}
     if an.merged is None:
         return Result(variant, [], debug=dbg, message=_no_region_message(variant), timing_ms=timing)
@@ -651,11 +687,12 @@ def run(snapshot: Snapshot, config: Config | None = None, variant: str = "danag"
     assert an.lines is not None
     lo, hi = an.lines
     spans = _element_spans(an, snapshot)
-    a, b = an.line_bytes(lo, hi)
-    nodes = _nodes_for_bytes(spans, snapshot, a, b, cfg)
+    regions = [an.line_bytes(int(an.r_starts[i]), int(an.r_ends[i])) for i in _region_order(an)]
+    ranges = [an.line_bytes(lo, hi), *regions]
+    nodes, *region_nodes = _nodes_for_ranges(spans, snapshot, ranges, cfg)
     candidates = [Candidate(nodes, float(an.r_sizes[first:last + 1].sum()), label=f"merged regions {first}..{last}",
                             features={"lines": float(hi - lo), "regions": float(last - first + 1)})]
-    candidates += _region_candidates(an, spans, cfg, snapshot)
+    candidates += _region_candidates(an, region_nodes)
     timing["stage.map"] = round((time.perf_counter() - t0) * 1000, 3)
     overlays = [Overlay("candidate", c.label, round(c.score, 4), nodes=c.nodes[:MAX_OVERLAY_NODES])
                 for c in candidates[1:]]

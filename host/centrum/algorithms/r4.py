@@ -31,7 +31,7 @@ import numpy as np
 from ..core.config import ranged
 from ..core.result import Candidate, Result
 from ..core.snapshot import IMAGE, Snapshot
-from ..core.trace import Trace, text_wanted
+from ..core.trace import Trace, debug_wanted, text_wanted
 from ..core.tree import cover_count, covered, main_body, text_of_mask
 
 # Debug lists are capped so that a 50k-element page still yields a small response.
@@ -108,14 +108,6 @@ def in_body_text(snapshot: Snapshot, body: int, rendered: np.ndarray) -> np.ndar
     return (owner >= body) & (owner < snapshot.subtree_end[body]) & rendered
 
 
-def _nonblank(texts: list[str]) -> np.ndarray:
-    """Text nodes holding something besides whitespace (C-level maps: no Python frame per text node)."""
-    m = len(texts)
-    blank = np.fromiter(map(str.isspace, texts), dtype=bool, count=m)
-    empty = np.fromiter(map(len, texts), dtype=np.int64, count=m) == 0
-    return ~(blank | empty)
-
-
 def _tag_in(snapshot: Snapshot, names: tuple[str, ...]) -> np.ndarray:
     """Elements whose tag is one of ``names``, compared on the integer tag codes."""
     codes = [k for k, t in enumerate(snapshot.tag_names) if t in names]
@@ -137,7 +129,7 @@ def visible_text_counts(snapshot: Snapshot) -> np.ndarray:
     if snapshot.m == 0:
         return np.zeros(snapshot.n)
     rendered = np.diff(snapshot.text_rect_offsets) > 0
-    nonblank = _nonblank(snapshot.texts)
+    nonblank = ~snapshot.text_blank
     return snapshot.subtree_sum(snapshot.text_per_element((rendered & nonblank).astype(np.float64)))
 
 
@@ -196,7 +188,7 @@ def _aggregates(snapshot: Snapshot, cfg: Config) -> _Page:
     n, m = snapshot.n, snapshot.m
     shown = _subtree_sum(snapshot, snapshot.visible) > 0 if cfg.visible_only else np.ones(n, dtype=bool)
     rendered = np.diff(snapshot.text_rect_offsets) > 0 if cfg.visible_only else np.ones(m, dtype=bool)
-    nonblank = _nonblank(snapshot.texts) & rendered
+    nonblank = ~snapshot.text_blank & rendered
     # Token counts are shared by every algorithm through the snapshot; only rendered, non-blank text counts here.
     words = np.where(nonblank, snapshot.text_words, 0).astype(np.float64) if m else np.zeros(0)
     is_link = snapshot.is_link & shown
@@ -245,7 +237,8 @@ def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     c = max(1, min(cfg.c, rated.size))
     cset = [int(rated[k]) for k in order[:c]]
     wt_ratio = pg.words_el / pg.tags_el
-    _show_ratios(tr, snapshot, rated, order, raw, z, dist, centroid, wt_ratio, max_depth)
+    if debug_wanted():  # the ratio table is the debugger's
+        _show_ratios(tr, snapshot, rated, order, raw, z, dist, centroid, wt_ratio, max_depth)
     candidates = _candidates(snapshot, rated, order, raw, dist, wt_ratio, c)
     # Body-children rule (section 3.1), else reduce (Algorithm 3) and select (Algorithm 4).
     if cfg.body_children_rule and page_depth < body_children:

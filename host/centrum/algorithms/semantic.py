@@ -22,7 +22,7 @@ class Config:
 def run(snapshot: Snapshot, config: Config | None = None) -> Result:
     cfg = config or Config()
     tags = snapshot.tags
-    mask = np.isin(tags, list(cfg.tags))
+    mask = snapshot.tag_in(cfg.tags)
     if cfg.visible_only:
         mask &= snapshot.visible
     idx = np.nonzero(mask)[0]

@@ -181,7 +181,7 @@ def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np
 
     # Significant text nodes: non-blank, rendered with area, owner shown.
     if m:
-        blank = np.fromiter((not t.strip() for t in snap.texts), dtype=bool, count=m)
+        blank = snap.text_blank
         tb = snap.text_box
         sig_text = (~blank) & (snap.text_area > 0) & ~hidden[snap.text_owner] & (tb[:, 0] + tb[:, 2] >= 0) \
             & (tb[:, 1] + tb[:, 3] >= 0)
@@ -189,7 +189,7 @@ def _classify(snap: Snapshot, cfg: Config, reveal: bool = False) -> dict[str, np
         sig_text = np.zeros(0, dtype=bool)
     sig = snap.subtree_sum(snap.text_per_element(sig_text.astype(np.float64))) > 0
 
-    is_lb = np.isin(snap.tags, LINEBREAK_TAGS)
+    is_lb = snap.tag_in(LINEBREAK_TAGS)
     inline = np.isin(snap.display, list(INLINE_DISPLAYS)) | np.char.startswith(snap.display.astype(str), "inline")
     block = ~inline
     sig_block = block & sig & ~is_lb
@@ -417,7 +417,8 @@ def _label_leaves(snap: Snapshot, cls: dict[str, np.ndarray], zones: _Zones,
     ends = np.r_[zs[1:] != zs[:-1], True]
     seg_zone = zs[ends]
     texts = snap.texts
-    seg_words, long_sent, any_sent, seg_text = segment_stats([texts[t] for t in order], ends, cfg.min_sentence_words)
+    pieces = list(map(texts.__getitem__, order.tolist()))
+    seg_words, long_sent, any_sent, seg_text = segment_stats(pieces, ends, cfg.min_sentence_words)
     words[seg_zone] = seg_words
     note = ""
     if cfg.sentence_test == "verb":
@@ -488,22 +489,28 @@ def _build_columns(zones: _Zones, cfg: Config) -> _Columns:
         sl = sr = sw = 0.0
         k = 0
         prev = -2
+        starts: list[int] = []
+        # The hottest Python loop of the algorithm: comparisons as chained bounds (the same test as abs(d) <= t,
+        # NaN included), each zone's edges read once.
         for z in multi.tolist():
             if z != prev + 1:
                 # z - 1 is its group's first zone (not scanned): the current column is that zone alone.
                 sl, sr, k = lft[z - 1], rgt[z - 1], 1
                 sw = sr - sl
             t = tol * sw / k
-            if abs(sl / k - lft[z]) <= t and abs(sr / k - rgt[z]) <= t:
-                sl += lft[z]
-                sr += rgt[z]
-                sw += rgt[z] - lft[z]
+            lz, rz = lft[z], rgt[z]
+            dl, dr = sl / k - lz, sr / k - rz
+            if -t <= dl <= t and -t <= dr <= t:
+                sl += lz
+                sr += rz
+                sw += rz - lz
                 k += 1
             else:
-                start[z] = True
-                sl, sr, k = lft[z], rgt[z], 1
+                starts.append(z)
+                sl, sr, k = lz, rz, 1
                 sw = sr - sl
             prev = z
+        start[starts] = True
     col_of = np.cumsum(start) - 1
     cstart = np.flatnonzero(start)
     cstop = np.r_[cstart[1:], nz]

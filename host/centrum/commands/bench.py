@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pages", type=int, default=100, help="--api: pages, taken in turn from each data set "
                         "(default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="--api: extract_many's workers (default: %(default)s)")
+    parser.add_argument("--host-cpu", action="store_true",
+                        help="instead: the host's press after the snapshot arrives, stage by stage in CPU time "
+                        "(parse, each base algorithm, features, scorer, block filter and output) on the --sizes "
+                        "synthetic pages (rendered headless) and --real-pages snapshots of the render cache (median, "
+                        "90th percentile); writes host_cpu.json and host_cpu.md")
     parser.add_argument("--batch", action="store_true",
                         help="instead: pages/s on a synthetic WARC of source, trafilatura and resiliparse alone, and "
                         "of `centrum batch --no-render` on the local and Ray engines with 1 and 2 workers; writes "
@@ -54,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_batch(args)
     if args.api:
         return _run_api(args)
+    if args.host_cpu:
+        return _run_host_cpu(args)
     from ..bench.benchmark import format_table, plot, run_bench
 
     try:
@@ -92,6 +99,23 @@ def run(args: argparse.Namespace) -> int:
     print(table)
     if plot(report, args.out / "bench.png"):
         print(f"plot: {args.out / 'bench.png'}")
+    return 0
+
+
+def _run_host_cpu(args: argparse.Namespace) -> int:
+    from ..bench.host_cpu import format_host_cpu, run_host_cpu
+
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        print(f"centrum bench: --sizes must be whole numbers, got {args.sizes!r}", file=sys.stderr)
+        return 2
+    report = run_host_cpu(sizes, args.real_pages, args.repeat)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "host_cpu.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    table = format_host_cpu(report)
+    (args.out / "host_cpu.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
     return 0
 
 

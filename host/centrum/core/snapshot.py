@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import binascii
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -100,6 +101,12 @@ class Snapshot:
         """Tag name per element as a numpy str array, so ``snap.tags == "a"`` is vectorized."""
         names = np.array(self.tag_names + [""], dtype=object)
         return names[self.tag_code].astype(str) if self.n else np.zeros(0, dtype=str)
+
+    def tag_in(self, names: Iterable[str]) -> np.ndarray:
+        """Per element: its tag is one of ``names`` (lower-case), as ``np.isin(self.tags, names)`` gives it, by a
+        lookup over the page's few distinct tag names instead of a string comparison per element."""
+        table = np.isin(np.array([*self.tag_names, ""], dtype=str), list(names))
+        return table[self.tag_code] if self.n else np.zeros(0, dtype=bool)
 
     @property
     def visible(self) -> np.ndarray:
@@ -247,7 +254,7 @@ class Snapshot:
 
     @cached_property
     def text_len(self) -> np.ndarray:
-        return np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.m)
+        return np.fromiter(map(len, self.texts), dtype=np.int64, count=self.m)
 
     @cached_property
     def is_block(self) -> np.ndarray:
@@ -279,8 +286,9 @@ class Snapshot:
 
     @cached_property
     def text_blank(self) -> np.ndarray:
-        """Per text node: empty or whitespace only (never part of an extracted text)."""
-        return np.fromiter((not t or t.isspace() for t in self.texts), dtype=bool, count=self.m)
+        """Per text node: empty or whitespace only (never part of an extracted text; ``not t.strip()``): the one
+        blank test of every algorithm, by C-level maps (no Python frame per text node)."""
+        return np.fromiter(map(str.isspace, self.texts), dtype=bool, count=self.m) | (self.text_len == 0)
 
     @cached_property
     def disclosure_panels(self) -> np.ndarray:
@@ -375,7 +383,10 @@ def _packed(value: dict[str, Any], name: str) -> tuple[np.ndarray, int]:
 
 
 def _varints(raw: np.ndarray, name: str) -> np.ndarray:
-    """Zigzag LEB128 varints to int64, vectorized: a byte below 128 ends a value, each byte adds 7 bits."""
+    """Zigzag LEB128 varints to int64, vectorized over the values (not the bytes): a byte below 128 ends a value,
+    each byte adds 7 bits; the first byte of every value is gathered, then the second of those that have one, and so
+    on (at most :data:`_VARINT_BYTES` passes, each over fewer values). A per-byte shift array and its reduction cost
+    several int64 temporaries the size of the data, which grew faster than the page (cache misses)."""
     if raw.size == 0:
         return np.zeros(0, dtype=np.int64)
     if raw[-1] >= 128:
@@ -385,11 +396,15 @@ def _varints(raw: np.ndarray, name: str) -> np.ndarray:
     start[0] = 0
     start[1:] = end[:-1] + 1
     length = end - start + 1
-    if int(length.max()) > _VARINT_BYTES:
+    longest = int(length.max())
+    if longest > _VARINT_BYTES:
         k = int(np.argmax(length > _VARINT_BYTES))
         raise SnapshotError(f"{name}[{k}]", f"a value longer than {_VARINT_BYTES} bytes")
-    shift = (np.arange(raw.size) - np.repeat(start, length)) * 7
-    u = np.bitwise_or.reduceat((raw & 127).astype(np.int64) << shift, start)
+    low = raw & 127
+    u = low[start].astype(np.int64)
+    for j in range(1, longest):
+        more = np.flatnonzero(length > j)
+        u[more] |= low[start[more] + j].astype(np.int64) << (7 * j)
     return (u >> 1) ^ -(u & 1)
 
 
@@ -488,6 +503,8 @@ def _str_list(value: Any, name: str, length: int | None = None) -> list[str]:
         raise SnapshotError(name, f"expected an array, got {type(value).__name__}")
     if length is not None and len(value) != length:
         raise SnapshotError(name, f"expected {length} entries, got {len(value)}")
+    if set(map(type, value)) <= {str}:  # C speed; the loop below only names the first bad entry
+        return value
     for k, v in enumerate(value):
         if not isinstance(v, str):
             raise SnapshotError(f"{name}[{k}]", f"expected a string, got {type(v).__name__}")
@@ -669,10 +686,17 @@ def _parse_attrs(raw_attrs: Any, n: int) -> dict[str, dict[int, str]]:
     if a_node.size and (a_node.min() < 0 or a_node.max() >= n):
         k = int(np.argmax((a_node < 0) | (a_node >= n)))
         raise SnapshotError(f"attrs.node[{k}]", f"element {int(a_node[k])} does not exist (n={n})")
-    attrs: dict[str, dict[int, str]] = {}
-    for node, name, value in zip(a_node.tolist(), a_name, a_value, strict=True):
-        attrs.setdefault(name.lower(), {})[node] = value
-    return attrs
+    # Grouped by lower-cased name in order of first appearance, each group in attribute order: the dicts (keys, their
+    # order, a repeated attribute's last value) are those of one loop over the attributes, built at C speed.
+    lowered: dict[str, int] = {}
+    code_of = {nm: lowered.setdefault(nm.lower(), len(lowered)) for nm in dict.fromkeys(a_name)}
+    codes = np.fromiter(map(code_of.__getitem__, a_name), dtype=np.int64, count=len(a_name))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(lowered) + 1))
+    nodes = a_node[order].tolist()
+    values = np.array(a_value, dtype=object)[order].tolist() if a_value else []
+    return {nm: dict(zip(nodes[bounds[c]:bounds[c + 1]], values[bounds[c]:bounds[c + 1]], strict=True))
+            for nm, c in lowered.items()}
 
 
 def later_unseen(raw: Any, n: int) -> dict[str, np.ndarray | None]:

@@ -98,8 +98,9 @@ class Trace:
     def overlay(self, kind: str, label: str, score: float | None = None, nodes: Iterable[int] | None = None,
                 box: Iterable[float] | None = None) -> None:
         """One thing for the debugger to draw (PROTOCOL.md "Overlays"): some nodes or a page box, labelled. At most
-        ``cap`` of each kind, so that many removed blocks never crowd out the answer."""
-        if self._kinds.get(kind, 0) >= self.cap:
+        ``cap`` of each kind, so that many removed blocks never crowd out the answer. None when the caller reads no
+        trace (:func:`wanting`): overlays are part of it (``Result.to_json`` without debug leaves them out)."""
+        if not debug_wanted() or self._kinds.get(kind, 0) >= self.cap:
             return
         self._kinds[kind] = self._kinds.get(kind, 0) + 1
         self.overlays.append(Overlay(kind, label, None if score is None else self.r(score),

@@ -322,7 +322,7 @@ def trim_mask(snap: Snapshot, nodes: tuple[int, ...], arrays: F.PageArrays, cfg:
     tags = snap.tags[idx]
     role = snap.attr("role")[idx]
     cue = arrays.strong_cue[idx]
-    media = np.isin(snap.tags, _MEDIA) & ~arrays.in_link
+    media = snap.tag_in(_MEDIA) & ~arrays.in_link
     media_sub = snap.subtree_sum(media.astype(np.float64))[idx] > 0
     links = snap.subtree_sum(snap.is_link.astype(np.float64))[idx]
     ch = arrays.chars[idx]
@@ -374,7 +374,7 @@ def comments_aside(snap: Snapshot, nodes: tuple[int, ...], answer: list[int], ar
     if snap.m == 0 or not arrays.comment_section.any():
         return []
     roots = np.asarray(nodes, dtype=np.int64)
-    sections = (arrays.comment_section & np.isin(snap.tags, _COMMENT_SECTION_TAGS)
+    sections = (arrays.comment_section & snap.tag_in(_COMMENT_SECTION_TAGS)
                 & ~B._ancestors_or_self(snap, roots) & ~F._inside(snap, answer))
     outer = sections & (cover_count(snap, sections) == 1)
     shown = snap.subtree_sum(snap.text_per_element(arrays.text_chars))
@@ -403,7 +403,7 @@ def comment_count(snap: Snapshot, sections: list[int]) -> int:
         return 0
     inside = F._inside(snap, sections)
     has_text = snap.subtree_sum(snap.text_per_element(np.ones(snap.m))) > 0
-    items = np.nonzero(inside & has_text & np.isin(snap.tags, _COMMENT_ITEM_TAGS))[0]
+    items = np.nonzero(inside & has_text & snap.tag_in(_COMMENT_ITEM_TAGS))[0]
     if items.size == 0:
         return 0
     classes = snap.attrs.get("class", {})

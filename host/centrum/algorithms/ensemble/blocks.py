@@ -13,6 +13,7 @@ All per-block quantities are ``np.add.reduceat`` sums over the text nodes in doc
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from . import features as F
 _TAGS = ("p", "li", "div", "td", "h", "blockquote", "pre", "dd", "dt", "figcaption", "section", "article", "span")
 # Sentence-final punctuation of many scripts (Latin, CJK full-width, Arabic, Devanagari danda, ellipsis, quotes).
 _SENTENCE_END = frozenset(".!?。！？؟।…\"'”’»)")
+_LAST_CHAR = operator.itemgetter(slice(-1, None))
 _SENTENCE_PUNCT = F.char_table(".!?。！？؟।")
 
 
@@ -229,8 +231,9 @@ def _geometry(snap: Snapshot, arrays: F.PageArrays, sp: _Split, X: np.ndarray, c
 def _text_features(snap: Snapshot, sp: _Split, X: np.ndarray, col: dict[str, int]) -> None:
     """Whether the block ends a sentence, its sentence marks per word and its share of digits."""
     texts, tn = snap.texts, sp.tn
-    lasts = [texts[t].rstrip()[-1:] for t in tn[np.append(sp.starts[1:], tn.size) - 1].tolist()]
-    X[:, col["ends_sentence"]] = np.fromiter((s in _SENTENCE_END for s in lasts), dtype=bool, count=len(lasts))
+    # Each block's last text node, right-stripped, its last character: C-level maps, no Python frame per block.
+    lasts = map(_LAST_CHAR, map(str.rstrip, map(texts.__getitem__, tn[np.append(sp.starts[1:], tn.size) - 1].tolist())))
+    X[:, col["ends_sentence"]] = np.fromiter(map(_SENTENCE_END.__contains__, lasts), dtype=bool, count=sp.starts.size)
     # Punctuation and digits (Unicode Nd, as the regex \d, astral digits included), counted per text node.
     marks, digits = F.char_counts(snap, tn, [(_SENTENCE_PUNCT, None), (_digits(), str.isdecimal)])
     X[:, col["sentence_marks_per_word"]] = sp.sum(marks) / np.maximum(sp.words, 1)

@@ -92,7 +92,7 @@ def char_counts(snap: Snapshot, text_nodes: np.ndarray,
         before = int(total[i - 1]) if i else 0
         j = max(int(np.searchsorted(total, before + CHAR_COUNT_CHUNK, side="right")), i + 1)
         run = text_nodes[i:j]
-        joined = "\x00".join([texts[t] for t in run.tolist()])
+        joined = "\x00".join(map(texts.__getitem__, run.tolist()))
         code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         node_ends = np.cumsum(lengths[i:j])[:-1]  # where each next text node starts in `joined`
         bmp = np.minimum(code, 0xFFFF)
@@ -206,9 +206,9 @@ def page_arrays(snap: Snapshot) -> PageArrays:
     link_chars = agg(tchars * tl)
     decl_t, decl_len = declared_chars(snap, rendered)
     # Readability's final candidate score: class weight (+-25) and tag prior, scaled by 1 - link density.
-    tag_prior = np.select([tags == "div", np.isin(tags, ("pre", "td", "blockquote")),
-                           np.isin(tags, ("address", "ol", "ul", "dl", "dd", "dt", "li", "form")),
-                           np.isin(tags, ("h1", "h2", "h3", "h4", "h5", "h6", "th"))], [5.0, 3.0, -3.0, -5.0], 0.0)
+    tag_prior = np.select([tags == "div", snap.tag_in(("pre", "td", "blockquote")),
+                           snap.tag_in(("address", "ol", "ul", "dl", "dd", "dt", "li", "form")),
+                           snap.tag_in(("h1", "h2", "h3", "h4", "h5", "h6", "th"))], [5.0, 3.0, -3.0, -5.0], 0.0)
     arc90 = np.where(arc90 > 0, (arc90 + tag_prior + 25.0 * pos - 25.0 * neg)
                      * (1 - np.where(chars > 0, link_chars / np.maximum(chars, 1.0), 0.0)), 0.0)
     return PageArrays(
@@ -482,20 +482,15 @@ def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     pats = (POSITIVE, NEGATIVE, STRONG_NEGATIVE, COMMENT_SECTION, THREAD, *CUE_GROUPS.values())
     out = [np.zeros(snap.n, dtype=bool) for _ in pats]
     class_code = np.zeros(snap.n, dtype=np.int64)
-    memo: dict[str, tuple[bool, ...]] = {}
+    distinct = list(dict.fromkeys([*(snap.attrs.get("class") or {}).values(), *(snap.attrs.get("id") or {}).values()]))
+    where = {v: i for i, v in enumerate(distinct)}
+    matched = _matches(distinct, pats)
     for name in ("class", "id"):
         values = snap.attrs.get(name)
         if not values:
             continue
-        flags = []
-        for v in values.values():
-            f = memo.get(v)
-            if f is None:
-                low = v.lower()
-                f = memo[v] = tuple(bool(p.search(low)) for p in pats)
-            flags.append(f)
         idx = np.fromiter(values.keys(), dtype=np.int64, count=len(values))
-        fa = np.asarray(flags, dtype=bool).reshape(-1, len(pats))
+        fa = matched[np.fromiter(map(where.__getitem__, values.values()), dtype=np.int64, count=len(values))]
         for k in range(len(pats)):
             out[k][idx[fa[:, k]]] = True
         if name == "class":
@@ -503,6 +498,26 @@ def markup_cues(snap: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
             class_code[idx] = np.fromiter((codes.setdefault(v, len(codes)) for v in values.values()),
                                           dtype=np.int64, count=len(values))
     return out[0], out[1], out[2], out[3] & ~out[4], dict(zip(CUE_GROUPS, out[5:], strict=True)), class_code
+
+
+def _matches(values: list[str], pats: Sequence[re.Pattern[str]]) -> np.ndarray:
+    """(values, patterns) bool: ``bool(p.search(v.lower()))``, by one scan of each pattern over the lower-cased values
+    joined with NUL (a page has thousands of distinct class values; a search per value and pattern was the features'
+    hot spot). No pattern matches NUL, so no match spans two values, and NUL, like a string's ends, is no word
+    character for ``\\b``; values holding a NUL are searched one by one."""
+    out = np.zeros((len(values), len(pats)), dtype=bool)
+    lows = list(map(str.lower, values))
+    joined = "\x00".join(lows)
+    if joined.count("\x00") != max(len(lows) - 1, 0):
+        for i, low in enumerate(lows):
+            out[i] = [p.search(low) is not None for p in pats]
+        return out
+    starts = np.zeros(len(lows), dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, lows), dtype=np.int64, count=len(lows))[:-1] + 1, out=starts[1:])
+    for k, p in enumerate(pats):
+        hits = np.fromiter((m.start() for m in p.finditer(joined)), dtype=np.int64)
+        out[np.searchsorted(starts, hits, side="right") - 1, k] = True
+    return out
 
 
 @dataclass
@@ -686,7 +701,7 @@ def _doc_title(snap: Snapshot, A: PageArrays, fl: _Flat, top: np.ndarray) -> dic
     fs = snap.font_size[snap.text_owner[ok]]
     ok = ok[np.argsort(-fs, kind="stable")[:DOC_TITLE_POOL]]
     pool: list[tuple[int, str]] = [(int(snap.text_owner[i]), snap.texts[i]) for i in ok.tolist()]
-    heads = np.nonzero(np.isin(snap.tags, DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
+    heads = np.nonzero(snap.tag_in(DOC_TITLE_HEADINGS))[0] if snap.n else np.zeros(0, dtype=np.int64)
     heads = heads[np.argsort(-snap.font_size[heads], kind="stable")[:DOC_TITLE_POOL]]
     if heads.size:
         # Outermost headings (a heading inside another is part of its text), each with 2..64 text nodes of which one

@@ -62,7 +62,7 @@ def _dates(snap: Snapshot, short_t: np.ndarray) -> np.ndarray:
     if idx.size == 0:
         return out
     texts = snap.texts
-    joined = "\n".join(texts[t] for t in idx.tolist())
+    joined = "\n".join(map(texts.__getitem__, idx.tolist()))
     starts = np.zeros(idx.size, dtype=np.int64)
     np.cumsum(snap.text_len[idx][:-1] + 1, out=starts[1:])
     hits = np.fromiter((m.start() for m in DATE.finditer(joined)), dtype=np.int64)
@@ -111,7 +111,7 @@ def shapes(snap: Snapshot, rendered: np.ndarray, chars: np.ndarray, link_chars: 
     date_el = snap.subtree_sum(snap.text_per_element(_dates(snap, shown & (snap.text_len <= SHORT_LINE_CHARS))
                                                      .astype(np.float64))) > 0
     tags = snap.tags
-    control = (np.isin(tags, ("a", "button")) | (snap.attr("role") == "button")) & (chars > 0) & \
+    control = (snap.tag_in(("a", "button")) | (snap.attr("role") == "button")) & (chars > 0) & \
         (chars <= CONTROL_CHARS)
     has_control = snap.subtree_sum(control.astype(np.float64)) > 0
     blocks = snap.subtree_sum(snap.is_block.astype(np.float64))
@@ -121,10 +121,10 @@ def shapes(snap: Snapshot, rendered: np.ndarray, chars: np.ndarray, link_chars: 
     # with their time); two of a kind in one sibling run at least. A short first line alone (the author's name) is
     # also how a how-to's steps start: not enough (on 120 WCXB pages it made article sections items).
     first = _first_text(snap, shown)
-    heading = covered(snap, np.isin(tags, ("h1", "h2", "h3", "h4", "h5", "h6")))
+    heading = covered(snap, snap.tag_in(("h1", "h2", "h3", "h4", "h5", "h6")))
     headed = (first < m) & heading[snap.text_owner[np.minimum(first, m - 1)]]
     maybe = snap.is_block & (date_el | has_control) & ~headed & (chars - link_chars >= ITEM_TEXT_CHARS) & \
-        (blocks >= 2) & (snap.parent >= 0) & ~np.isin(tags, TABLE_PARTS)
+        (blocks >= 2) & (snap.parent >= 0) & ~snap.tag_in(TABLE_PARTS)
     per_group = np.bincount(group, weights=maybe.astype(np.float64))
     item = maybe & (per_group[group] >= 2)
     owner = snap.text_owner
