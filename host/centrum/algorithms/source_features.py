@@ -46,17 +46,27 @@ ANCESTOR_TAGS = ("article", "main", "nav", "footer", "header", "aside", "form", 
 _CUES = {"positive": POSITIVE, "negative": NEGATIVE, **CUE_GROUPS}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden")
 
-def _code_table(*ranges: tuple[int, int]) -> np.ndarray:
-    """Lookup over the BMP's code units (the one more entry, 0x10000, is never read: see _prepare)."""
-    table = np.zeros(0x10001, dtype=bool)
-    for lo, hi in ranges:
-        table[lo: hi + 1] = True
-    return table
+def _byte_set(*ranges: tuple[int, int]) -> bytes:
+    return bytes(b for lo, hi in ranges for b in range(lo, hi + 1))
 
 
-# Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (core.html.BAD_CHARS).
-_UNDECODABLE_TABLE = _code_table((0, 8), (0x0E, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFD))
-_BAD_CHARS_TABLE = _code_table((0, 8), (0x0B, 0x0C), (0x0E, 0x1F), (0xFFFE, 0xFFFF))  # and lone surrogates
+# Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (core.html.BAD_CHARS: C0
+# controls, U+FFFE/U+FFFF, lone surrogates). Found in the page's UTF-8 bytes: a C0 control or DEL is its own byte
+# (never part of a longer sequence), a C1 control is C2 80-9F, U+FFFD EF BF BD, U+FFFE/U+FFFF EF BF BE/BF and a
+# surrogate ED A0-BF (encoded with "surrogatepass"); C2, EF and ED are always lead bytes.
+_C0_UNDECODABLE = _byte_set((0, 8), (0x0E, 0x1F), (0x7F, 0x7F))
+_C0_BAD = _byte_set((0, 8), (0x0B, 0x0C), (0x0E, 0x1F))
+_ALL_BYTES = bytes(range(256))
+
+
+def _others(kept: bytes) -> bytes:
+    """The bytes ``bytes.translate`` deletes to keep only ``kept``."""
+    return bytes(b for b in _ALL_BYTES if b not in kept)
+
+
+_NOT_C0 = _others(_C0_UNDECODABLE + _C0_BAD)
+_NOT_C0_UNDECODABLE = _others(_C0_UNDECODABLE)
+_NOT_C0_BAD = _others(_C0_BAD)
 _CLAUSE = char_table(".!?。！？؟।,，、;；:：")
 _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
@@ -231,38 +241,33 @@ def _walk(root: Any) -> _Walk:
     return w
 
 
-def _prepare(html: str, max_chars: int) -> str:
-    """The page checked (size, emptiness, decodable text) with characters no HTML text holds replaced."""
+def _prepare(html: str, max_chars: int) -> bytes:
+    """The page checked (size, emptiness, decodable text) as the UTF-8 bytes lexbor parses (what selectolax makes of
+    a str), with characters no HTML text holds replaced."""
     from ..core.html import BAD_CHARS
 
     if len(html) > max_chars:
         raise SourceError(f"the page has {len(html)} characters, over the limit of {max_chars}")
-    if not html.strip():
+    if not html or html.isspace():  # (strip() would copy the page)
         raise SourceError("the page is empty")
     # Bytes that are not text (an image saved as .html, a page in an encoding nothing declared) decode to
     # replacement and control characters, which HTML text never holds; a page made mostly of them has no text.
-    # One table lookup over the UTF-16 code units rather than a regex scan (a page is often hundreds of KB; bytes for
-    # an ASCII page). The marked characters are all in the BMP and none is a surrogate, so an astral character's
-    # pair of units counts as nothing, as it should; a lone surrogate is found by the strict UTF-8 encoder.
-    ascii_only = html.isascii()
-    code = np.frombuffer(html.encode("ascii") if ascii_only else html.encode("utf-16-le", "surrogatepass"),
-                         dtype=np.uint8 if ascii_only else np.uint16)
-    bad = int(np.count_nonzero(_UNDECODABLE_TABLE[code]))
+    # Counted in the UTF-8 bytes (see _C0_UNDECODABLE): bytes.translate and bytes.count run at memory speed, and
+    # the few lead bytes of multi-byte marks are found with one numpy comparison each (a page is often hundreds of KB).
+    data = html.encode("utf-8", "surrogatepass")
+    c0 = data.translate(None, _NOT_C0)
+    bad = len(c0.translate(None, _NOT_C0_UNDECODABLE))
+    odd = bool(c0.translate(None, _NOT_C0_BAD))
+    if len(data) != len(html):  # not ASCII: multi-byte marks
+        code = np.frombuffer(data, dtype=np.uint8)
+        lead = np.flatnonzero(code[:-1] == 0xC2)
+        bad += int(np.count_nonzero(code[lead + 1] < 0xA0)) + data.count(b"\xef\xbf\xbd")
+        lead = np.flatnonzero(code[:-1] == 0xED)
+        odd = odd or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data or bool((code[lead + 1] >= 0xA0).any())
     if bad > UNDECODABLE_SHARE * len(html):
         raise SourceError(f"the page is not text in a known encoding: {100 * bad / len(html):.0f} % of its characters "
                           "could not be decoded")
-    if _BAD_CHARS_TABLE[code].any() or (not ascii_only and not _encodes(html)):
-        html = BAD_CHARS.sub("\ufffd", html)
-    return html
-
-
-def _encodes(html: str) -> bool:
-    """False when ``html`` holds a lone surrogate (no UTF-8 spelling)."""
-    try:
-        html.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return BAD_CHARS.sub("\ufffd", html).encode("utf-8") if odd else data
 
 
 def parse(html: str, max_chars: int) -> SourceTree:
@@ -272,9 +277,9 @@ def parse(html: str, max_chars: int) -> SourceTree:
     element paths as the collector's), and it parses several times faster than libxml2."""
     from selectolax.lexbor import LexborHTMLParser
 
-    html = _prepare(html, max_chars)
+    data = _prepare(html, max_chars)
     try:
-        doc = LexborHTMLParser(html)
+        doc = LexborHTMLParser(data)
     except (ValueError, RuntimeError) as e:
         raise SourceError(f"the page cannot be parsed: {e}") from None
     root = doc.root
@@ -293,17 +298,11 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     conts = at >> 1
     # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
     # are never read (matching them was most of a large page's walk), so they are not matched.
-    read = [False] * n
-    for c in np.unique(conts).tolist():
-        read[c] = True
-    for i in range(n - 1, 0, -1):  # pre-order: children after their parent
-        if read[i]:
-            read[parent[i]] = True
-    cue = _cue_bits([a if r else "" for a, r in zip(attrs, read, strict=True)]).tolist()
-    inh_c = list(cue)
-    for i, p in enumerate(parent):  # pre-order: a parent comes before its children
-        if p >= 0:
-            inh_c[i] |= inh_c[p]
+    end = np.asarray(w.end, dtype=np.int64)
+    read = np.flatnonzero(_range_totals(end, np.bincount(conts, minlength=n) > 0) > 0)
+    cue = np.zeros(n, dtype=np.int64)
+    cue[read] = _cue_bits([attrs[i] for i in read.tolist()])
+    inh_c = _inherited(cue, end, len(_CUES))
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
     sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[7], strict=True)),
@@ -322,11 +321,9 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     for b, x in zip(block_of.tolist(), parts, strict=True):
         if x:
             texts[b].append(x)
-    return SourceTree(np.asarray(parent, dtype=np.int64), np.asarray(w.end, dtype=np.int64),
-                      np.asarray(depth, dtype=np.int64), list(tags), np.asarray(child_k, dtype=np.int64),
-                      np.asarray(inh_t, dtype=np.int64), np.asarray(inh_c, dtype=np.int64),
-                      np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts],
-                      link_chars, title, list(cols[8]))
+    return SourceTree(np.asarray(parent, dtype=np.int64), end, np.asarray(depth, dtype=np.int64), list(tags),
+                      np.asarray(child_k, dtype=np.int64), np.asarray(inh_t, dtype=np.int64), inh_c, cue, signature,
+                      conts[new], [" ".join(x) for x in texts], link_chars, title, list(cols[8]))
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
@@ -340,11 +337,31 @@ def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray
             .astype(np.float64) for t in tables]
 
 
-def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
-    """Sum of a per-element value over each element's subtree (pre-order ranges, one prefix sum)."""
+def _range_totals(end: np.ndarray, per_element: np.ndarray) -> np.ndarray:
+    """Sum of a per-element value over each element's subtree (pre-order ranges [i, end[i]), one prefix sum)."""
     c = np.zeros(per_element.shape[0] + 1)
     np.cumsum(per_element, out=c[1:])
-    return c[tree.end] - c[:-1]
+    return c[end] - c[:-1]
+
+
+def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
+    return _range_totals(tree.end, per_element)
+
+
+def _inherited(own: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
+    """Per element, the OR of the ``width``-bit sets ``own`` of it and its ancestors: an element has a bit when it
+    lies in the subtree range of an element holding it (ranges nest or are apart, so per bit the ranges covering an
+    element are counted with a +1/-1 difference array and one prefix sum: linear, no walk up the ancestors)."""
+    n = own.shape[0]
+    at = np.flatnonzero(own)
+    if at.size == 0:
+        return own.copy()
+    held = (own[at, None] >> np.arange(width)) & 1
+    diff = np.zeros((n + 1, width), dtype=np.int64)
+    diff[at] += held  # distinct rows
+    np.add.at(diff, end[at], -held)  # ends may coincide
+    covered = np.cumsum(diff[:n], axis=0) > 0
+    return (covered.astype(np.int64) << np.arange(width)).sum(axis=1)  # distinct bits: their sum is their OR
 
 
 def _main_node(tree: SourceTree, para_sub: np.ndarray, share: float) -> int:
@@ -494,8 +511,10 @@ def block_features(tree: SourceTree) -> tuple[np.ndarray, list[str]]:
     cols = {**t, **_context_columns(tree, t), **_markup_columns(tree), **_position_columns(t["_chars"], t)}
     cols.pop("_chars")
     names = list(cols)
-    X = np.column_stack([cols[k] for k in names]) if tree.block_el.size else np.zeros((0, len(names)))
-    return X.astype(np.float64), names
+    if not tree.block_el.size:
+        return np.zeros((0, len(names))), names
+    # One array of the columns, then one transposing copy (column_stack reshapes and copies column by column).
+    return np.ascontiguousarray(np.array([cols[k] for k in names], dtype=np.float64).T), names
 
 
 def feature_names() -> list[str]:
