@@ -178,14 +178,17 @@ class _Walk:
         """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
         i = len(self.els)
         a = node.attributes
-        get = a.get
-        cls = get("class") or ""
-        attr = f"{cls} {get('id') or ''}".lower().strip() if a else ""
         bits = _TAG_BITS.get(tag, 0)
-        if a and ("hidden" in a or get("aria-hidden") == "true" or _HIDDEN_STYLE.search(get("style") or "")):
-            bits |= _HIDDEN_BIT
-        if tag == "a" and "href" in a:
-            bits |= _LINK_BIT
+        cls, attr, cx = "", "", None
+        if a:  # (most elements have no attributes)
+            get = a.get
+            cls, ident, style = get("class") or "", get("id"), get("style")
+            attr = f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()
+            if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
+                bits |= _HIDDEN_BIT
+            if tag == "a" and "href" in a:
+                bits |= _LINK_BIT
+            cx = get("data-cx")
         if p >= 0:
             pp = self.els[p]
             bits |= pp[5]
@@ -193,7 +196,7 @@ class _Walk:
             depth = pp[1] + 1
         else:
             cont, depth = i, 0
-        self.els.append((p, depth, tag, k, attr, bits, cont, cls, get("data-cx")))
+        self.els.append((p, depth, tag, k, attr, bits, cont, cls, cx))
         self.end.append(i + 1)
         return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
