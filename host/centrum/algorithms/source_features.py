@@ -255,18 +255,19 @@ def _prepare(html: str, max_chars: int) -> bytes:
         raise SourceError("the page is empty")
     # Bytes that are not text (an image saved as .html, a page in an encoding nothing declared) decode to
     # replacement and control characters, which HTML text never holds; a page made mostly of them has no text.
-    # Counted in the UTF-8 bytes (see _C0_UNDECODABLE): bytes.translate and bytes.count run at memory speed, and
-    # the few lead bytes of multi-byte marks are found with one numpy comparison each (a page is often hundreds of KB).
+    # Counted in the UTF-8 bytes (see _C0_UNDECODABLE): bytes.translate runs at memory speed, and the lead bytes of
+    # multi-byte marks are found with one numpy comparison each (a page is often hundreds of KB).
     data = html.encode("utf-8", "surrogatepass")
     c0 = data.translate(None, _NOT_C0)
     bad = len(c0.translate(None, _NOT_C0_UNDECODABLE))
     odd = bool(c0.translate(None, _NOT_C0_BAD))
-    if len(data) != len(html):  # not ASCII: multi-byte marks
+    if len(data) != len(html):  # not ASCII: multi-byte marks, by their lead bytes (one comparison pass each)
         code = np.frombuffer(data, dtype=np.uint8)
-        lead = np.flatnonzero(code[:-1] == 0xC2)
-        bad += int(np.count_nonzero(code[lead + 1] < 0xA0)) + data.count(b"\xef\xbf\xbd")
-        lead = np.flatnonzero(code[:-1] == 0xED)
-        odd = odd or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data or bool((code[lead + 1] >= 0xA0).any())
+        c2, ed = np.flatnonzero(code[:-1] == 0xC2), np.flatnonzero(code[:-1] == 0xED)
+        ef = np.flatnonzero(code[:-2] == 0xEF)
+        ef = ef[code[ef + 1] == 0xBF]
+        bad += int(np.count_nonzero(code[c2 + 1] < 0xA0)) + int(np.count_nonzero(code[ef + 2] == 0xBD))
+        odd = odd or bool((code[ef + 2] >= 0xBE).any()) or bool((code[ed + 1] >= 0xA0).any())
     if bad > UNDECODABLE_SHARE * len(html):
         raise SourceError(f"the page is not text in a known encoding: {100 * bad / len(html):.0f} % of its characters "
                           "could not be decoded")
