@@ -318,16 +318,17 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     new[1:] = conts[1:] != conts[:-1]
     block_of = np.cumsum(new) - 1
     nb = int(new.sum())
-    parts = [" ".join(x.split()) for x in w.pieces]
-    lengths = np.fromiter(map(len, parts), dtype=np.float64, count=len(parts))
-    link_chars = np.bincount(block_of, weights=lengths * (at & 1), minlength=nb).astype(np.float64)
-    texts: list[list[str]] = [[] for _ in range(nb)]
-    for b, x in zip(block_of.tolist(), parts, strict=True):
-        if x:
-            texts[b].append(x)
+    pieces = w.pieces
+    # A block's text: its pieces' words, one space apart (joined with a space first, so no words run together).
+    bounds = [*np.flatnonzero(new).tolist(), len(pieces)]
+    texts = [" ".join(" ".join(pieces[a:b]).split()) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    link = np.flatnonzero(at & 1)
+    lengths = np.fromiter((len(" ".join(pieces[i].split())) for i in link.tolist()), dtype=np.float64,
+                          count=link.size)
+    link_chars = np.bincount(block_of[link], weights=lengths, minlength=nb).astype(np.float64)
     return SourceTree(np.asarray(parent, dtype=np.int64), end, np.asarray(depth, dtype=np.int64), list(tags),
                       np.asarray(child_k, dtype=np.int64), np.asarray(inh_t, dtype=np.int64), inh_c, cue, signature,
-                      conts[new], [" ".join(x) for x in texts], link_chars, title, list(cols[8]))
+                      conts[new], texts, link_chars, title, list(cols[8]))
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
