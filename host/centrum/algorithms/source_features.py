@@ -407,10 +407,12 @@ def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.nda
     chosen = np.nonzero(eligible)[0]
     if title_h.size == 0 or chosen.size == 0:
         return out
-    joined = "\x00".join([texts[b] for b in chosen.tolist()]).lower()  # lower() may change lengths: offsets after
-    h, start = token_hashes(joined)
-    seps = np.nonzero(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 0)[0]
-    block = np.searchsorted(seps, start)
+    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts); a final sigma
+    # reads the same before "\x00" as at a text's end.
+    lowered = [texts[b].lower() for b in chosen.tolist()]
+    h, start = token_hashes("\x00".join(lowered))
+    ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)
+    block = np.searchsorted(ends, start, side="right")
     order = np.lexsort((h, block))
     block, h = block[order], h[order]
     first = np.ones(h.size, dtype=bool)  # the first of each distinct (text, token) pair
