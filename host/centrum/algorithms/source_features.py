@@ -164,19 +164,28 @@ _TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, do
 
 
 class _Walk:
-    """State of the one pass over the tree (kept apart so each step stays short). Per element one tuple in
-    ``els``: (parent, depth, tag, child_k, lower-cased class and id, inherited tag bits, container, class,
-    data-cx); ``end`` is set when its subtree closes. Cues are matched after the walk, once per distinct class/id."""
+    """Columns of the one pass over the tree (kept apart so each step stays short), one entry per element in
+    pre-order: parent, tag, child_k, lower-cased class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link),
+    container (the nearest block-level element, itself included), class and data-cx; ``end`` is set when its subtree
+    closes. Lists per column, not a tuple per element to transpose afterwards; the depth follows from ``end``. Cues are
+    matched after the walk, once per distinct class/id."""
 
     def __init__(self) -> None:
-        self.els: list[tuple[int, int, str, int, str, int, int, str, str | None]] = []
+        self.parent: list[int] = []
+        self.tag: list[str] = []
+        self.child_k: list[int] = []
+        self.attr: list[str] = []
+        self.bits: list[int] = []
+        self.cont: list[int] = []
+        self.cls: list[str] = []
+        self.cx: list[str | None] = []
         self.end: list[int] = []
         self.pieces: list[str] = []  # text in document order
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
 
     def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
         """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
-        i = len(self.els)
+        i = len(self.parent)
         a = node.attributes
         bits = _TAG_BITS.get(tag, 0)
         cls, attr, cx = "", "", None
@@ -190,13 +199,18 @@ class _Walk:
                 bits |= _LINK_BIT
             cx = get("data-cx")
         if p >= 0:
-            pp = self.els[p]
-            bits |= pp[5]
-            cont = i if tag in BLOCK else pp[6]
-            depth = pp[1] + 1
+            bits |= self.bits[p]
+            cont = i if tag in BLOCK else self.cont[p]
         else:
-            cont, depth = i, 0
-        self.els.append((p, depth, tag, k, attr, bits, cont, cls, cx))
+            cont = i
+        self.parent.append(p)
+        self.tag.append(tag)
+        self.child_k.append(k)
+        self.attr.append(attr)
+        self.bits.append(bits)
+        self.cont.append(cont)
+        self.cls.append(cls)
+        self.cx.append(cx)
         self.end.append(i + 1)
         return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
@@ -214,7 +228,7 @@ def _walk(root: Any) -> _Walk:
     while stack:
         if node is None:
             top = stack.pop()
-            w.end[top[0]] = len(w.els)
+            w.end[top[0]] = len(w.parent)
             node, glue = top[2].next, False
             continue
         tag = node.tag
@@ -295,21 +309,22 @@ def parse(html: str, max_chars: int) -> SourceTree:
 
 
 def _arrays(w: _Walk, title: str) -> SourceTree:
-    n = len(w.els)
-    cols = list(zip(*w.els, strict=True))
-    parent, depth, tags, child_k, attrs, inh_t = (cols[k] for k in range(6))
+    n = len(w.parent)
+    parent, tags, attrs = w.parent, w.tag, w.attr
     at = np.asarray(w.piece_at, dtype=np.int64)
     conts = at >> 1
+    end = np.asarray(w.end, dtype=np.int64)
+    # Depth: the subtree ranges holding an element but its own, i.e. the elements before it whose range has not ended.
+    depth = np.arange(n) - np.cumsum(np.bincount(end, minlength=n + 1))[:n]
     # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
     # are never read (matching them was most of a large page's walk), so they are not matched.
-    end = np.asarray(w.end, dtype=np.int64)
     read = np.flatnonzero(_range_totals(end, np.bincount(conts, minlength=n) > 0) > 0)
     cue = np.zeros(n, dtype=np.int64)
     cue[read] = _cue_bits([attrs[i] for i in read.tolist()])
     inh_c = _inherited(cue, end, len(_CUES))
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
-    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[7], strict=True)),
+    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, w.cls, strict=True)),
                            dtype=np.int64, count=n)
     signature = np.bincount(sig_code, minlength=len(codes))[sig_code] if n else np.zeros(0, dtype=np.int64)
     # Blocks: consecutive pieces with the same container; each piece whitespace-collapsed (str.split's whitespace is
@@ -326,9 +341,9 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     lengths = np.fromiter((len(" ".join(pieces[i].split())) for i in link.tolist()), dtype=np.float64,
                           count=link.size)
     link_chars = np.bincount(block_of[link], weights=lengths, minlength=nb).astype(np.float64)
-    return SourceTree(np.asarray(parent, dtype=np.int64), end, np.asarray(depth, dtype=np.int64), list(tags),
-                      np.asarray(child_k, dtype=np.int64), np.asarray(inh_t, dtype=np.int64), inh_c, cue, signature,
-                      conts[new], texts, link_chars, title, list(cols[8]))
+    return SourceTree(np.asarray(parent, dtype=np.int64), end, depth.astype(np.int64), tags,
+                      np.asarray(w.child_k, dtype=np.int64), np.asarray(w.bits, dtype=np.int64), inh_c, cue, signature,
+                      conts[new], texts, link_chars, title, w.cx)
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
