@@ -62,8 +62,10 @@ def extractor_rates(read: list[Page]) -> list[dict[str, Any]]:
     given the page as its command reads it. The extractors take turns page by page and each is charged its own
     process CPU time, so a busy machine slows them alike and the ratio of their CPU times is what compares them
     (``cpu_ratio``: to resiliparse's). Each first answers the first page untimed: what a crawl pays once per
-    process (imports, the model's loading, first-use caches) is not a page's cost."""
+    process (imports, the model's loading, first-use caches) is not a page's cost; LightGBM's predictor is used when
+    installed, as in a batch worker."""
     from .. import algorithms
+    from ..algorithms.ensemble.model import native_predictor
     from ..evaluation.peers import missing_reason
 
     config = algorithms.raw_html_config(algorithms.SOURCE_DEFAULT)
@@ -73,6 +75,7 @@ def extractor_rates(read: list[Page]) -> list[dict[str, Any]]:
     cpu = dict.fromkeys(running, 0.0)
     wall = dict.fromkeys(running, 0.0)
     empty = dict.fromkeys(running, 0)
+    native_predictor()  # as a batch worker does when it starts (batch.worker)
     for name in running if read else []:
         _extract(name, read[0], config)
     for page in read:

@@ -123,6 +123,12 @@ class BatchWorker:
         self._indexes: dict[str, WarcIndex] = {}  # WARC path -> its index (from the driver, kept per WARC)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="centrum-batch")
         self._source_config: Any = None
+        # LightGBM's compiled predictor when the train extra is installed (the host does the same while it warms up):
+        # a worker answers many pages, and its import (under a second, once) costs less than the numpy evaluator's
+        # extra time on a few hundred pages (docs/algorithms/source.md).
+        from ..algorithms.ensemble.model import native_predictor
+
+        native_predictor()
         if not options.render:
             if options.algorithm not in algorithms.SOURCE_ALGORITHMS:
                 raise ValueError(f"--no-render works only with {', '.join(algorithms.SOURCE_ALGORITHMS)} (they read "
