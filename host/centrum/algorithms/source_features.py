@@ -41,6 +41,7 @@ BLOCK = frozenset({"address", "article", "aside", "blockquote", "body", "caption
 # Container tags with their own column; ancestors' tags that say what a region is.
 OWN_TAGS = ("p", "div", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "dd", "dt",
             "section", "article", "figcaption", "span_like", "body")
+_OWN_TAG_CODE = {t: k for k, t in enumerate(OWN_TAGS)}
 ANCESTOR_TAGS = ("article", "main", "nav", "footer", "header", "aside", "form", "li", "table", "blockquote",
                  "figure", "a", "h1", "h2", "h3", "ul", "ol", "section", "p")
 _CUES = {"positive": POSITIVE, "negative": NEGATIVE, **CUE_GROUPS}
@@ -501,9 +502,11 @@ def _markup_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     out = _bits(tree.inherited[el], [f"in_{t}" for t in ANCESTOR_TAGS] + ["in_hidden"])
     out.update(_bits(tree.inherited_cues[el], [f"cue_in_{c}" for c in _CUES]))
     out.update(_bits(tree.own_cues[el], [f"cue_self_{c}" for c in _CUES]))
-    tags = np.asarray(tree.tags, dtype=object)[el] if el.size else np.zeros(0, dtype=object)
-    for t in OWN_TAGS:
-        out[f"tag_{t}"] = (tags == t).astype(np.float64)
+    code = _OWN_TAG_CODE.get
+    tags = tree.tags
+    own = np.fromiter((code(tags[e], -1) for e in el.tolist()), dtype=np.int64, count=el.size)
+    for k, t in enumerate(OWN_TAGS):  # small integers compared, not strings
+        out[f"tag_{t}"] = (own == k).astype(np.float64)
     return out
 
 
