@@ -1,7 +1,7 @@
 """Source-only extraction: a learned block classifier on the page's HTML alone (no browser, no geometry).
 
 The page is parsed with lexbor (selectolax) into blocks (runs of text with the same block-level container,
-``source_features``); a LightGBM model (``centrum/weights/source-v2.lgb.txt``, trained by
+``source_features``); a LightGBM model (``centrum/weights/source-v3.lgb.txt``, trained by
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
@@ -35,7 +35,7 @@ from .source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
-WEIGHTS_NAME = "source-v2"
+WEIGHTS_NAME = "source-v3"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
 
 

@@ -41,22 +41,33 @@ BLOCK = frozenset({"address", "article", "aside", "blockquote", "body", "caption
 # Container tags with their own column; ancestors' tags that say what a region is.
 OWN_TAGS = ("p", "div", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "dd", "dt",
             "section", "article", "figcaption", "span_like", "body")
+_OWN_TAG_CODE = {t: k for k, t in enumerate(OWN_TAGS)}
 ANCESTOR_TAGS = ("article", "main", "nav", "footer", "header", "aside", "form", "li", "table", "blockquote",
                  "figure", "a", "h1", "h2", "h3", "ul", "ol", "section", "p")
 _CUES = {"positive": POSITIVE, "negative": NEGATIVE, **CUE_GROUPS}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden")
 
-def _code_table(*ranges: tuple[int, int]) -> np.ndarray:
-    """Lookup over the BMP's code units (the one more entry, 0x10000, is never read: see _prepare)."""
-    table = np.zeros(0x10001, dtype=bool)
-    for lo, hi in ranges:
-        table[lo: hi + 1] = True
-    return table
+def _byte_set(*ranges: tuple[int, int]) -> bytes:
+    return bytes(b for lo, hi in ranges for b in range(lo, hi + 1))
 
 
-# Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (core.html.BAD_CHARS).
-_UNDECODABLE_TABLE = _code_table((0, 8), (0x0E, 0x1F), (0x7F, 0x9F), (0xFFFD, 0xFFFD))
-_BAD_CHARS_TABLE = _code_table((0, 8), (0x0B, 0x0C), (0x0E, 0x1F), (0xFFFE, 0xFFFF))  # and lone surrogates
+# Characters of undecodable bytes (C0/C1 controls, U+FFFD); and those no HTML text holds (core.html.BAD_CHARS: C0
+# controls, U+FFFE/U+FFFF, lone surrogates). Found in the page's UTF-8 bytes: a C0 control or DEL is its own byte
+# (never part of a longer sequence), a C1 control is C2 80-9F, U+FFFD EF BF BD, U+FFFE/U+FFFF EF BF BE/BF and a
+# surrogate ED A0-BF (encoded with "surrogatepass"); C2, EF and ED are always lead bytes.
+_C0_UNDECODABLE = _byte_set((0, 8), (0x0E, 0x1F), (0x7F, 0x7F))
+_C0_BAD = _byte_set((0, 8), (0x0B, 0x0C), (0x0E, 0x1F))
+_ALL_BYTES = bytes(range(256))
+
+
+def _others(kept: bytes) -> bytes:
+    """The bytes ``bytes.translate`` deletes to keep only ``kept``."""
+    return bytes(b for b in _ALL_BYTES if b not in kept)
+
+
+_NOT_C0 = _others(_C0_UNDECODABLE + _C0_BAD)
+_NOT_C0_UNDECODABLE = _others(_C0_UNDECODABLE)
+_NOT_C0_BAD = _others(_C0_BAD)
 _CLAUSE = char_table(".!?。！？؟।,，、;；:：")
 _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
@@ -154,36 +165,53 @@ _TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, do
 
 
 class _Walk:
-    """State of the one pass over the tree (kept apart so each step stays short). Per element one tuple in
-    ``els``: (parent, depth, tag, child_k, lower-cased class and id, inherited tag bits, container, class,
-    data-cx); ``end`` is set when its subtree closes. Cues are matched after the walk, once per distinct class/id."""
+    """Columns of the one pass over the tree (kept apart so each step stays short), one entry per element in
+    pre-order: parent, tag, child_k, lower-cased class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link),
+    container (the nearest block-level element, itself included), class and data-cx; ``end`` is set when its subtree
+    closes. Lists per column, not a tuple per element to transpose afterwards; the depth follows from ``end``. Cues are
+    matched after the walk, once per distinct class/id."""
 
     def __init__(self) -> None:
-        self.els: list[tuple[int, int, str, int, str, int, int, str, str | None]] = []
+        self.parent: list[int] = []
+        self.tag: list[str] = []
+        self.child_k: list[int] = []
+        self.attr: list[str] = []
+        self.bits: list[int] = []
+        self.cont: list[int] = []
+        self.cls: list[str] = []
+        self.cx: list[str | None] = []
         self.end: list[int] = []
         self.pieces: list[str] = []  # text in document order
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
 
     def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
         """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
-        i = len(self.els)
+        i = len(self.parent)
         a = node.attributes
-        get = a.get
-        cls = get("class") or ""
-        attr = f"{cls} {get('id') or ''}".lower().strip() if a else ""
         bits = _TAG_BITS.get(tag, 0)
-        if a and ("hidden" in a or get("aria-hidden") == "true" or _HIDDEN_STYLE.search(get("style") or "")):
-            bits |= _HIDDEN_BIT
-        if tag == "a" and "href" in a:
-            bits |= _LINK_BIT
+        cls, attr, cx = "", "", None
+        if a:  # (most elements have no attributes)
+            get = a.get
+            cls, ident, style = get("class") or "", get("id"), get("style")
+            attr = f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()
+            if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
+                bits |= _HIDDEN_BIT
+            if tag == "a" and "href" in a:
+                bits |= _LINK_BIT
+            cx = get("data-cx")
         if p >= 0:
-            pp = self.els[p]
-            bits |= pp[5]
-            cont = i if tag in BLOCK else pp[6]
-            depth = pp[1] + 1
+            bits |= self.bits[p]
+            cont = i if tag in BLOCK else self.cont[p]
         else:
-            cont, depth = i, 0
-        self.els.append((p, depth, tag, k, attr, bits, cont, cls, get("data-cx")))
+            cont = i
+        self.parent.append(p)
+        self.tag.append(tag)
+        self.child_k.append(k)
+        self.attr.append(attr)
+        self.bits.append(bits)
+        self.cont.append(cont)
+        self.cls.append(cls)
+        self.cx.append(cx)
         self.end.append(i + 1)
         return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
@@ -201,7 +229,7 @@ def _walk(root: Any) -> _Walk:
     while stack:
         if node is None:
             top = stack.pop()
-            w.end[top[0]] = len(w.els)
+            w.end[top[0]] = len(w.parent)
             node, glue = top[2].next, False
             continue
         tag = node.tag
@@ -231,38 +259,34 @@ def _walk(root: Any) -> _Walk:
     return w
 
 
-def _prepare(html: str, max_chars: int) -> str:
-    """The page checked (size, emptiness, decodable text) with characters no HTML text holds replaced."""
+def _prepare(html: str, max_chars: int) -> bytes:
+    """The page checked (size, emptiness, decodable text) as the UTF-8 bytes lexbor parses (what selectolax makes of
+    a str), with characters no HTML text holds replaced."""
     from ..core.html import BAD_CHARS
 
     if len(html) > max_chars:
         raise SourceError(f"the page has {len(html)} characters, over the limit of {max_chars}")
-    if not html.strip():
+    if not html or html.isspace():  # (strip() would copy the page)
         raise SourceError("the page is empty")
     # Bytes that are not text (an image saved as .html, a page in an encoding nothing declared) decode to
     # replacement and control characters, which HTML text never holds; a page made mostly of them has no text.
-    # One table lookup over the UTF-16 code units rather than a regex scan (a page is often hundreds of KB; bytes for
-    # an ASCII page). The marked characters are all in the BMP and none is a surrogate, so an astral character's
-    # pair of units counts as nothing, as it should; a lone surrogate is found by the strict UTF-8 encoder.
-    ascii_only = html.isascii()
-    code = np.frombuffer(html.encode("ascii") if ascii_only else html.encode("utf-16-le", "surrogatepass"),
-                         dtype=np.uint8 if ascii_only else np.uint16)
-    bad = int(np.count_nonzero(_UNDECODABLE_TABLE[code]))
+    # Counted in the UTF-8 bytes (see _C0_UNDECODABLE): bytes.translate runs at memory speed, and the lead bytes of
+    # multi-byte marks are found with one numpy comparison each (a page is often hundreds of KB).
+    data = html.encode("utf-8", "surrogatepass")
+    c0 = data.translate(None, _NOT_C0)
+    bad = len(c0.translate(None, _NOT_C0_UNDECODABLE))
+    odd = bool(c0.translate(None, _NOT_C0_BAD))
+    if len(data) != len(html):  # not ASCII: multi-byte marks, by their lead bytes (one comparison pass each)
+        code = np.frombuffer(data, dtype=np.uint8)
+        c2, ed = np.flatnonzero(code[:-1] == 0xC2), np.flatnonzero(code[:-1] == 0xED)
+        ef = np.flatnonzero(code[:-2] == 0xEF)
+        ef = ef[code[ef + 1] == 0xBF]
+        bad += int(np.count_nonzero(code[c2 + 1] < 0xA0)) + int(np.count_nonzero(code[ef + 2] == 0xBD))
+        odd = odd or bool((code[ef + 2] >= 0xBE).any()) or bool((code[ed + 1] >= 0xA0).any())
     if bad > UNDECODABLE_SHARE * len(html):
         raise SourceError(f"the page is not text in a known encoding: {100 * bad / len(html):.0f} % of its characters "
                           "could not be decoded")
-    if _BAD_CHARS_TABLE[code].any() or (not ascii_only and not _encodes(html)):
-        html = BAD_CHARS.sub("\ufffd", html)
-    return html
-
-
-def _encodes(html: str) -> bool:
-    """False when ``html`` holds a lone surrogate (no UTF-8 spelling)."""
-    try:
-        html.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return BAD_CHARS.sub("\ufffd", html).encode("utf-8") if odd else data
 
 
 def parse(html: str, max_chars: int) -> SourceTree:
@@ -272,9 +296,9 @@ def parse(html: str, max_chars: int) -> SourceTree:
     element paths as the collector's), and it parses several times faster than libxml2."""
     from selectolax.lexbor import LexborHTMLParser
 
-    html = _prepare(html, max_chars)
+    data = _prepare(html, max_chars)
     try:
-        doc = LexborHTMLParser(html)
+        doc = LexborHTMLParser(data)
     except (ValueError, RuntimeError) as e:
         raise SourceError(f"the page cannot be parsed: {e}") from None
     root = doc.root
@@ -286,27 +310,22 @@ def parse(html: str, max_chars: int) -> SourceTree:
 
 
 def _arrays(w: _Walk, title: str) -> SourceTree:
-    n = len(w.els)
-    cols = list(zip(*w.els, strict=True))
-    parent, depth, tags, child_k, attrs, inh_t = (cols[k] for k in range(6))
+    n = len(w.parent)
+    parent, tags, attrs = w.parent, w.tag, w.attr
     at = np.asarray(w.piece_at, dtype=np.int64)
     conts = at >> 1
+    end = np.asarray(w.end, dtype=np.int64)
+    # Depth: the subtree ranges holding an element but its own, i.e. the elements before it whose range has not ended.
+    depth = np.arange(n) - np.cumsum(np.bincount(end, minlength=n + 1))[:n]
     # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
     # are never read (matching them was most of a large page's walk), so they are not matched.
-    read = [False] * n
-    for c in np.unique(conts).tolist():
-        read[c] = True
-    for i in range(n - 1, 0, -1):  # pre-order: children after their parent
-        if read[i]:
-            read[parent[i]] = True
-    cue = _cue_bits([a if r else "" for a, r in zip(attrs, read, strict=True)]).tolist()
-    inh_c = list(cue)
-    for i, p in enumerate(parent):  # pre-order: a parent comes before its children
-        if p >= 0:
-            inh_c[i] |= inh_c[p]
+    read = np.flatnonzero(_range_totals(end, np.bincount(conts, minlength=n) > 0) > 0)
+    cue = np.zeros(n, dtype=np.int64)
+    cue[read] = _cue_bits([attrs[i] for i in read.tolist()])
+    inh_c = _inherited(cue, end, len(_CUES))
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
-    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, cols[7], strict=True)),
+    sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, w.cls, strict=True)),
                            dtype=np.int64, count=n)
     signature = np.bincount(sig_code, minlength=len(codes))[sig_code] if n else np.zeros(0, dtype=np.int64)
     # Blocks: consecutive pieces with the same container; each piece whitespace-collapsed (str.split's whitespace is
@@ -315,18 +334,17 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     new[1:] = conts[1:] != conts[:-1]
     block_of = np.cumsum(new) - 1
     nb = int(new.sum())
-    parts = [" ".join(x.split()) for x in w.pieces]
-    lengths = np.fromiter(map(len, parts), dtype=np.float64, count=len(parts))
-    link_chars = np.bincount(block_of, weights=lengths * (at & 1), minlength=nb).astype(np.float64)
-    texts: list[list[str]] = [[] for _ in range(nb)]
-    for b, x in zip(block_of.tolist(), parts, strict=True):
-        if x:
-            texts[b].append(x)
-    return SourceTree(np.asarray(parent, dtype=np.int64), np.asarray(w.end, dtype=np.int64),
-                      np.asarray(depth, dtype=np.int64), list(tags), np.asarray(child_k, dtype=np.int64),
-                      np.asarray(inh_t, dtype=np.int64), np.asarray(inh_c, dtype=np.int64),
-                      np.asarray(cue, dtype=np.int64), signature, conts[new], [" ".join(x) for x in texts],
-                      link_chars, title, list(cols[8]))
+    pieces = w.pieces
+    # A block's text: its pieces' words, one space apart (joined with a space first, so no words run together).
+    bounds = [*np.flatnonzero(new).tolist(), len(pieces)]
+    texts = [" ".join(" ".join(pieces[a:b]).split()) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    link = np.flatnonzero(at & 1)
+    lengths = np.fromiter((len(" ".join(pieces[i].split())) for i in link.tolist()), dtype=np.float64,
+                          count=link.size)
+    link_chars = np.bincount(block_of[link], weights=lengths, minlength=nb).astype(np.float64)
+    return SourceTree(np.asarray(parent, dtype=np.int64), end, depth.astype(np.int64), tags,
+                      np.asarray(w.child_k, dtype=np.int64), np.asarray(w.bits, dtype=np.int64), inh_c, cue, signature,
+                      conts[new], texts, link_chars, title, w.cx)
 
 
 def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
@@ -340,11 +358,31 @@ def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray
             .astype(np.float64) for t in tables]
 
 
-def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
-    """Sum of a per-element value over each element's subtree (pre-order ranges, one prefix sum)."""
+def _range_totals(end: np.ndarray, per_element: np.ndarray) -> np.ndarray:
+    """Sum of a per-element value over each element's subtree (pre-order ranges [i, end[i]), one prefix sum)."""
     c = np.zeros(per_element.shape[0] + 1)
     np.cumsum(per_element, out=c[1:])
-    return c[tree.end] - c[:-1]
+    return c[end] - c[:-1]
+
+
+def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
+    return _range_totals(tree.end, per_element)
+
+
+def _inherited(own: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
+    """Per element, the OR of the ``width``-bit sets ``own`` of it and its ancestors: an element has a bit when it
+    lies in the subtree range of an element holding it (ranges nest or are apart, so per bit the ranges covering an
+    element are counted with a +1/-1 difference array and one prefix sum: linear, no walk up the ancestors)."""
+    n = own.shape[0]
+    at = np.flatnonzero(own)
+    if at.size == 0:
+        return own.copy()
+    held = (own[at, None] >> np.arange(width)) & 1
+    diff = np.zeros((n + 1, width), dtype=np.int64)
+    diff[at] += held  # distinct rows
+    np.add.at(diff, end[at], -held)  # ends may coincide
+    covered = np.cumsum(diff[:n], axis=0) > 0
+    return (covered.astype(np.int64) << np.arange(width)).sum(axis=1)  # distinct bits: their sum is their OR
 
 
 def _main_node(tree: SourceTree, para_sub: np.ndarray, share: float) -> int:
@@ -385,10 +423,12 @@ def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.nda
     chosen = np.nonzero(eligible)[0]
     if title_h.size == 0 or chosen.size == 0:
         return out
-    joined = "\x00".join([texts[b] for b in chosen.tolist()]).lower()  # lower() may change lengths: offsets after
-    h, start = token_hashes(joined)
-    seps = np.nonzero(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 0)[0]
-    block = np.searchsorted(seps, start)
+    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts); a final sigma
+    # reads the same before "\x00" as at a text's end.
+    lowered = [texts[b].lower() for b in chosen.tolist()]
+    h, start = token_hashes("\x00".join(lowered))
+    ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)
+    block = np.searchsorted(ends, start, side="right")
     order = np.lexsort((h, block))
     block, h = block[order], h[order]
     first = np.ones(h.size, dtype=bool)  # the first of each distinct (text, token) pair
@@ -462,9 +502,11 @@ def _markup_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     out = _bits(tree.inherited[el], [f"in_{t}" for t in ANCESTOR_TAGS] + ["in_hidden"])
     out.update(_bits(tree.inherited_cues[el], [f"cue_in_{c}" for c in _CUES]))
     out.update(_bits(tree.own_cues[el], [f"cue_self_{c}" for c in _CUES]))
-    tags = np.asarray(tree.tags, dtype=object)[el] if el.size else np.zeros(0, dtype=object)
-    for t in OWN_TAGS:
-        out[f"tag_{t}"] = (tags == t).astype(np.float64)
+    code = _OWN_TAG_CODE.get
+    tags = tree.tags
+    own = np.fromiter((code(tags[e], -1) for e in el.tolist()), dtype=np.int64, count=el.size)
+    for k, t in enumerate(OWN_TAGS):  # small integers compared, not strings
+        out[f"tag_{t}"] = (own == k).astype(np.float64)
     return out
 
 
@@ -494,8 +536,10 @@ def block_features(tree: SourceTree) -> tuple[np.ndarray, list[str]]:
     cols = {**t, **_context_columns(tree, t), **_markup_columns(tree), **_position_columns(t["_chars"], t)}
     cols.pop("_chars")
     names = list(cols)
-    X = np.column_stack([cols[k] for k in names]) if tree.block_el.size else np.zeros((0, len(names)))
-    return X.astype(np.float64), names
+    if not tree.block_el.size:
+        return np.zeros((0, len(names))), names
+    # One array of the columns, then one transposing copy (column_stack reshapes and copies column by column).
+    return np.ascontiguousarray(np.array([cols[k] for k in names], dtype=np.float64).T), names
 
 
 def feature_names() -> list[str]:

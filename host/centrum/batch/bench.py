@@ -44,13 +44,29 @@ def dataset_pages(folders: list[Path], per_folder: int) -> list[Page]:
     return out
 
 
+def _extract(name: str, page: Page, config: Any) -> str:
+    """``name``'s text of ``page`` as its command reads it ("" for a page it refuses)."""
+    from .. import algorithms
+    from ..evaluation.peers import run_html_peer
+
+    try:
+        if name == algorithms.SOURCE_DEFAULT:
+            return algorithms.run_raw_html(name, page.html(), config).text or ""
+        return run_html_peer(name, page.body, "en")
+    except Exception:  # noqa: BLE001 - a page an extractor refuses counts as an empty answer
+        return ""
+
+
 def extractor_rates(read: list[Page]) -> list[dict[str, Any]]:
     """Pages/s and CPU time per page of ``source`` and the HTML peers on ``read``, in this process, each extractor
     given the page as its command reads it. The extractors take turns page by page and each is charged its own
     process CPU time, so a busy machine slows them alike and the ratio of their CPU times is what compares them
-    (``cpu_ratio``: to resiliparse's)."""
+    (``cpu_ratio``: to resiliparse's). Each first answers the first page untimed: what a crawl pays once per
+    process (imports, the model's loading, first-use caches) is not a page's cost; LightGBM's predictor is used when
+    installed, as in a batch worker."""
     from .. import algorithms
-    from ..evaluation.peers import missing_reason, run_html_peer
+    from ..algorithms.ensemble.model import native_predictor
+    from ..evaluation.peers import missing_reason
 
     config = algorithms.raw_html_config(algorithms.SOURCE_DEFAULT)
     names = [algorithms.SOURCE_DEFAULT, *PEERS]
@@ -59,16 +75,13 @@ def extractor_rates(read: list[Page]) -> list[dict[str, Any]]:
     cpu = dict.fromkeys(running, 0.0)
     wall = dict.fromkeys(running, 0.0)
     empty = dict.fromkeys(running, 0)
+    native_predictor()  # as a batch worker does when it starts (batch.worker)
+    for name in running if read else []:
+        _extract(name, read[0], config)
     for page in read:
         for name in running:
             w0, c0 = time.perf_counter(), time.process_time()
-            try:
-                if name == algorithms.SOURCE_DEFAULT:
-                    text = algorithms.run_raw_html(name, page.html(), config).text or ""
-                else:
-                    text = run_html_peer(name, page.body, "en")
-            except Exception:  # noqa: BLE001 - a page an extractor refuses counts as an empty answer
-                text = ""
+            text = _extract(name, page, config)
             cpu[name] += time.process_time() - c0
             wall[name] += time.perf_counter() - w0
             empty[name] += not text.strip()

@@ -123,6 +123,7 @@ class BatchWorker:
         self._indexes: dict[str, WarcIndex] = {}  # WARC path -> its index (from the driver, kept per WARC)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="centrum-batch")
         self._source_config: Any = None
+        self._batches = 0
         if not options.render:
             if options.algorithm not in algorithms.SOURCE_ALGORITHMS:
                 raise ValueError(f"--no-render works only with {', '.join(algorithms.SOURCE_ALGORITHMS)} (they read "
@@ -151,6 +152,15 @@ class BatchWorker:
 
     # ---- records ---------------------------------------------------------------------------------------------------
     def process_many(self, items: list[tuple[Task, int]]) -> list[dict[str, Any]]:
+        self._batches += 1
+        if self._batches == 2:
+            # LightGBM's compiled predictor when the train extra is installed (the host does the same while it warms
+            # up): a worker answers many pages, and the import (under a second, once) costs less than the numpy
+            # evaluator's extra time on a few hundred pages. Imported once the first rows are out, so that a run's
+            # start is not delayed by it (docs/algorithms/source.md).
+            from ..algorithms.ensemble.model import native_predictor
+
+            native_predictor()
         return [self.process(task, attempts) for task, attempts in items]
 
     def process(self, task: Task, attempts: int = 1) -> dict[str, Any]:

@@ -18,10 +18,13 @@ from tqdm import tqdm
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..training.source import TrainOptions  # here: `centrum --help` imports every command's module
+
+    defaults = TrainOptions()
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("source.lgb.txt"),
                         help="model file to write (default: %(default)s; the shipped one is "
-                             "host/centrum/weights/source-v2.lgb.txt)")
+                             "host/centrum/weights/source-v3.lgb.txt)")
     parser.add_argument("--extra-train", nargs="*", type=Path, default=[],
                         help="more data set folders to train on (in the CV folds too, grouped by site with the "
                         "others), reported apart and left out of the CV mean (e.g. ../shared/datasets-more/wcxb-dev2)")
@@ -32,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--peers", default="none",
                         help="HTML peers scored on the same pages with --cv, e.g. trafilatura (default: none)")
     parser.add_argument("--seed", type=int, default=0, help="LightGBM seed (default: %(default)s)")
-    parser.add_argument("--rounds", type=int, default=200, help="boosting rounds (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=defaults.rounds, help="boosting rounds (default: %(default)s)")
+    parser.add_argument("--leaves", type=int, default=defaults.leaves, help="leaves per tree (default: %(default)s)")
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate,
+                        help="LightGBM learning rate (default: %(default)s)")
     parser.add_argument("--limit", type=int, default=None, help="first K pages (id order) of each data set")
     parser.add_argument("--report", type=Path, default=None, help="write the CV table as markdown here")
 
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     rows, skipped = T.collect(items, lambda it: tqdm(it, desc="pages", unit="page", file=sys.stderr))
     for key, why in sorted(skipped.items()):
         print(f"centrum train-source: skipped {key}: {why}", file=sys.stderr)
-    opts = T.TrainOptions(seed=args.seed, rounds=args.rounds)
+    opts = T.TrainOptions(seed=args.seed, rounds=args.rounds, leaves=args.leaves, learning_rate=args.learning_rate)
     print(f"{len(rows)} pages, {sum(r.X.shape[0] for r in rows)} blocks ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
     if args.cv:
