@@ -140,6 +140,17 @@
     return "";
   }
 
+  /* The user card, date line or dropped element (signature, post actions) holding a chosen element, with its role,
+     or null: a block filter may keep a card's pieces apart, and the pieces read as the card does, once (the host's
+     outputs.thread_holder). */
+  function threadHolder(el) {
+    for (let anc = el.parentElement; anc; anc = anc.parentElement) {
+      const role = threadRole(anc);
+      if (role === "drop" || role === "card" || role === "meta") return { el: anc, role };
+    }
+    return null;
+  }
+
   /* The member's name a user card shows: its element named as a name (username, author, poster), else its first
      link, bold or heading text, when short. */
   function cardName(card) {
@@ -399,7 +410,12 @@
   function tree(nodes, text, disclosed = []) {
     const budget = { left: MAX_NODES, images: 0, shown: new Set(disclosed) };
     const blocks = [];
-    for (const node of nodes) {
+    const done = new Set(); // thread items (cards, meta lines) already shown for chosen pieces inside them
+    for (const chosen of nodes) {
+      const holder = threadHolder(chosen);
+      if (holder && (holder.role === "drop" || done.has(holder.el))) continue;
+      if (holder) done.add(holder.el);
+      const node = holder ? holder.el : chosen;
       const seen = lookFrom(node);
       if (seen.hidden || threadItem(node, blocks, budget, seen)) continue; // a chosen card, signature or quote too
       const tag = outTag(node);

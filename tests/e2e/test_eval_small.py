@@ -195,11 +195,13 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert "zoning" in proposers_of(load_model_file(tmp_path / "a.lgb.txt"))
     bad = train(tmp_path / "e.lgb.txt", "--models-only", "--without", "zonin")
     assert bad.returncode == 2 and "--without zonin: not a base algorithm" in bad.stderr
-    # Feature set v14 with node-level labels: records of their own (the labels are in the key), models that read the
-    # shape features after v13's.
-    v14 = train(tmp_path / "f.lgb.txt", "--models-only", "--feature-set", "v14", "--block-labels", "aligned")
-    assert v14.returncode == 0, v14.stderr[-3000:]
+    # The former recipe (ensemble-v13's: feature set v13, shingle labels): records of their own (the labels are in
+    # the key), models that read v13's columns only; the default (v14, node-level labels) reads the shape features
+    # after them.
+    v13 = train(tmp_path / "f.lgb.txt", "--models-only", "--feature-set", "v13", "--block-labels", "shingles")
+    assert v13.returncode == 0, v13.stderr[-3000:]
     assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 9
-    assert load_model_file(tmp_path / "f.lgb.txt").feature_names == F.feature_names("v14")
-    assert load_model_file(tmp_path / "f-blocks.lgb.txt").feature_names == B.feature_names("v14")
-    assert load_model_file(tmp_path / "a.lgb.txt").feature_names == F.feature_names("v13")
+    assert load_model_file(tmp_path / "f.lgb.txt").feature_names == F.feature_names("v13")
+    assert load_model_file(tmp_path / "f-blocks.lgb.txt").feature_names == B.feature_names("v13")
+    assert load_model_file(tmp_path / "a.lgb.txt").feature_names == F.feature_names("v14")
+    assert load_model_file(tmp_path / "a-blocks.lgb.txt").feature_names == B.feature_names("v14")

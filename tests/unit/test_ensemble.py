@@ -401,14 +401,16 @@ def test_shipped_models_match_the_feature_code(former_models):
     """The default models are LightGBM files trained on this version's features; former models, installed by name
     (the fixture does `centrum models install NAME`), still load."""
     m = Ens.load_model()
-    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names("v13") and len(m.used_features()) > 10
-    # Feature set v13 is the leading columns of the latest: the shipped models read exactly their own features.
-    assert F.feature_names()[: len(m.feature_names)] == m.feature_names and Ens.reads_features(m.feature_names, False)
+    assert isinstance(m, M.Boosted) and m.feature_names == F.feature_names("v14") and len(m.used_features()) > 10
+    assert F.feature_names() == m.feature_names and Ens.reads_features(m.feature_names, False)
+    # Feature set v13 is the leading columns of v14: ensemble-v13 (a former model) reads exactly its own features.
     assert F.feature_names("v14") == F.feature_names("v13") + F.SHAPE_FEATURES
     assert B.feature_names("v14") == B.feature_names("v13") + B.SHAPE_FEATURES
+    assert Ens.load_model("ensemble-v13").feature_names == F.feature_names("v13")
+    assert Ens.load_block_model("ensemble-v13-blocks").feature_names == B.feature_names("v13")
     assert m.meta["objective"] == "lambdarank"
     blocks = Ens.load_block_model()
-    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names("v13")
+    assert isinstance(blocks, M.Boosted) and blocks.feature_names == B.feature_names("v14")
     assert blocks.meta["objective"] == "cross_entropy"
     old = Ens.load_model("ensemble-v4")
     assert isinstance(old, M.Stumps) and json.loads(json.dumps(old.to_json()))["format"] == M.FORMAT

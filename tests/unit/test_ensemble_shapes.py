@@ -186,7 +186,7 @@ def test_comment_shapes_set_neutrally_named_comments_aside_and_keep_a_thread():
     b = article_with_comments()
     s = b.snapshot
     pm = Ens.prepare(s, {}, Ens.Config())
-    by_names = Ens.output(s, (b.ids["art"],), pm, Ens.Config(), block_model=keep_all).text
+    by_names = Ens.output(s, (b.ids["art"],), pm, Ens.Config(comment_shapes=False), block_model=keep_all).text
     by_shape = Ens.output(s, (b.ids["art"],), pm, Ens.Config(comment_shapes=True), block_model=keep_all).text
     assert "reader0" in by_names and sentence(300, 20) in by_names  # no comment name: kept before
     assert "reader0" not in by_shape and sentence(300, 20) not in by_shape and sentence(203, 40) in by_shape

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from centrum.core.builders import E, T, build
 from centrum.core.result import Result
-from centrum.output.markdown import escape
+from centrum.output.markdown import convert, escape
 from centrum.output.outputs import (
     Outputs,
     clean_content,
@@ -353,3 +353,18 @@ def test_a_thread_reads_as_in_the_reader() -> None:
              '<div class="message-actions"><a href="/r">Report</a> <a href="/q">Quote</a></div></div></article>'
              '<div class="pagination">Page 1 of 1 <a href="?page=1">1</a></div></div>')
     assert out == "pebble\n\nMar 9, 2026\n\n> jo said:\n>\n> Feed less.\n\nThank you, the water is clear.", out
+
+
+def test_pieces_of_a_user_card_chosen_apart_read_as_the_card_once() -> None:
+    # A block filter may keep a card's name and stats but not its avatar letter or post number: the chosen pieces then
+    # sit inside the card, not the card itself. They read as the whole card does (its member's name, once); pieces of
+    # post actions go as the actions do (clean.js threadHolder, the same rule).
+    page = from_html('<article class="message"><div class="message-user"><span class="avatar">P</span>'
+                     '<h4 id="name"><a class="username" href="/m/p">pebble</a></h4><h5 id="rank">Fish Fanatic</h5>'
+                     '<dl id="stats"><dt>Joined</dt><dd>Mar 3, 2025</dd></dl></div>'
+                     '<p id="text">Thank you, the water is clear.</p>'
+                     '<div class="message-actions"><a id="like" href="/l">3 likes</a></div></article>', URL)
+    ids = [page.node_id(next(page.root.iter(tag))) or 0 for tag in ("h4", "h5", "dl", "p")]
+    ids.append(page.node_id(page.root.get_element_by_id("like")) or 0)
+    out = convert(clean_content(page, ids))
+    assert out == "pebble\n\nThank you, the water is clear.", out

@@ -445,7 +445,17 @@ class _Cleaner:
         self.walk(root, out)
         return out
 
-    # -- threads (allowlist.json "thread"; the reader's clean.js threadRole, threadItem, cardName) --
+    # -- threads (allowlist.json "thread"; the reader's clean.js threadRole, threadItem, cardName, threadHolder) --
+    def thread_holder(self, el: HtmlElement) -> tuple[HtmlElement, str] | None:
+        """The user card, date line or dropped element (signature, post actions) that holds a chosen element, with its
+        role, or None: a block filter may keep a card's pieces apart (its avatar letter or post number left out), and
+        the pieces read as the card does, once."""
+        for anc in el.iterancestors():
+            role = self.thread_role(anc)
+            if role in ("drop", "card", "meta"):
+                return anc, role
+        return None
+
     def thread_role(self, el: HtmlElement) -> str:
         """"drop", "card", "meta", "quote" or "": what a thread's element is to a reader."""
         words = self.allow.thread
@@ -661,8 +671,17 @@ def clean_content(page: SourcePage, nodes: list[int]) -> Content:
     """The clean tree of the chosen nodes (see the module docstring)."""
     cleaner = _Cleaner(page)
     content = Content()
+    done: set[int] = set()  # thread items (cards, meta lines) already written for chosen pieces inside them
     for i in outermost(page, nodes):
-        block = cleaner.clean(page.by_id[i])
+        el = page.by_id[i]
+        holder = cleaner.thread_holder(el)
+        if holder is None:
+            block = cleaner.clean(el)
+        elif id(holder[0]) in done or holder[1] == "drop":
+            continue
+        else:
+            done.add(id(holder[0]))
+            block = cleaner.clean(holder[0])
         if block is not None:
             content.blocks.append(block)
     # Footnote texts, wherever the page keeps them (a note may cite another: the list grows while we go).

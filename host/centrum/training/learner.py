@@ -229,10 +229,10 @@ class ExtractOptions:
     # The base algorithms whose answers and runners-up are candidates and feature columns (`centrum train
     # --without`): a model trained without some runs without them (ensemble.proposers_of), faster, on other inputs.
     proposers: tuple[str, ...] = F.BASE_ALGORITHMS
-    # Block filter labels: "shingles" (a block's share of 4-token shingles found anywhere in the gold, what the
-    # shipped models learned from) or "aligned" (its share of tokens in an order-keeping alignment to the gold:
-    # node-level supervision, :func:`aligned_labels`).
-    block_labels: str = "shingles"
+    # Block filter labels: "aligned" (its share of tokens in an order-keeping alignment to the gold: node-level
+    # supervision, :func:`aligned_labels`, what ensemble-v14 learned from) or "shingles" (a block's share of 4-token
+    # shingles found anywhere in the gold, ensemble-v13 and before).
+    block_labels: str = "aligned"
 
 
 def _records_root() -> Path:
@@ -389,7 +389,7 @@ class FitOptions:
     # Fixed thread count: with deterministic=True the same data and seed give the same model bytes.
     threads: int = 2
     # The features the models read (features.FEATURE_SETS): records hold the latest set's columns, a model
-    # of an older set is fitted on their leading ones (`centrum train` defaults to v13, the shipped ensemble-v13's).
+    # of an older set is fitted on their leading ones (the shipped ensemble-v14 reads the latest, v14).
     feature_set: str = F.LATEST_FEATURE_SET
 
 
