@@ -212,7 +212,7 @@ def test_render_false_reads_the_html_without_a_browser() -> None:
             "print(repr(r['text'][:30]), r['algorithm'], r['metadata']['title'], _browsers())")
     out = subprocess.run([sys.executable, "-c", code, str(SAMPLE)], capture_output=True, text=True, cwd=REPO,
                          check=True)
-    assert out.stdout.strip() == ("'The Coastal Courier\\nHarbour to' source "
+    assert out.stdout.strip() == ("'Harbour town turns old ferry t' source "
                                   "Harbour town turns old ferry terminal into a public library []")
     text = centrum.extract(SAMPLE.read_bytes(), render=False)
     assert isinstance(text, str) and "ferry terminal that stood empty" in text and "We use cookies" not in text
