@@ -265,7 +265,7 @@ def test_core_host_answers_the_button(core_venv: Path, tmp_path: Path, playwrigh
     assert out.returncode == 0, out.stderr
     for session in launch(playwright, profile, home):  # type: ignore[arg-type]
         page = session.open(f"{fixture_server}sample/article.html")
-        session.press(page)
+        session.first_press(page)  # the first press after the browser started (Session.first_press)
         wait_stage(session, page, "highlight")
         marked = page.evaluate("() => [...document.querySelectorAll('[data-centrum-main]')].map(e => e.innerText)")
         assert any(ARTICLE_START in text for text in marked), marked
@@ -334,7 +334,7 @@ def test_unpacked_chromium_archive_answers_the_button(archives: dict[str, Path],
     for session in launch(playwright, profile, home, extension=unpacked):  # type: ignore[arg-type]
         session.set_storage({"algorithm": "semantic"})
         page = session.open(f"{fixture_server}sample/article.html")
-        session.press(page)
+        session.first_press(page)  # the first press after the browser started (Session.first_press)
         wait_stage(session, page, "highlight")
         marked = page.evaluate("() => document.querySelectorAll('[data-centrum-main]').length")
         assert marked == 1
