@@ -889,3 +889,21 @@ def test_comments_set_aside_travel_with_the_answer_and_their_count() -> None:
         (section,) = r.comments["nodes"]
         assert want[0] in snap.attrs["class"][section].split() and not set(r.nodes) & {section}, slug
         assert "Hanne" not in r.text_for(snap) and "hiker_anna" not in r.text_for(snap)
+
+
+def test_an_installed_model_is_read_once_per_version_of_its_file(tmp_path, monkeypatch):
+    # A host asked for a former model by name answers every request with it: the file is parsed once, and again
+    # only when it is replaced.
+    import os
+    import shutil
+    from importlib import resources
+
+    monkeypatch.setenv("CENTRUM_HOME", str(tmp_path))
+    (tmp_path / "models").mkdir()
+    mine = tmp_path / "models" / "mine.lgb.txt"
+    shutil.copyfile(str(resources.files("centrum") / "weights" / f"{Ens.WEIGHTS_NAME}.lgb.txt"), mine)
+    first = Ens.load_model("mine")
+    assert Ens.load_model("mine") is first
+    os.utime(mine, ns=(mine.stat().st_atime_ns, mine.stat().st_mtime_ns + 10**9))  # replaced in place
+    again = Ens.load_model("mine")
+    assert again is not first and again.feature_names == first.feature_names

@@ -200,6 +200,13 @@ def _checked(model: Model, blocks: bool) -> Model:
     return model
 
 
+@functools.lru_cache(maxsize=4)
+def _installed(path: str, mtime_ns: int, size: int, blocks: bool) -> Model:
+    """An installed model file, read once per version of the file (a host answering with a former model would
+    otherwise parse megabytes of trees on every request); a file replaced in place has another key."""
+    return _checked(load_model_file(Path(path)), blocks)
+
+
 def _load(name: str, blocks: bool) -> Model:
     key = "block_weights" if blocks else "weights"
     check_model_name(key, name)
@@ -209,7 +216,8 @@ def _load(name: str, blocks: bool) -> Model:
         path = installed_model_path(name)
         if path is None:  # removed since the check
             raise OSError(f"model {name!r} is no longer installed")
-        return _checked(load_model_file(path), blocks)
+        st = path.stat()
+        return _installed(str(path), st.st_mtime_ns, st.st_size, blocks)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         kind = "block filter" if blocks else "candidate scorer"
         raise ConfigError(f"{key}: model {name!r} is not a usable {kind}: {type(e).__name__}: {e}") from e
