@@ -185,6 +185,12 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert "## Site-grouped 2-fold cross-validation" in first.stdout and "| tinyset |" in first.stdout
     assert "### Per language" in first.stdout and "| ja |" in first.stdout
     assert "### Block threshold (site CV, final outputs)" in first.stdout and "Nested: each fold at" in first.stdout
+    # --cv site: the site-grouped tables alone (no in-sample, no leave-one-data-set-out), the same models.
+    site = train(tmp_path / "s.lgb.txt", "--cv", "site", "--folds", "2")
+    assert site.returncode == 0, site.stderr[-3000:]
+    assert "## Site-grouped 2-fold cross-validation" in site.stdout and "in-sample" not in site.stdout
+    assert "Leave-one-data-set-out" not in site.stdout and "Leave-one-data-set-out" in first.stdout
+    assert (tmp_path / "s.lgb.txt").read_bytes() == (tmp_path / "a.lgb.txt").read_bytes()
     # Without zoning: records of their own (a key of their own), and models that run without it.
     fourth = train(tmp_path / "d.lgb.txt", "--models-only", "--without", "zoning")
     assert fourth.returncode == 0, fourth.stderr[-3000:]
