@@ -19,7 +19,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers.chromium_ui import GLACIER_SVG, Session, shot, storage, ui_click, ui_eval, ui_hover, ui_wait, wait_stage
+from helpers.chromium_ui import (
+    GLACIER_SVG,
+    Session,
+    open_reader_tab,
+    shot,
+    storage,
+    ui_click,
+    ui_eval,
+    ui_hover,
+    ui_wait,
+    wait_stage,
+)
 from helpers.hidden_tricks import HOSTILE_HIDDEN, check_hidden
 from playwright.sync_api import Page
 
@@ -160,12 +171,7 @@ def test_hostile_article_in_the_reader_tab(ui: Session, server: str) -> None:
     try:
         page = ui.open(f"{server}/hostile.html")
         page.wait_for_load_state("load")
-        ui.press(page)
-        wait_stage(ui, page, "highlight")
-        with ui.browser.contexts[0].expect_page(timeout=30_000) as opened:
-            ui.press(page)
-        tab = opened.value
-        tab.wait_for_function("() => document.documentElement.dataset.ready === '1'", timeout=30_000)
+        tab = open_reader_tab(ui, page)
         r: dict[str, Any] = tab.evaluate("""() => {
             const art = document.querySelector('.reader article');
             return {html: art.innerHTML, text: document.querySelector('.reader').innerText,

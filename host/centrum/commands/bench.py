@@ -102,6 +102,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_report(out: Path, name: str, report: object, table: str) -> int:
+    """``OUT/NAME.json`` and ``OUT/NAME.md``, the table printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1, default=json_default), encoding="utf-8")
+    (out / f"{name}.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return 0
+
+
 def _run_host_cpu(args: argparse.Namespace) -> int:
     from ..bench.host_cpu import format_host_cpu, run_host_cpu
 
@@ -111,12 +120,7 @@ def _run_host_cpu(args: argparse.Namespace) -> int:
         print(f"centrum bench: --sizes must be whole numbers, got {args.sizes!r}", file=sys.stderr)
         return 2
     report = run_host_cpu(sizes, args.real_pages, args.repeat)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "host_cpu.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    table = format_host_cpu(report)
-    (args.out / "host_cpu.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    return 0
+    return _write_report(args.out, "host_cpu", report, format_host_cpu(report))
 
 
 def _run_batch(args: argparse.Namespace) -> int:
@@ -128,12 +132,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     except BatchError as e:
         print(f"centrum bench: {e}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "batch.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    table = format_batch_table(report)
-    (args.out / "batch.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    return 0
+    return _write_report(args.out, "batch", report, format_batch_table(report))
 
 
 def _run_api(args: argparse.Namespace) -> int:
@@ -152,9 +151,4 @@ def _run_api(args: argparse.Namespace) -> int:
         print("centrum bench: --api needs --pages of at least 2 and --workers of at least 1", file=sys.stderr)
         return 2
     report = run_api_bench(pick_pages(dirs, args.pages), workers=args.workers)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "api.json").write_text(json.dumps(report, indent=1, default=json_default), encoding="utf-8")
-    table = format_api_table(report)
-    (args.out / "api.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    return 0
+    return _write_report(args.out, "api", report, format_api_table(report))
