@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import ctypes
 import functools
 import hashlib
 import json
 import multiprocessing as mp
+import os
+import signal
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -344,13 +348,30 @@ def _work(args: tuple[PageItem, ExtractOptions]) -> PageRecord | str:
     return rec
 
 
+def _end_with_parent(parent: int) -> None:
+    """Pool initializer: a worker dies with the driver. The pool hands its workers every queued page at once, so a
+    driver killed without unwinding (SIGTERM, SIGKILL) would otherwise leave them computing those pages for minutes;
+    ^C is the driver's to handle (it terminates the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # the driver died before the line above took effect
+        os._exit(1)
+
+
+def worker_pool(jobs: int) -> Any:
+    """The spawn pool of a training run (no inherited threads or state), its workers tied to this process."""
+    return mp.get_context("spawn").Pool(jobs, initializer=_end_with_parent, initargs=(os.getpid(),))
+
+
 def extract_all(items: Sequence[PageItem], opts: ExtractOptions, jobs: int = 1) -> Iterator[PageRecord | str]:
     """Records in the order of ``items`` (deterministic whatever ``jobs``)."""
     tasks = [(it, opts) for it in items]
     if jobs <= 1:
         yield from map(_work, tasks)
         return
-    with mp.get_context("spawn").Pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         yield from pool.imap(_work, tasks, chunksize=2)
 
 
@@ -548,7 +569,7 @@ def score_outputs(items: Sequence[PageItem], requests: dict[str, list[OutputRequ
     tasks = [(it, opts, requests[f"{it.dataset}/{it.id}"], cfg) for it in items
              if f"{it.dataset}/{it.id}" in requests]
     out: dict[str, list[tuple[float, ...]]] = {}
-    with mp.get_context("spawn").Pool(jobs) if jobs > 1 else contextlib.nullcontext() as pool:
+    with worker_pool(jobs) if jobs > 1 else contextlib.nullcontext() as pool:
         results = pool.imap(_score_work, tasks, chunksize=2) if pool is not None else map(_score_work, tasks)
         for (it, _, _, _), res in zip(tasks, results, strict=True):
             if not isinstance(res, str):
