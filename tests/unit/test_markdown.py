@@ -73,6 +73,17 @@ def test_pre_first_newline_is_markup_in_raw_html() -> None:
     assert md("<pre>\n  indented\n</pre>") == "```\n  indented\n```"
 
 
+def test_xhtml_page_with_an_xml_declaration_is_read() -> None:
+    """A saved XHTML page declares its bytes' encoding before <html>: the decoded text still parses (lxml refuses
+    such text), so the source path's metadata and Markdown are not lost."""
+    page = ('<?xml version="1.0" encoding="iso-8859-1"?>\n<!DOCTYPE html>'
+            '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Déjà vu</title></head>'
+            '<body><h1>Déjà vu</h1><p>Some text.</p></body></html>')
+    source = from_html(page, URL)
+    assert source.root.findtext(".//title") == "Déjà vu"
+    assert md(page) == "# Déjà vu\n\nSome text."
+
+
 def test_footnotes_become_gfm_footnotes() -> None:
     out = md('<p>Claim<sup id="r1"><a href="#fn1">1</a></sup> and another<a href="#fn2" role="doc-noteref">'
              '[2]</a>, again<sup><a href="#fn1">1</a></sup>.</p>'

@@ -52,6 +52,11 @@ class OutputError(ValueError):
 
 
 # ---- the page's source ----------------------------------------------------------------------------------------------
+# An XHTML page's leading `<?xml ... encoding="..."?>`: lxml refuses to parse decoded text that still declares its
+# bytes' encoding, and an HTML parser (the browser's too) reads it as a bogus comment, so it goes before the parse.
+XML_DECLARATION = re.compile(r"\A\s*<\?xml\b[^>]*>?", re.I)
+
+
 class SourcePage:
     """The page's source parsed once (lxml), its elements found by node id, and what the snapshot says is shown.
 
@@ -64,7 +69,7 @@ class SourcePage:
         self.snapshot = snapshot
         self.url = url
         self.raw_html = raw_html  # parsed from a file, not the live DOM: a <pre>'s first newline is markup
-        source = BAD_CHARS.sub("\ufffd", source)
+        source = XML_DECLARATION.sub("", BAD_CHARS.sub("\ufffd", source), count=1)
         parser = html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
         try:
             self.root: HtmlElement = html.document_fromstring(source, parser=parser)
