@@ -408,3 +408,33 @@ def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
     assert meta_of(html).title == "2025 Top Insurance Company Rankings"
     html = '<head><title>Player - Squad 2024 - 2025</title></head><body><p>x</p></body>'
     assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own
+
+
+def test_the_page_an_article_names_as_its_own_is_no_product_page() -> None:
+    # A blog platform declares the post's page as an ItemPage inside the BlogPosting: the page is the article's.
+    ld = ('{"@type": "BlogPosting", "headline": "Five new cameras", "datePublished": "2025-01-24T02:37:28Z", '
+          '"mainEntityOfPage": {"@type": "ItemPage", "url": "https://blog.example.org/post/cameras"}}')
+    html = (f'<head><meta property="og:type" content="article"><script type="application/ld+json">{ld}</script>'
+            '</head><body><h1>Five new cameras</h1><p>Gabo · 11 min read</p></body>')
+    assert meta_of(html).date == "2025-01-24T02:37:28+00:00"
+    product = ld.replace('"BlogPosting"', '"Product"')
+    assert meta_of(html.replace(ld, product)).date is None
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("https://blog.example.org/2025/12/19/what-people-love", "2025-12-19"),
+    ("https://blog.example.org/articles/2025-12-15+Rust+backend", "2025-12-15"),
+    ("https://forum.example.org/t/2024-4-4-release-stuck/724779", None),  # a version number, no day
+    ("https://shop.example.org/2025/13/40/item", None),
+])
+def test_the_day_a_pages_address_names(url: str, expected: str | None) -> None:
+    assert meta_of("<body><h1>Notes</h1><p>Text without a date.</p></body>", url=url).date == expected
+
+
+def test_the_addresss_day_settles_a_timestamp_a_day_away_and_no_other() -> None:
+    head = ('<meta property="og:type" content="article"><meta property="article:published_time" content="{}">'
+            '<body><h1>Night buses</h1><p>Text.</p></body>')
+    url = "https://news.example.org/2025/12/18/night-buses"
+    assert meta_of(head.format("2025-12-19T03:05:00Z"), url=url).date == "2025-12-18"
+    # A month away: the address names another day (a republished story), the declared date stands.
+    assert meta_of(head.format("2026-01-19T03:05:00Z"), url=url).date == "2026-01-19T03:05:00+00:00"

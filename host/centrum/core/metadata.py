@@ -184,10 +184,13 @@ def json_ld(texts: list[str]) -> _JsonLd:
             _ld_objects(data, objects, budget)
     site_fallback = None
     found.sections = _breadcrumb(objects)
+    own_pages: set[int] = set()  # the pages an article names as its mainEntityOfPage: the article's, not a product's
     for obj in objects:
         types = _types(obj)
-        found.not_article = found.not_article or bool(types & NOT_ARTICLE_TYPES)
+        found.not_article = found.not_article or bool(types & NOT_ARTICLE_TYPES and id(obj) not in own_pages)
         if types & ARTICLE_TYPES and not (types & SITE_TYPES):
+            if isinstance(obj.get("mainEntityOfPage"), dict):
+                own_pages.add(id(obj["mainEntityOfPage"]))
             # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
             found.article = found.article or bool(types - {"webpage", "creativework", "qapage"})
             found.title = found.title or _clean(obj.get("headline")) or (
@@ -889,7 +892,43 @@ def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: l
 def date_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
                title: str | None = None) -> Iterator[tuple[str, str]]:
     """(step, date) of each rule of :func:`published_date` that dates the page, in its order, computed lazily: the
-    first is the answer; the step names say which rule gave it (the evaluation counts them)."""
+    first is the answer; the step names say which rule gave it (the evaluation counts them).
+
+    A day in the page's address ("/2025/12/18/slug") is the day it was published: it settles the day of a rule's
+    date a day away from it (a timestamp in another zone than the page's), and dates a page no rule dates."""
+    url_day = url_date(page.url)
+    for step, found in _rule_steps(page, meta, ld, nodes, title):
+        yield ("url-day", url_day) if url_day and _days_apart(found, url_day) == 1 else (step, found)
+    if url_day:
+        yield "url-day", url_day
+
+
+_URL_DAY = re.compile(r"/((?:19|20)\d\d)(?:/(\d\d?)/(\d\d?)|-(\d\d)-(\d\d))(?!\d)")
+
+
+def url_date(url: str | None) -> str | None:
+    """The day a page's address names in its path ("/2025/12/18/", "/2025-12-18-slug"), as ``YYYY-MM-DD``."""
+    if not url:
+        return None
+    m = _URL_DAY.search(urlparse(url).path)
+    if not m:
+        return None
+    y, mo, d = (int(g) for g in m.groups() if g)
+    try:
+        return datetime(y, mo, d).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _days_apart(a: str, b: str) -> int | None:
+    try:
+        return abs((datetime.fromisoformat(a[:10]) - datetime.fromisoformat(b[:10])).days)
+    except ValueError:
+        return None
+
+
+def _rule_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
+                title: str | None) -> Iterator[tuple[str, str]]:
     shown = _ShownText(page, title)
     declared = next((d for d in map(iso_date, (ld.published, *(meta.get(k) for k in _PUBLISHED_META))) if d), None)
     if declared and shown.has_day(declared):
