@@ -438,3 +438,12 @@ def test_the_addresss_day_settles_a_timestamp_a_day_away_and_no_other() -> None:
     assert meta_of(head.format("2025-12-19T03:05:00Z"), url=url).date == "2025-12-18"
     # A month away: the address names another day (a republished story), the declared date stands.
     assert meta_of(head.format("2026-01-19T03:05:00Z"), url=url).date == "2026-01-19T03:05:00+00:00"
+
+
+def test_a_utc_stamp_moves_only_to_a_day_some_zone_shows() -> None:
+    head = '<meta property="article:published_time" content="{}"><meta property="og:type" content="article">'
+    body = "<h1>Graphic design courses</h1><p>Updated 8 May 2025</p>"
+    # 09:39 UTC is the 7th everywhere west of UTC+14:21: the 8th written is another date (an update).
+    assert meta_of(head.format("2025-05-07T09:39:32Z") + body).date == "2025-05-07T09:39:32+00:00"
+    # 10:30 UTC is already the 8th at UTC+14:00 (Kiribati): the day written is the page's.
+    assert meta_of(head.format("2025-05-07T10:30:00Z") + body).date == "2025-05-08"

@@ -1075,12 +1075,15 @@ def _day_shown(iso: str, text: str) -> str:
     if len(iso) <= 10 or _day_written(text, iso) or not _utc(iso):
         return iso
     try:
-        day = datetime.fromisoformat(iso[:10])
+        stamp = datetime.fromisoformat(iso.replace("Z", "+00:00")).replace(tzinfo=None)
     except ValueError:
         return iso
     for step in (1, -1):
-        other = (day + timedelta(days=step)).date().isoformat()
-        if _day_written(text, other):
+        # Only a day some zone's clock (UTC-12:00 to UTC+14:00) shows for the stamp: "…T09:39Z" is the 7th anywhere
+        # west of UTC+14:21, so an "8 May" next to it is another date (an update), not this stamp's day.
+        local = stamp + timedelta(hours=14 if step > 0 else -12)
+        other = (stamp.date() + timedelta(days=step)).isoformat()
+        if local.date().isoformat() == other and _day_written(text, other):
             return other
     return iso
 
