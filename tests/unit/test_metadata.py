@@ -447,3 +447,14 @@ def test_a_utc_stamp_moves_only_to_a_day_some_zone_shows() -> None:
     assert meta_of(head.format("2025-05-07T09:39:32Z") + body).date == "2025-05-07T09:39:32+00:00"
     # 10:30 UTC is already the 8th at UTC+14:00 (Kiribati): the day written is the page's.
     assert meta_of(head.format("2025-05-07T10:30:00Z") + body).date == "2025-05-08"
+
+
+def test_an_authored_page_has_the_date_its_markup_declares_and_it_writes_far_from_the_headline() -> None:
+    text = "Indexing makes a journal easier to find and to trust. " * 20  # far more than the headline's window
+    page = ('<head>{}</head><body><h1>Guide to journal indexing</h1><p>{}</p><div class="meta">{}'
+            '<p>Posted on <time datetime="2023-04-13">April 13, 2023</time></p></div></body>')
+    byline = '<span class="author-bio">Danielle Padula</span>'
+    assert meta_of(page.format("", text, byline)).date == "2023-04-13"
+    assert meta_of(page.format("", text, "")).date is None  # no author: a page's date far from its headline
+    product = '<meta property="og:type" content="product">'
+    assert meta_of(page.format(product, text, byline)).date is None  # a reviewer on a product page

@@ -947,6 +947,13 @@ def _rule_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list
     found = text_date(page)
     if found and shown.near_headline(found):
         yield "text-near-headline", found
+    product = ld.not_article or "product" in (meta.get("og:type") or "").lower()
+    if found and not product and _byline(page, meta, ld, nodes) and shown.has_day(found):
+        # A page with an author is a story, a post or a thread: the date htmldate reads in its markup (meta tags,
+        # <time>, its address) and finds written on the page is its date, even far from the headline.
+        marked = text_date(page, extensive=False)
+        if marked and marked[:10] == found[:10]:
+            yield "marked-written-authored", found
 
 
 # Microdata items whose date is the page's own: a posting (the Article family, a forum thread's first post, a
@@ -1152,7 +1159,7 @@ class _ShownText:
         return _day_written(self._headline, iso)
 
 
-def text_date(page: SourcePage) -> str | None:
+def text_date(page: SourcePage, extensive: bool = True) -> str | None:
     """The publication date written in the page's text ("12 Nov 2025", "Updated November 18, 2025"), read with
     htmldate (the ``dates`` extra) when it is installed: its original-date search weighs the page's date patterns
     in any of the languages it knows. None without it."""
@@ -1162,7 +1169,8 @@ def text_date(page: SourcePage) -> str | None:
         return None
     try:
         # htmldate prunes the tree it reads: it gets a copy, the outputs still need the page.
-        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=True, url=page.url)
+        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=extensive,
+                         url=page.url)
     except Exception:  # noqa: BLE001 - a parser failure on a hostile page means no date, never a failed extraction
         return None
 
