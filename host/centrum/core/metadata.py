@@ -877,7 +877,10 @@ def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: l
     3. an ``article:published_time``, or the datePublished of a JSON-LD Article (or an ``itemprop`` meta) on a page
        whose og:type says article: an article's own date even where it is not written;
     4. a visible <time> next to the headline (a listing's dates elsewhere are its items'), or marked published;
-    5. a date written next to the headline, read with htmldate (the ``dates`` extra).
+    5. a date written next to the headline, read with htmldate (the ``dates`` extra);
+    6. on a page with an author that is no product page, the date htmldate reads in its markup and the page writes
+       anywhere;
+    7. the day the page's address names ("/2025/12/18/"), which also settles a date a day away from it.
 
     A JSON-LD Article's date alone is often a template's (service pages), as are dates written elsewhere on the page
     (a listing's, a "today" widget's): they date nothing. A page that declares itself a product, a category or a
