@@ -458,3 +458,12 @@ def test_an_authored_page_has_the_date_its_markup_declares_and_it_writes_far_fro
     assert meta_of(page.format("", text, "")).date is None  # no author: a page's date far from its headline
     product = '<meta property="og:type" content="product">'
     assert meta_of(page.format(product, text, byline)).date is None  # a reviewer on a product page
+
+
+def test_addresses_that_cannot_be_read_cost_their_value_not_the_metadata() -> None:
+    html = ('<head><meta property="og:image" content="http://[x/a.png"><meta name="author" content="http://[x">'
+            '<link rel="canonical" href="http://[x/story"></head><body><h1>Night buses</h1><p class="byline">'
+            '<a href="http://[x/author/jo">Jo Park</a></p></body>')
+    m = meta_of(html)
+    assert (m.title, m.author, m.image, m.url) == ("Night buses", "Jo Park", None, "https://news.example.org/a/story")
+    assert meta_of("<body><h1>Notes</h1></body>", url="http://[::1/2025/12/18/x").date is None

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urljoin, urlparse
+from urllib.parse import ParseResult, urljoin, urlparse
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -100,6 +100,27 @@ def _clean(value: object) -> str | None:
 
 
 # ---- JSON-LD --------------------------------------------------------------------------------------------------------
+def _url_parts(value: str | None) -> ParseResult:
+    """``urlparse``, an address it cannot read ("http://[broken", from a page's markup) read as empty: a hostile
+    attribute costs that value, never the page's metadata."""
+    try:
+        return urlparse(value or "")
+    except ValueError:
+        return urlparse("")
+
+
+def _web_address(text: str) -> bool:
+    """``text`` is a web address (a profile URL given as a name), readable or not."""
+    return text.lstrip().lower().startswith(("http://", "https://"))
+
+
+def _resolve(base: str, url: str) -> str | None:
+    try:
+        return urljoin(base, url)
+    except ValueError:
+        return None
+
+
 def _load_json_ld(text: str) -> Any:
     """Parse one ld+json block; tolerates HTML comment / CDATA wrappers, raw control characters and trailing commas
     (all seen on real pages). None when it still does not parse."""
@@ -144,7 +165,7 @@ def _ld_name(value: Any) -> str | None:
         return _clean(value.get("name"))
     name = _clean(value)
     # An author given only as a profile URL names nobody.
-    return None if name and urlparse(name).scheme in ("http", "https") else name
+    return None if name and _web_address(name) else name
 
 
 def _ld_url(value: Any) -> str | None:
@@ -459,7 +480,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     ld = json_ld([el.text or "" for el in root.iter("script")
                   if (el.get("type") or "").strip().lower() == "application/ld+json"])
     base = page.base_url
-    host = urlparse(page.url).hostname or ""
+    host = _url_parts(page.url).hostname or ""
 
     site = _not_an_address(_clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site)
     headings = _visible_headings(page)
@@ -481,8 +502,8 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
     image = _clean(_first(meta, "og:image", "og:image:url", "og:image:secure_url", "twitter:image",
                           "twitter:image:src")) or ld.image
-    image = urljoin(base, image) if image else None
-    if image and urlparse(image).scheme not in ("http", "https"):
+    image = _resolve(base, image) if image else None
+    if image and _url_parts(image).scheme not in ("http", "https"):
         image = None  # a local file's relative image resolves to file:, which no reader of the output can load
 
     excerpt = _clean(_first(meta, "description", "og:description", "twitter:description", "dc.description")) or (
@@ -492,7 +513,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
     canonical = next((el.get("href") for el in root.iter("link")
                       if "canonical" in (el.get("rel") or "").lower().split() and el.get("href")), None)
-    url = urljoin(base, canonical.strip()) if canonical else page.url
+    url = (_resolve(base, canonical.strip()) or page.url) if canonical else page.url
     if url and url.startswith("about:"):
         url = None  # HTML handed over without an address
     direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
@@ -846,7 +867,7 @@ _PROFILE_HREF = re.compile(r"[/?&=](?:authors?|users?|members?|profiles?|people|
 
 
 def _profile_link(a: HtmlElement) -> bool:
-    href = urlparse(a.get("href") or "")
+    href = _url_parts(a.get("href"))
     return "author" in (a.get("rel") or "").lower().split() or bool(_PROFILE_HREF.search(f"{href.path}?{href.query}"))
 
 
@@ -911,9 +932,7 @@ _URL_DAY = re.compile(r"/((?:19|20)\d\d)(?:/(\d\d?)/(\d\d?)|-(\d\d)-(\d\d))(?!\d
 
 def url_date(url: str | None) -> str | None:
     """The day a page's address names in its path ("/2025/12/18/", "/2025-12-18-slug"), as ``YYYY-MM-DD``."""
-    if not url:
-        return None
-    m = _URL_DAY.search(urlparse(url).path)
+    m = _URL_DAY.search(_url_parts(url).path)
     if not m:
         return None
     y, mo, d = (int(g) for g in m.groups() if g)
@@ -1032,7 +1051,7 @@ def _byline(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int
     names an organization (a publisher filed as author); a declared profile URL names nobody."""
     declared = ld.author or _clean(_first(meta, "author", "article:author", "dc.creator", "dcterms.creator",
                                           "sailthru.author", "parsely-author"))
-    if declared and (urlparse(declared).scheme in ("http", "https") or len(declared) > BYLINE_MAX_CHARS):
+    if declared and (_web_address(declared) or len(declared) > BYLINE_MAX_CHARS):
         declared = None
     declared = clean_byline(declared)
     if declared and not (ld.author and ld.author_org):
@@ -1224,7 +1243,7 @@ def _first_line(text: str | None) -> str | None:
 def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     """What a snapshot without a ``source`` still says: its title, language and URL (and an excerpt)."""
     excerpt = _first_line(text)
-    host = urlparse(snapshot.page.url).hostname or ""
+    host = _url_parts(snapshot.page.url).hostname or ""
     title = _not_an_address(_clean(snapshot.page.title))
     return Metadata(title=strip_site_name(title, [], host) if title else None,
                     language=_language(snapshot.page.lang), description=excerpt, url=snapshot.page.url or None,
