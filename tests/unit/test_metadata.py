@@ -467,3 +467,23 @@ def test_addresses_that_cannot_be_read_cost_their_value_not_the_metadata() -> No
     m = meta_of(html)
     assert (m.title, m.author, m.image, m.url) == ("Night buses", "Jo Park", None, "https://news.example.org/a/story")
     assert meta_of("<body><h1>Notes</h1></body>", url="http://[::1/2025/12/18/x").date is None
+
+
+def _steps(html: str, title: str) -> dict[str, str]:
+    from centrum.core.metadata import _meta_tags, date_steps, json_ld
+
+    page = from_html(html, "https://news.example.org/a/story")
+    return dict(date_steps(page, _meta_tags(page.root), json_ld([]), [], title))
+
+
+def test_the_one_day_written_next_to_the_headline() -> None:
+    text = "I did it again, and had a really good time with the puzzles of the second week. " * 10
+    page = ('<body><h1>Advent of Code, week 2</h1><p>{}</p><p>' + text + '</p>'
+            '<footer>Older posts: <span>1 March 2019</span> <span>2 March 2019</span> <span>3 March 2019</span>'
+            '</footer></body>')
+    # htmldate takes the oldest day on the page (an older post's), which is not next to the headline.
+    assert _steps(page.format("Published: 20 December 2025"), "Advent of Code, week 2") == {
+        "written-near-headline": "2025-12-20"}
+    # Two days next to it (published, updated): this rule does not choose between them.
+    two = page.format("Published: 20 December 2025</p><p>Updated: 22 December 2025")
+    assert "written-near-headline" not in _steps(two, "Advent of Code, week 2")

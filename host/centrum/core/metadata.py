@@ -898,7 +898,8 @@ def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: l
     3. an ``article:published_time``, or the datePublished of a JSON-LD Article (or an ``itemprop`` meta) on a page
        whose og:type says article: an article's own date even where it is not written;
     4. a visible <time> next to the headline (a listing's dates elsewhere are its items'), or marked published;
-    5. a date written next to the headline, read with htmldate (the ``dates`` extra);
+    5. a date written next to the headline, read with htmldate (the ``dates`` extra): its whole-page answer when
+       the headline's neighbourhood writes it, else the one day the texts there write, each read on its own;
     6. on a page with an author that is no product page, the date htmldate reads in its markup and the page writes
        anywhere;
     7. the day the page's address names ("/2025/12/18/"), which also settles a date a day away from it.
@@ -969,6 +970,9 @@ def _rule_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list
     found = text_date(page)
     if found and shown.near_headline(found):
         yield "text-near-headline", found
+    written = shown.written_day()
+    if written:
+        yield "written-near-headline", written
     product = ld.not_article or "product" in (meta.get("og:type") or "").lower()
     if found and not product and _byline(page, meta, ld, nodes) and shown.has_day(found):
         # A page with an author is a story, a post or a thread: the date htmldate reads in its markup (meta tags,
@@ -1127,6 +1131,7 @@ class _ShownText:
         self.title = _norm(title or "")
         self._text: str | None = None
         self._headline: str | None = None
+        self._segments: list[str] = []  # the texts next to the headline, each whole
 
     def has_day(self, iso: str) -> bool:
         if self._text is None:
@@ -1161,24 +1166,44 @@ class _ShownText:
 
     def near_headline(self, iso: str) -> bool:
         if self._headline is None:
-            h1 = self._heading()
-            if h1 is None:
-                self._headline = ""
-            else:
-                # Characters of words: the indentation of a template's source is no distance.
-                before = " ".join(" ".join(h1.xpath("preceding::" + _TEXT)[-40:]).split())[-HEADLINE_BEFORE_CHARS:]
-                after: list[str] = []
-                size = 0
-                for t in h1.xpath("descendant::" + _TEXT + " | following::" + _TEXT):
-                    t = " ".join(t.split())
-                    if not t:
-                        continue
-                    after.append(t)
-                    size += len(t) + 1
-                    if size >= HEADLINE_AFTER_CHARS:
-                        break
-                self._headline = _digits(before + " " + " ".join(after)[:HEADLINE_AFTER_CHARS])
-        return _day_written(self._headline, iso)
+            self._read_headline()
+        return _day_written(self._headline or "", iso)
+
+    def _read_headline(self) -> None:
+        self._headline, self._segments = "", []
+        h1 = self._heading()
+        if h1 is None:
+            return
+        # Characters of words: the indentation of a template's source is no distance.
+        texts = [" ".join(t.split()) for t in h1.xpath("preceding::" + _TEXT)[-40:]]
+        before = " ".join(" ".join(texts).split())[-HEADLINE_BEFORE_CHARS:]
+        size = 0
+        for t in reversed([t for t in texts if t]):
+            size += len(t) + 1
+            if size > HEADLINE_BEFORE_CHARS:
+                break
+            self._segments.insert(0, t)
+        after: list[str] = []
+        size = 0
+        for t in h1.xpath("descendant::" + _TEXT + " | following::" + _TEXT):
+            t = " ".join(t.split())
+            if not t:
+                continue
+            after.append(t)
+            size += len(t) + 1
+            if size >= HEADLINE_AFTER_CHARS:
+                break
+            self._segments.append(t)
+        self._headline = _digits(before + " " + " ".join(after)[:HEADLINE_AFTER_CHARS])
+
+    def written_day(self) -> str | None:
+        """The one day the texts next to the headline write ("20 December 2025", "Published: January 3, 2024"),
+        each text read on its own (:func:`written_date`); None when they write none or several days (a publication
+        and an update: the earlier rules weigh those)."""
+        if self._headline is None:
+            self._read_headline()
+        days = [d for d in map(written_date, self._segments) if d]
+        return days[0] if len({d[:10] for d in days}) == 1 else None
 
 
 def text_date(page: SourcePage, extensive: bool = True) -> str | None:
