@@ -487,3 +487,11 @@ def test_the_one_day_written_next_to_the_headline() -> None:
     # Two days next to it (published, updated): this rule does not choose between them.
     two = page.format("Published: 20 December 2025</p><p>Updated: 22 December 2025")
     assert "written-near-headline" not in _steps(two, "Advent of Code, week 2")
+
+
+def test_a_day_after_today_is_written_but_no_publication_date() -> None:
+    from centrum.core.metadata import written_date
+
+    assert written_date("2018-10-17") == "2018-10-17"
+    assert written_date("9999-11-20") is None
+    assert written_date("2999/01/01") is None

@@ -1017,7 +1017,8 @@ def written_date(text: str | None) -> str | None:
         return None
     found = iso_date(text)
     if found:
-        return found
+        # A day after today is no publication date (a product code "9999-11-20", an offer's expiry).
+        return found if found[:10] <= (datetime.now() + timedelta(days=2)).date().isoformat() else None
     try:
         from htmldate.extractors import try_date_expr
         from htmldate.settings import MIN_DATE
