@@ -408,3 +408,90 @@ def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
     assert meta_of(html).title == "2025 Top Insurance Company Rankings"
     html = '<head><title>Player - Squad 2024 - 2025</title></head><body><p>x</p></body>'
     assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own
+
+
+def test_the_page_an_article_names_as_its_own_is_no_product_page() -> None:
+    # A blog platform declares the post's page as an ItemPage inside the BlogPosting: the page is the article's.
+    ld = ('{"@type": "BlogPosting", "headline": "Five new cameras", "datePublished": "2025-01-24T02:37:28Z", '
+          '"mainEntityOfPage": {"@type": "ItemPage", "url": "https://blog.example.org/post/cameras"}}')
+    html = (f'<head><meta property="og:type" content="article"><script type="application/ld+json">{ld}</script>'
+            '</head><body><h1>Five new cameras</h1><p>Gabo · 11 min read</p></body>')
+    assert meta_of(html).date == "2025-01-24T02:37:28+00:00"
+    product = ld.replace('"BlogPosting"', '"Product"')
+    assert meta_of(html.replace(ld, product)).date is None
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("https://blog.example.org/2025/12/19/what-people-love", "2025-12-19"),
+    ("https://blog.example.org/articles/2025-12-15+Rust+backend", "2025-12-15"),
+    ("https://forum.example.org/t/2024-4-4-release-stuck/724779", None),  # a version number, no day
+    ("https://shop.example.org/2025/13/40/item", None),
+])
+def test_the_day_a_pages_address_names(url: str, expected: str | None) -> None:
+    assert meta_of("<body><h1>Notes</h1><p>Text without a date.</p></body>", url=url).date == expected
+
+
+def test_the_addresss_day_settles_a_timestamp_a_day_away_and_no_other() -> None:
+    head = ('<meta property="og:type" content="article"><meta property="article:published_time" content="{}">'
+            '<body><h1>Night buses</h1><p>Text.</p></body>')
+    url = "https://news.example.org/2025/12/18/night-buses"
+    assert meta_of(head.format("2025-12-19T03:05:00Z"), url=url).date == "2025-12-18"
+    # A month away: the address names another day (a republished story), the declared date stands.
+    assert meta_of(head.format("2026-01-19T03:05:00Z"), url=url).date == "2026-01-19T03:05:00+00:00"
+
+
+def test_a_utc_stamp_moves_only_to_a_day_some_zone_shows() -> None:
+    head = '<meta property="article:published_time" content="{}"><meta property="og:type" content="article">'
+    body = "<h1>Graphic design courses</h1><p>Updated 8 May 2025</p>"
+    # 09:39 UTC is the 7th everywhere west of UTC+14:21: the 8th written is another date (an update).
+    assert meta_of(head.format("2025-05-07T09:39:32Z") + body).date == "2025-05-07T09:39:32+00:00"
+    # 10:30 UTC is already the 8th at UTC+14:00 (Kiribati): the day written is the page's.
+    assert meta_of(head.format("2025-05-07T10:30:00Z") + body).date == "2025-05-08"
+
+
+def test_an_authored_page_has_the_date_its_markup_declares_and_it_writes_far_from_the_headline() -> None:
+    text = "Indexing makes a journal easier to find and to trust. " * 20  # far more than the headline's window
+    page = ('<head>{}</head><body><h1>Guide to journal indexing</h1><p>{}</p><div class="meta">{}'
+            '<p>Posted on <time datetime="2023-04-13">April 13, 2023</time></p></div></body>')
+    byline = '<span class="author-bio">Danielle Padula</span>'
+    assert meta_of(page.format("", text, byline)).date == "2023-04-13"
+    assert meta_of(page.format("", text, "")).date is None  # no author: a page's date far from its headline
+    product = '<meta property="og:type" content="product">'
+    assert meta_of(page.format(product, text, byline)).date is None  # a reviewer on a product page
+
+
+def test_addresses_that_cannot_be_read_cost_their_value_not_the_metadata() -> None:
+    html = ('<head><meta property="og:image" content="http://[x/a.png"><meta name="author" content="http://[x">'
+            '<link rel="canonical" href="http://[x/story"></head><body><h1>Night buses</h1><p class="byline">'
+            '<a href="http://[x/author/jo">Jo Park</a></p></body>')
+    m = meta_of(html)
+    assert (m.title, m.author, m.image, m.url) == ("Night buses", "Jo Park", None, "https://news.example.org/a/story")
+    assert meta_of("<body><h1>Notes</h1></body>", url="http://[::1/2025/12/18/x").date is None
+
+
+def _steps(html: str, title: str) -> dict[str, str]:
+    from centrum.core.metadata import _meta_tags, date_steps, json_ld
+
+    page = from_html(html, "https://news.example.org/a/story")
+    return dict(date_steps(page, _meta_tags(page.root), json_ld([]), [], title))
+
+
+def test_the_one_day_written_next_to_the_headline() -> None:
+    text = "I did it again, and had a really good time with the puzzles of the second week. " * 10
+    page = ('<body><h1>Advent of Code, week 2</h1><p>{}</p><p>' + text + '</p>'
+            '<footer>Older posts: <span>1 March 2019</span> <span>2 March 2019</span> <span>3 March 2019</span>'
+            '</footer></body>')
+    # htmldate takes the oldest day on the page (an older post's), which is not next to the headline.
+    assert _steps(page.format("Published: 20 December 2025"), "Advent of Code, week 2") == {
+        "written-near-headline": "2025-12-20"}
+    # Two days next to it (published, updated): this rule does not choose between them.
+    two = page.format("Published: 20 December 2025</p><p>Updated: 22 December 2025")
+    assert "written-near-headline" not in _steps(two, "Advent of Code, week 2")
+
+
+def test_a_day_after_today_is_written_but_no_publication_date() -> None:
+    from centrum.core.metadata import written_date
+
+    assert written_date("2018-10-17") == "2018-10-17"
+    assert written_date("9999-11-20") is None
+    assert written_date("2999/01/01") is None

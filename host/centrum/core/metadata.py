@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urljoin, urlparse
+from urllib.parse import ParseResult, urljoin, urlparse
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -100,6 +100,27 @@ def _clean(value: object) -> str | None:
 
 
 # ---- JSON-LD --------------------------------------------------------------------------------------------------------
+def _url_parts(value: str | None) -> ParseResult:
+    """``urlparse``, an address it cannot read ("http://[broken", from a page's markup) read as empty: a hostile
+    attribute costs that value, never the page's metadata."""
+    try:
+        return urlparse(value or "")
+    except ValueError:
+        return urlparse("")
+
+
+def _web_address(text: str) -> bool:
+    """``text`` is a web address (a profile URL given as a name), readable or not."""
+    return text.lstrip().lower().startswith(("http://", "https://"))
+
+
+def _resolve(base: str, url: str) -> str | None:
+    try:
+        return urljoin(base, url)
+    except ValueError:
+        return None
+
+
 def _load_json_ld(text: str) -> Any:
     """Parse one ld+json block; tolerates HTML comment / CDATA wrappers, raw control characters and trailing commas
     (all seen on real pages). None when it still does not parse."""
@@ -144,7 +165,7 @@ def _ld_name(value: Any) -> str | None:
         return _clean(value.get("name"))
     name = _clean(value)
     # An author given only as a profile URL names nobody.
-    return None if name and urlparse(name).scheme in ("http", "https") else name
+    return None if name and _web_address(name) else name
 
 
 def _ld_url(value: Any) -> str | None:
@@ -184,10 +205,13 @@ def json_ld(texts: list[str]) -> _JsonLd:
             _ld_objects(data, objects, budget)
     site_fallback = None
     found.sections = _breadcrumb(objects)
+    own_pages: set[int] = set()  # the pages an article names as its mainEntityOfPage: the article's, not a product's
     for obj in objects:
         types = _types(obj)
-        found.not_article = found.not_article or bool(types & NOT_ARTICLE_TYPES)
+        found.not_article = found.not_article or bool(types & NOT_ARTICLE_TYPES and id(obj) not in own_pages)
         if types & ARTICLE_TYPES and not (types & SITE_TYPES):
+            if isinstance(obj.get("mainEntityOfPage"), dict):
+                own_pages.add(id(obj["mainEntityOfPage"]))
             # WebPage and CreativeWork are weaker than a real Article: they only fill what is still missing.
             found.article = found.article or bool(types - {"webpage", "creativework", "qapage"})
             found.title = found.title or _clean(obj.get("headline")) or (
@@ -456,7 +480,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     ld = json_ld([el.text or "" for el in root.iter("script")
                   if (el.get("type") or "").strip().lower() == "application/ld+json"])
     base = page.base_url
-    host = urlparse(page.url).hostname or ""
+    host = _url_parts(page.url).hostname or ""
 
     site = _not_an_address(_clean(_first(meta, "og:site_name", "application-name", "twitter:site:name")) or ld.site)
     headings = _visible_headings(page)
@@ -478,8 +502,8 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
     image = _clean(_first(meta, "og:image", "og:image:url", "og:image:secure_url", "twitter:image",
                           "twitter:image:src")) or ld.image
-    image = urljoin(base, image) if image else None
-    if image and urlparse(image).scheme not in ("http", "https"):
+    image = _resolve(base, image) if image else None
+    if image and _url_parts(image).scheme not in ("http", "https"):
         image = None  # a local file's relative image resolves to file:, which no reader of the output can load
 
     excerpt = _clean(_first(meta, "description", "og:description", "twitter:description", "dc.description")) or (
@@ -489,7 +513,7 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
 
     canonical = next((el.get("href") for el in root.iter("link")
                       if "canonical" in (el.get("rel") or "").lower().split() and el.get("href")), None)
-    url = urljoin(base, canonical.strip()) if canonical else page.url
+    url = (_resolve(base, canonical.strip()) or page.url) if canonical else page.url
     if url and url.startswith("about:"):
         url = None  # HTML handed over without an address
     direction = page.snapshot.page.dir if page.snapshot is not None else (root.get("dir") or "").lower()
@@ -843,7 +867,7 @@ _PROFILE_HREF = re.compile(r"[/?&=](?:authors?|users?|members?|profiles?|people|
 
 
 def _profile_link(a: HtmlElement) -> bool:
-    href = urlparse(a.get("href") or "")
+    href = _url_parts(a.get("href"))
     return "author" in (a.get("rel") or "").lower().split() or bool(_PROFILE_HREF.search(f"{href.path}?{href.query}"))
 
 
@@ -874,7 +898,11 @@ def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: l
     3. an ``article:published_time``, or the datePublished of a JSON-LD Article (or an ``itemprop`` meta) on a page
        whose og:type says article: an article's own date even where it is not written;
     4. a visible <time> next to the headline (a listing's dates elsewhere are its items'), or marked published;
-    5. a date written next to the headline, read with htmldate (the ``dates`` extra).
+    5. a date written next to the headline, read with htmldate (the ``dates`` extra): its whole-page answer when
+       the headline's neighbourhood writes it, else the one day the texts there write, each read on its own;
+    6. on a page with an author that is no product page, the date htmldate reads in its markup and the page writes
+       anywhere;
+    7. the day the page's address names ("/2025/12/18/"), which also settles a date a day away from it.
 
     A JSON-LD Article's date alone is often a template's (service pages), as are dates written elsewhere on the page
     (a listing's, a "today" widget's): they date nothing. A page that declares itself a product, a category or a
@@ -889,7 +917,41 @@ def published_date(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: l
 def date_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
                title: str | None = None) -> Iterator[tuple[str, str]]:
     """(step, date) of each rule of :func:`published_date` that dates the page, in its order, computed lazily: the
-    first is the answer; the step names say which rule gave it (the evaluation counts them)."""
+    first is the answer; the step names say which rule gave it (the evaluation counts them).
+
+    A day in the page's address ("/2025/12/18/slug") is the day it was published: it settles the day of a rule's
+    date a day away from it (a timestamp in another zone than the page's), and dates a page no rule dates."""
+    url_day = url_date(page.url)
+    for step, found in _rule_steps(page, meta, ld, nodes, title):
+        yield ("url-day", url_day) if url_day and _days_apart(found, url_day) == 1 else (step, found)
+    if url_day:
+        yield "url-day", url_day
+
+
+_URL_DAY = re.compile(r"/((?:19|20)\d\d)(?:/(\d\d?)/(\d\d?)|-(\d\d)-(\d\d))(?!\d)")
+
+
+def url_date(url: str | None) -> str | None:
+    """The day a page's address names in its path ("/2025/12/18/", "/2025-12-18-slug"), as ``YYYY-MM-DD``."""
+    m = _URL_DAY.search(_url_parts(url).path)
+    if not m:
+        return None
+    y, mo, d = (int(g) for g in m.groups() if g)
+    try:
+        return datetime(y, mo, d).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _days_apart(a: str, b: str) -> int | None:
+    try:
+        return abs((datetime.fromisoformat(a[:10]) - datetime.fromisoformat(b[:10])).days)
+    except ValueError:
+        return None
+
+
+def _rule_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int],
+                title: str | None) -> Iterator[tuple[str, str]]:
     shown = _ShownText(page, title)
     declared = next((d for d in map(iso_date, (ld.published, *(meta.get(k) for k in _PUBLISHED_META))) if d), None)
     if declared and shown.has_day(declared):
@@ -908,6 +970,16 @@ def date_steps(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[
     found = text_date(page)
     if found and shown.near_headline(found):
         yield "text-near-headline", found
+    written = shown.written_day()
+    if written:
+        yield "written-near-headline", written
+    product = ld.not_article or "product" in (meta.get("og:type") or "").lower()
+    if found and not product and _byline(page, meta, ld, nodes) and shown.has_day(found):
+        # A page with an author is a story, a post or a thread: the date htmldate reads in its markup (meta tags,
+        # <time>, its address) and finds written on the page is its date, even far from the headline.
+        marked = text_date(page, extensive=False)
+        if marked and marked[:10] == found[:10]:
+            yield "marked-written-authored", found
 
 
 # Microdata items whose date is the page's own: a posting (the Article family, a forum thread's first post, a
@@ -945,7 +1017,8 @@ def written_date(text: str | None) -> str | None:
         return None
     found = iso_date(text)
     if found:
-        return found
+        # A day after today is no publication date (a product code "9999-11-20", an offer's expiry).
+        return found if found[:10] <= (datetime.now() + timedelta(days=2)).date().isoformat() else None
     try:
         from htmldate.extractors import try_date_expr
         from htmldate.settings import MIN_DATE
@@ -983,7 +1056,7 @@ def _byline(page: SourcePage, meta: dict[str, str], ld: _JsonLd, nodes: list[int
     names an organization (a publisher filed as author); a declared profile URL names nobody."""
     declared = ld.author or _clean(_first(meta, "author", "article:author", "dc.creator", "dcterms.creator",
                                           "sailthru.author", "parsely-author"))
-    if declared and (urlparse(declared).scheme in ("http", "https") or len(declared) > BYLINE_MAX_CHARS):
+    if declared and (_web_address(declared) or len(declared) > BYLINE_MAX_CHARS):
         declared = None
     declared = clean_byline(declared)
     if declared and not (ld.author and ld.author_org):
@@ -1036,12 +1109,15 @@ def _day_shown(iso: str, text: str) -> str:
     if len(iso) <= 10 or _day_written(text, iso) or not _utc(iso):
         return iso
     try:
-        day = datetime.fromisoformat(iso[:10])
+        stamp = datetime.fromisoformat(iso.replace("Z", "+00:00")).replace(tzinfo=None)
     except ValueError:
         return iso
     for step in (1, -1):
-        other = (day + timedelta(days=step)).date().isoformat()
-        if _day_written(text, other):
+        # Only a day some zone's clock (UTC-12:00 to UTC+14:00) shows for the stamp: "…T09:39Z" is the 7th anywhere
+        # west of UTC+14:21, so an "8 May" next to it is another date (an update), not this stamp's day.
+        local = stamp + timedelta(hours=14 if step > 0 else -12)
+        other = (stamp.date() + timedelta(days=step)).isoformat()
+        if local.date().isoformat() == other and _day_written(text, other):
             return other
     return iso
 
@@ -1056,6 +1132,7 @@ class _ShownText:
         self.title = _norm(title or "")
         self._text: str | None = None
         self._headline: str | None = None
+        self._segments: list[str] = []  # the texts next to the headline, each whole
 
     def has_day(self, iso: str) -> bool:
         if self._text is None:
@@ -1090,27 +1167,47 @@ class _ShownText:
 
     def near_headline(self, iso: str) -> bool:
         if self._headline is None:
-            h1 = self._heading()
-            if h1 is None:
-                self._headline = ""
-            else:
-                # Characters of words: the indentation of a template's source is no distance.
-                before = " ".join(" ".join(h1.xpath("preceding::" + _TEXT)[-40:]).split())[-HEADLINE_BEFORE_CHARS:]
-                after: list[str] = []
-                size = 0
-                for t in h1.xpath("descendant::" + _TEXT + " | following::" + _TEXT):
-                    t = " ".join(t.split())
-                    if not t:
-                        continue
-                    after.append(t)
-                    size += len(t) + 1
-                    if size >= HEADLINE_AFTER_CHARS:
-                        break
-                self._headline = _digits(before + " " + " ".join(after)[:HEADLINE_AFTER_CHARS])
-        return _day_written(self._headline, iso)
+            self._read_headline()
+        return _day_written(self._headline or "", iso)
+
+    def _read_headline(self) -> None:
+        self._headline, self._segments = "", []
+        h1 = self._heading()
+        if h1 is None:
+            return
+        # Characters of words: the indentation of a template's source is no distance.
+        texts = [" ".join(t.split()) for t in h1.xpath("preceding::" + _TEXT)[-40:]]
+        before = " ".join(" ".join(texts).split())[-HEADLINE_BEFORE_CHARS:]
+        size = 0
+        for t in reversed([t for t in texts if t]):
+            size += len(t) + 1
+            if size > HEADLINE_BEFORE_CHARS:
+                break
+            self._segments.insert(0, t)
+        after: list[str] = []
+        size = 0
+        for t in h1.xpath("descendant::" + _TEXT + " | following::" + _TEXT):
+            t = " ".join(t.split())
+            if not t:
+                continue
+            after.append(t)
+            size += len(t) + 1
+            if size >= HEADLINE_AFTER_CHARS:
+                break
+            self._segments.append(t)
+        self._headline = _digits(before + " " + " ".join(after)[:HEADLINE_AFTER_CHARS])
+
+    def written_day(self) -> str | None:
+        """The one day the texts next to the headline write ("20 December 2025", "Published: January 3, 2024"),
+        each text read on its own (:func:`written_date`); None when they write none or several days (a publication
+        and an update: the earlier rules weigh those)."""
+        if self._headline is None:
+            self._read_headline()
+        days = [d for d in map(written_date, self._segments) if d]
+        return days[0] if len({d[:10] for d in days}) == 1 else None
 
 
-def text_date(page: SourcePage) -> str | None:
+def text_date(page: SourcePage, extensive: bool = True) -> str | None:
     """The publication date written in the page's text ("12 Nov 2025", "Updated November 18, 2025"), read with
     htmldate (the ``dates`` extra) when it is installed: its original-date search weighs the page's date patterns
     in any of the languages it knows. None without it."""
@@ -1120,7 +1217,8 @@ def text_date(page: SourcePage) -> str | None:
         return None
     try:
         # htmldate prunes the tree it reads: it gets a copy, the outputs still need the page.
-        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=True, url=page.url)
+        return find_date(copy.deepcopy(page.root), original_date=True, extensive_search=extensive,
+                         url=page.url)
     except Exception:  # noqa: BLE001 - a parser failure on a hostile page means no date, never a failed extraction
         return None
 
@@ -1171,7 +1269,7 @@ def _first_line(text: str | None) -> str | None:
 def snapshot_metadata(snapshot: Snapshot, text: str | None = None) -> Metadata:
     """What a snapshot without a ``source`` still says: its title, language and URL (and an excerpt)."""
     excerpt = _first_line(text)
-    host = urlparse(snapshot.page.url).hostname or ""
+    host = _url_parts(snapshot.page.url).hostname or ""
     title = _not_an_address(_clean(snapshot.page.title))
     return Metadata(title=strip_site_name(title, [], host) if title else None,
                     language=_language(snapshot.page.lang), description=excerpt, url=snapshot.page.url or None,
