@@ -108,7 +108,9 @@ async function start(tabId) {
     const algorithm = opts.algorithm || info.default;
     // The press profile (pack.js): the page's HTML only when the algorithm reads it; the reader's byline, site, date,
     // Markdown and HTML come from the full collection made when the reader opens (readerOutputs).
-    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]), true, true);
+    // Models named in the parameters may read the source where the default models do not: collected then too.
+    const custom = Boolean(opts.params && (opts.params.weights || opts.params.block_weights));
+    const snapshot = await collect(tabId, Boolean(info.needsSource[algorithm]) || custom, true, true);
     // The answer's text (as long as the article) is asked for only when none of the answer's elements can be shown
     // in the page: the highlight reads it in that case only (modes/highlight.js), and on a large page it is most of
     // the answer, which the browser reads from the host's pipe and hands on to the page.

@@ -2,7 +2,8 @@
  *
  * The press profile: collect.js's snapshot without what no algorithm reads. Its `unseen` judgement (SEEN in
  * collect.js: what lies under each element's text and whether a reader sees it) costs about half of the walk
- * (docs/speed.md), and the page `source` (unless the algorithm reads it) another part, and both serve the reader's
+ * (docs/speed.md), and the page `source` (unless the algorithm reads it; its ld+json texts go instead, `json_ld`)
+ * another part, and both serve the reader's
  * outputs only, so the press collects without them and the reader, when it opens, collects the full snapshot and
  * hands its `unseen` and `source` to the host (background.js readerOutputs). Every column
  * the algorithms read is the collector's own, made by the same walk: their answers are the same
@@ -56,9 +57,35 @@
     }
   }
 
-  /* The snapshot wrapped for the host. `how`: {press: bool, form: "json" | "gzip" (default: by size)}. */
+  // The host's limits on `json_ld` (PROTOCOL.md "Limits": json_ld_scripts, json_ld_chars): collection stops there.
+  const JSON_LD_SCRIPTS = 256;
+  const JSON_LD_CHARS = 4 * 1024 * 1024;
+  const LD_JSON_TYPE = /^\s*application\/ld\+json/i;
+  const byTag = Document.prototype.getElementsByTagName;
+  const attrOf = Element.prototype.getAttribute;
+  const textOf = Object.getOwnPropertyDescriptor(Node.prototype, "textContent").get;
+
+  /* The texts of the page's ld+json scripts in document order, as the page source holds them: what the ensemble's
+     declared-text features read, sent on their own when the press does not collect the source. */
+  function jsonLd() {
+    const out = [];
+    let chars = 0;
+    for (const script of byTag.call(document, "script")) {
+      if (!LD_JSON_TYPE.test(attrOf.call(script, "type") || "")) continue;
+      const text = String(textOf.call(script) || "");
+      if (out.length >= JSON_LD_SCRIPTS || chars + text.length > JSON_LD_CHARS) break;
+      out.push(text);
+      chars += text.length;
+    }
+    return out;
+  }
+
+  /* The snapshot wrapped for the host. `how`: {press: bool, form: "json" | "gzip" (default: by size)}. A press
+     without the source sends the page's ld+json texts (`json_ld`) instead. */
   async function collect(options, how = {}) {
-    const text = JSON.stringify(snapshot(options, Boolean(how.press)));
+    const snap = snapshot(options, Boolean(how.press));
+    if (how.press && typeof snap.source !== "string") snap.json_ld = jsonLd();
+    const text = JSON.stringify(snap);
     const form = how.form || (text.length > GZIP_ABOVE ? "gzip" : "json");
     return form === "gzip" ? { gzip: await gzipBase64(text) } : { json: text };
   }

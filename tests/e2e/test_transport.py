@@ -146,3 +146,51 @@ def test_shared_pages_inflate_to_the_same_snapshot(main_world_renderer: Renderer
                                                     shared_pages: Callable[[int], list[Path]]) -> None:
     for page in shared_pages(10):
         assert_packed_inflates_to_the_snapshot(main_world_renderer, page)
+
+
+# A press without the source (an algorithm that does not read it, e.g. an ensemble trained without the DANA family)
+# sends the page's ld+json texts on their own (`json_ld`): the same texts the source holds, so the ensemble's
+# declared-text arrays are the full collection's.
+LEAN = {"lean": f"""async () => {{ {PACK_JS}
+    const pack = globalThis[Symbol.for("centrum.pack")];
+    const full = JSON.stringify(centrumCollect({{source: true}}));
+    const lean = await pack.collect({{source: false}}, {{press: true, form: "json"}});
+    const withSource = await pack.collect({{source: true}}, {{press: true, form: "json"}});
+    return JSON.stringify([full, lean.json, withSource.json]);
+}}"""}
+LD_JSON_PAGES = [p for p in FIXTURE_PAGES if "ld+json" in p.read_text(encoding="utf-8", errors="replace")]
+DECLARING = """<!doctype html><html lang="en"><head><title>Lamp</title>
+<script type="application/ld+json">{"@type": "Product", "name": "Lamp",
+ "description": "A brass desk lamp with a linen shade, hand-finished in our workshop."}</script>
+<script type=" Application/LD+JSON; charset=utf-8">{"@type": "Review",
+ "reviewBody": "Warm light, sturdy base."}</script>
+<script type="application/json">{"description": "not declared content"}</script></head>
+<body><nav><a href="/">Shop</a></nav><main><h1>Lamp</h1>
+<p>A brass desk lamp with a linen shade, hand-finished in our workshop.</p><p>Warm light, sturdy base.</p></main>
+</body></html>"""
+
+
+def assert_press_without_source_declares_the_same(renderer: Renderer, page: Path) -> int:
+    from centrum.algorithms.ensemble import features as F
+    from centrum.core.metadata import ld_json_texts
+
+    out = renderer.render(page, source=False, extra=LEAN)
+    assert out.extra.get("lean"), f"{page.name}: {out.errors}"
+    full_text, lean_text, with_source_text = json.loads(out.extra["lean"])
+    assert "json_ld" not in json.loads(with_source_text)  # the source holds the scripts: no second copy
+    full, lean = parse_snapshot(json.loads(full_text)), parse_snapshot(json.loads(lean_text))
+    assert lean.source is None and lean.json_ld == ld_json_texts(full.source) and lean.json_ld, page.name
+    a, b = F.page_arrays(full), F.page_arrays(lean)
+    assert a.decl_len == b.decl_len and np.array_equal(a.decl_t, b.decl_t), page.name
+    return int(np.count_nonzero(b.decl_t))
+
+
+@pytest.mark.parametrize("page", LD_JSON_PAGES, ids=[p.name for p in LD_JSON_PAGES])
+def test_a_press_without_the_source_sends_the_same_ld_json(main_world_renderer: Renderer, page: Path) -> None:
+    assert_press_without_source_declares_the_same(main_world_renderer, page)
+
+
+def test_a_press_without_the_source_finds_the_declared_text(main_world_renderer: Renderer, tmp_path: Path) -> None:
+    page = tmp_path / "declaring.html"
+    page.write_text(DECLARING, encoding="utf-8")
+    assert assert_press_without_source_declares_the_same(main_world_renderer, page) == 2  # both paragraphs

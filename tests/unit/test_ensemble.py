@@ -752,7 +752,7 @@ def product_page(declared: str | None):
 
 
 def test_declared_text_is_the_content_fields_of_every_json_ld_object():
-    from centrum.core.metadata import declared_text
+    from centrum.core.metadata import declared_text, ld_json_texts
 
     src = ('<script type="application/ld+json">{"@type": "NewsArticle", "headline": "A headline that is long",'
            ' "articleBody": "Body of the   article, \\n as published &amp; more."}</script>'
@@ -760,8 +760,9 @@ def test_declared_text_is_the_content_fields_of_every_json_ld_object():
            ' {"@type": "Comment", "text": "<b>A reader</b> wrote this comment.",}] --></script>'
            '<script>{"articleBody": "a plain script is not declared content"}</script>'
            '<script type="application/ld+json">{broken</script>')
-    assert declared_text(src) == "body of the article, as published & more.\na reader wrote this comment."
-    assert declared_text(None) == declared_text("<p>no json-ld</p>") == ""
+    expected = "body of the article, as published & more.\na reader wrote this comment."
+    assert declared_text(ld_json_texts(src)) == expected
+    assert declared_text(ld_json_texts(None)) == declared_text(ld_json_texts("<p>no json-ld</p>")) == ""
 
 
 def test_declared_text_features_point_at_the_declared_description():
@@ -791,6 +792,24 @@ def test_declared_text_features_point_at_the_declared_description():
     # A page that declares nothing gets zeros, not an error.
     plain = product_page(None)
     assert F.page_arrays(plain.snapshot).decl_len == 0
+
+
+def test_declared_text_from_a_press_without_the_source_is_the_same():
+    """A press that does not collect the source sends the ld+json texts alone (json_ld): the declared-text arrays
+    are the ones the source gives."""
+    import dataclasses
+
+    from centrum.core.metadata import ld_json_texts
+
+    s = product_page(DESCRIPTION).snapshot
+    scripts = ld_json_texts(s.source)
+    assert scripts
+    lean = dataclasses.replace(s, source=None, json_ld=scripts)
+    full_arrays, lean_arrays = F.page_arrays(s), F.page_arrays(lean)
+    assert lean_arrays.decl_len == full_arrays.decl_len > 0
+    assert np.array_equal(lean_arrays.decl_t, full_arrays.decl_t) and lean_arrays.decl_t.sum() > 0
+    # Neither the source nor json_ld: nothing declared.
+    assert F.page_arrays(dataclasses.replace(s, source=None)).decl_len == 0
 
 
 def test_declared_text_matching_stops_at_its_budget(monkeypatch):

@@ -56,6 +56,10 @@ def test_text_box_and_area_union_of_rects():
         (lambda r: r["elements"]["opacity"].__setitem__(0, 3), "elements.opacity[0]"),
         (lambda r: r["attrs"]["node"].__setitem__(0, -1), "attrs.node[0]"),
         (lambda r: r.__setitem__("source", 5), "source"),
+        (lambda r: r.__setitem__("json_ld", "{}"), "json_ld"),
+        (lambda r: r.__setitem__("json_ld", ["{}", 5]), "json_ld"),
+        (lambda r: r.__setitem__("json_ld", ["{}"] * 257), "json_ld"),
+        (lambda r: r.__setitem__("json_ld", ["x" * (2 * 1024 * 1024), "y" * (2 * 1024 * 1024 + 1)]), "json_ld"),
     ],
 )
 def test_each_bad_field_is_named(mutate, field):
@@ -117,3 +121,12 @@ def test_huge_integers_are_refused_not_wrapped():
     with pytest.raises(SnapshotError) as err:
         parse_snapshot(raw)
     assert err.value.field == "elements.flags[2]"
+
+
+def test_json_ld_texts_are_kept_up_to_their_limits():
+    raw = build(page()).raw
+    assert parse_snapshot(raw).json_ld is None
+    raw["json_ld"] = ['{"@type": "Article"}'] * 256
+    assert parse_snapshot(raw).json_ld == ['{"@type": "Article"}'] * 256
+    raw["json_ld"] = ["x" * (4 * 1024 * 1024)]
+    assert len(parse_snapshot(raw).json_ld[0]) == 4 * 1024 * 1024

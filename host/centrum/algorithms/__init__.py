@@ -54,7 +54,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {
                       raw_html=True, proposer=True,
                       summary="AdDANAg: DANAg with hyperlink normalization"),
         # The ensemble's DANA-family proposers read the source: without it they answer nothing and the scorer sees
-        # inputs it was never trained on.
+        # inputs it was never trained on. It may read it; whether its default models do: model_columns.needs_source.
         AlgorithmSpec("ensemble", "centrum.algorithms.ensemble", needs_source=True,
                       summary="Centrum's ensemble over all candidates"),
     ]

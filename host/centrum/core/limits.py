@@ -25,6 +25,11 @@ JSON_DEPTH = 32
 # Snapshot sizes (E_SNAPSHOT), checked on the array lengths before any column is converted.
 ELEMENTS = 2_000_000
 TEXT_NODES = 4_000_000
+# A press without the page source sends its ld+json scripts' texts alone (`json_ld`, E_SNAPSHOT): real pages have a
+# few scripts of kilobytes; the caps keep the list from becoming a second payload (extension/src/pack.js stops
+# collecting at the same values).
+JSON_LD_SCRIPTS = 256
+JSON_LD_CHARS = 4 * MIB
 # Algorithm parameters (E_PARAMS): a string value's length and a list value's item count. Real values are a tag
 # list or a preset name; the caps keep a parameter from becoming a second payload.
 PARAM_STRING_CHARS = 1_000
@@ -41,6 +46,8 @@ LIMITS: dict[str, int] = {
     "id_chars": ID_CHARS,
     "elements": ELEMENTS,
     "text_nodes": TEXT_NODES,
+    "json_ld_scripts": JSON_LD_SCRIPTS,
+    "json_ld_chars": JSON_LD_CHARS,
     "param_string_chars": PARAM_STRING_CHARS,
     "param_list_items": PARAM_LIST_ITEMS,
     "response_bytes": RESPONSE_BYTES,

@@ -18,7 +18,7 @@ import html
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -433,17 +433,23 @@ _TAG = re.compile(r"<[^>]{0,2000}>")
 DECLARED_MAX_CHARS = 200_000  # a page declaring more is cut there: the feature needs the content, not all of it
 
 
-def declared_text(source: str | None) -> str:
-    """The content a page declares in its JSON-LD (``articleBody``, ``description``, ``text``, ``reviewBody`` of any
-    object: an Article's body, a Product's description, a forum post), markup stripped, whitespace collapsed,
-    casefolded, one field per line; "" when it declares none. Reads the serialized page source, so that the
-    extension's snapshot and a rendered one give the same text; bounded like :func:`json_ld`."""
+def ld_json_texts(source: str | None) -> list[str]:
+    """The texts of the ld+json scripts of a serialized page source, in page order."""
     if not source or "ld+json" not in source:
-        return ""
+        return []
+    return [m.group(1) for m in _LD_SCRIPT.finditer(source)]
+
+
+def declared_text(scripts: Sequence[str]) -> str:
+    """The content a page declares in its JSON-LD ``scripts`` (``articleBody``, ``description``, ``text``,
+    ``reviewBody`` of any object: an Article's body, a Product's description, a forum post), markup stripped,
+    whitespace collapsed, casefolded, one field per line; "" when it declares none. The scripts are read from the
+    serialized page source (:func:`ld_json_texts`) or sent on their own by a press without the source (the
+    snapshot's ``json_ld``): the same texts either way; bounded like :func:`json_ld`."""
     objects: list[dict[str, Any]] = []
     budget = [20000]
-    for m in _LD_SCRIPT.finditer(source):
-        data = _load_json_ld(m.group(1))
+    for text in scripts:
+        data = _load_json_ld(text)
         if data is not None:
             _ld_objects(data, objects, budget)
     out: dict[str, None] = {}

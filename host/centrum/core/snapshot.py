@@ -80,6 +80,9 @@ class Snapshot:
     text_rect_offsets: np.ndarray  # int64 (m+1,) CSR offsets into text_rects
     text_rects: np.ndarray  # float64 (k, 4) rendered line rectangles, document coordinates
     source: str | None = None  # collector serialization with data-cx node ids
+    # The texts of the page's ld+json scripts, sent by a press that does not collect the source (PROTOCOL.md
+    # "json_ld"); the source holds the same texts when it is sent.
+    json_ld: list[str] | None = None
     # The collector's judgement of what a reader does not see (PROTOCOL.md "unseen"; None from collectors before
     # 1.4.0): ids of elements whose subtree shows nothing, and of elements whose own text draws nothing. Read by
     # the outputs only (centrum.output.outputs), never by an algorithm, so answers do not depend on it.
@@ -607,8 +610,24 @@ def parse_snapshot(raw: Any) -> Snapshot:
     if source is not None and not isinstance(source, str):
         raise SnapshotError("source", f"expected a string, got {type(source).__name__}")
     unseen = _parse_unseen(raw.get("unseen"), n)
-    return Snapshot(page=page, tag_names=[t.lower() for t in tables["tag"]], attrs=attrs, source=source, **columns,
-                    **text, **unseen)
+    return Snapshot(page=page, tag_names=[t.lower() for t in tables["tag"]], attrs=attrs, source=source,
+                    json_ld=_parse_json_ld(raw.get("json_ld")), **columns, **text, **unseen)
+
+
+def _parse_json_ld(value: Any) -> list[str] | None:
+    """The optional ``json_ld`` list: strings, at most ``json_ld_scripts`` of them and ``json_ld_chars`` characters in
+    all (PROTOCOL.md "Limits")."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SnapshotError("json_ld", "expected a list of strings")
+    if len(value) > limits.JSON_LD_SCRIPTS:
+        raise SnapshotError("json_ld", f"{len(value)} scripts exceed the limit json_ld_scripts "
+                                       f"({limits.JSON_LD_SCRIPTS})")
+    chars = sum(len(v) for v in value)
+    if chars > limits.JSON_LD_CHARS:
+        raise SnapshotError("json_ld", f"{chars} characters exceed the limit json_ld_chars ({limits.JSON_LD_CHARS})")
+    return value
 
 
 def _check_sizes(raw: dict[str, Any]) -> None:

@@ -90,10 +90,11 @@ def handle_ping(request: dict[str, Any]) -> dict[str, Any]:
     import importlib.util
 
     from .. import algorithms
+    from ..algorithms.model_columns import needs_source
 
     names = [name for name, spec in algorithms.REGISTRY.items() if importlib.util.find_spec(spec.module) is not None]
     return {"host": __version__, "protocol": PROTOCOL, "algorithms": names, "default": algorithms.DEFAULT_ALGORITHM,
-            "needs_source": {name: algorithms.REGISTRY[name].needs_source for name in names}}
+            "needs_source": {name: needs_source(name) for name in names}}
 
 
 _WARM: list[threading.Thread] = []
@@ -151,11 +152,12 @@ def _warm() -> None:
 
 def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:
     from .. import algorithms
+    from ..algorithms.model_columns import needs_source
 
     out = algorithms.describe()
     for entry in out:
         # The extension collects the page source only for algorithms that read it (it can be large).
-        entry["needs_source"] = algorithms.REGISTRY[str(entry["name"])].needs_source
+        entry["needs_source"] = needs_source(str(entry["name"]))
     return out
 
 

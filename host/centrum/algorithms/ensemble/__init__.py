@@ -50,12 +50,11 @@ from ...core.result import Candidate, Result, basic_overlays, block_overlays
 from ...core.snapshot import Snapshot
 from ...core.trace import debug_wanted
 from ...core.tree import cover_count
+from ..model_columns import BLOCK_WEIGHTS_NAME, NOT_RUN, WEIGHTS_NAME, algorithm_of, proposers_of_names
 from . import blocks as B
 from . import features as F
 from .model import LGB_SUFFIX, Boosted, Model, Stumps, load_model_file
 
-WEIGHTS_NAME = "ensemble-v14"
-BLOCK_WEIGHTS_NAME = "ensemble-v14-blocks"
 # A model name: no path separator, no "..", no leading dot, so that a name can only ever mean one file in the
 # package's weights folder or in $CENTRUM_HOME/models/.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
@@ -188,7 +187,7 @@ def reads_features(names: list[str], blocks: bool) -> bool:
     model trained before them (the v5 block filter before the page scope, v6 before the declared-text features)
     reads the leading columns."""
     current = B.feature_names() if blocks else F.feature_names()
-    names = [n.removeprefix(NOT_RUN) if _algorithm_of(n) else n for n in names]
+    names = [n.removeprefix(NOT_RUN) if algorithm_of(n) else n for n in names]
     return 0 < len(names) <= len(current) and names == current[: len(names)]
 
 
@@ -233,39 +232,15 @@ def load_block_model(name: str = BLOCK_WEIGHTS_NAME) -> Model:
     return _load(name, True)
 
 
-# The columns of a base algorithm a model was trained without (`centrum train --without`) carry this prefix, so that
-# the model file says which algorithms to run for it (and a column is never read under another algorithm's meaning).
-NOT_RUN = "unrun_"
-
-
-@functools.cache  # a pure function of a feature name, read for every column of both models on every press
-def _algorithm_of(name: str) -> str | None:
-    """The base algorithm whose column ``name`` is: the candidate scorer's ``<a>_*``, the block filter's ``in_<a>``
-    (algorithm names are distinct before the ``_``: "dana_" is no prefix of "danag_...")."""
-    name = name.removeprefix(NOT_RUN)
-    return next((a for a in F.BASE_ALGORITHMS if name.startswith(f"{a}_") or name == f"in_{a}"), None)
-
-
 def trained_names(names: list[str], proposers: tuple[str, ...]) -> list[str]:
     """Feature names as a model trained with only ``proposers`` records them."""
-    return [f"{NOT_RUN}{n}" if (a := _algorithm_of(n)) is not None and a not in proposers else n for n in names]
+    return [f"{NOT_RUN}{n}" if (a := algorithm_of(n)) is not None and a not in proposers else n for n in names]
 
 
 def proposers_of(*models: Model) -> tuple[str, ...]:
     """The base algorithms to run for these models: those some model was trained with (every one for a model from
     before `--without`)."""
-    columns = [_algorithm_columns(tuple(m.feature_names)) for m in models]
-    named = set().union(*(c[0] for c in columns))
-    trained = set().union(*(c[1] for c in columns))
-    return tuple(a for a in F.BASE_ALGORITHMS if a in trained or a not in named)
-
-
-@functools.cache
-def _algorithm_columns(names: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
-    """(the base algorithms with a column among ``names``, those with a column of a model trained with them)."""
-    of = [(_algorithm_of(n), n) for n in names]
-    return (frozenset(a for a, _ in of if a is not None),
-            frozenset(a for a, n in of if a is not None and not n.startswith(NOT_RUN)))
+    return proposers_of_names(*(m.feature_names for m in models))
 
 
 # Parameters of the base algorithms as proposers, where they differ from the defaults: GCE answers nothing when every

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.metadata import declared_text
+from ...core.metadata import declared_text, ld_json_texts
 from ...core.result import Result
 from ...core.snapshot import IMAGE, Snapshot
 from ...core.textmetrics import tokens
@@ -167,7 +167,8 @@ def declared_chars(snap: Snapshot, rendered: np.ndarray) -> tuple[np.ndarray, in
     without a word list. One substring test in C per rendered text node, each a scan of the declared text: their
     total is capped by DECLARED_SCAN_BUDGET (nodes past it stay unmarked), so a page declaring a huge text over many
     nodes costs a bounded amount; pages that declare nothing pay nothing."""
-    declared = declared_text(snap.source)
+    # The scripts as the page source holds them, or as a press without the source sends them (the same texts).
+    declared = declared_text(ld_json_texts(snap.source) if snap.source is not None else snap.json_ld or [])
     out = np.zeros(snap.m)
     if not declared:
         return out, 0
