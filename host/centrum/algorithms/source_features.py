@@ -160,80 +160,88 @@ def _cue_bits(attrs: list[str]) -> np.ndarray:
 _HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
 _LINK_BIT = 1 << (len(ANCESTOR_TAGS) + 1)
 _TAG_BITS = {t: 1 << k for k, t in enumerate(ANCESTOR_TAGS)}
-_TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, doctypes... start with "-" too
-# (some node kinds have no name at all: None)
+_NOT_ELEMENT = "-"  # lexbor's names of text nodes, comments, doctypes... start with "-" (some kinds have no name: None)
+# lexbor's tag ids: text nodes have LXB_TAG__TEXT; each id from LXB_TAG_A to LXB_TAG__LAST_ENTRY names one standard
+# tag (an HTML parser never gives an element a prefix, and SKIP subtrees, where foreign elements live, are never
+# entered); other ids (custom elements) are the document's own, so their names are read each time.
+_TEXT_ID = 2
+_STANDARD_IDS = range(6, 0xC4)
+# The walk's view of a tag, by tag id: (lower-cased name, in SKIP, in BLOCK, ANCESTOR_TAGS bit); None for a node that
+# is no element (document, comment, doctype). Standard ids are added as they are met.
+_TAG_INFO: dict[int, tuple[str, bool, bool, int] | None] = {3: None, 4: None, 5: None}
+
+
+def _tag_info(node: Any, tid: int) -> tuple[str, bool, bool, int] | None:
+    """:data:`_TAG_INFO`'s entry for ``node`` (of tag id ``tid``), read from its name."""
+    tag = node.tag
+    if not tag or tag[0] == _NOT_ELEMENT:
+        return None
+    name = tag.lower()
+    info = (name, name in SKIP, name in BLOCK, _TAG_BITS.get(name, 0))
+    if tid in _STANDARD_IDS:
+        _TAG_INFO[tid] = info
+    return info
+
+
+def _attributes(a: dict[str, str | None], tag: str) -> tuple[str, str, str | None, int]:
+    """An element's attributes ``a`` (not empty) as the walk reads them: class, lower-cased "class id" text (the cue
+    text), data-cx, and its hidden / link bits."""
+    get = a.get
+    cls, ident, style = get("class") or "", get("id"), get("style")
+    bits = 0
+    if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
+        bits = _HIDDEN_BIT
+    if tag == "a" and "href" in a:
+        bits |= _LINK_BIT
+    return cls, (f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()), get("data-cx"), bits
 
 
 class _Walk:
-    """Columns of the one pass over the tree (kept apart so each step stays short), one entry per element in
-    pre-order: parent, tag, child_k, lower-cased class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link),
-    container (the nearest block-level element, itself included), class and data-cx; ``end`` is set when its subtree
-    closes. Lists per column, not a tuple per element to transpose afterwards; the depth follows from ``end``. Cues are
-    matched after the walk, once per distinct class/id."""
+    """Columns of the one pass over the tree, one entry per element in pre-order: parent, tag, child_k, lower-cased
+    class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link), container (the nearest block-level element, itself
+    included), class and data-cx; ``end`` is set when its subtree closes. Lists per column, not a tuple per element to
+    transpose afterwards; the depth follows from ``end``. Cues are matched after the walk, once per distinct class/id."""
 
-    def __init__(self) -> None:
-        self.parent: list[int] = []
-        self.tag: list[str] = []
-        self.child_k: list[int] = []
-        self.attr: list[str] = []
-        self.bits: list[int] = []
-        self.cont: list[int] = []
-        self.cls: list[str] = []
-        self.cx: list[str | None] = []
-        self.end: list[int] = []
+    def __init__(self, root: Any) -> None:
+        tag = root.tag  # the document element: no element above it
+        a = root.attributes
+        cls, attr, cx, bits = _attributes(a, tag) if a else ("", "", None, 0)
+        self.parent: list[int] = [-1]
+        self.tag: list[str] = [tag]
+        self.child_k: list[int] = [1]
+        self.attr: list[str] = [attr]
+        self.bits: list[int] = [bits | _TAG_BITS.get(tag, 0)]
+        self.cont: list[int] = [0]
+        self.cls: list[str] = [cls]
+        self.cx: list[str | None] = [cx]
+        self.end: list[int] = [1]
         self.pieces: list[str] = []  # text in document order
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
-
-    def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
-        """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
-        i = len(self.parent)
-        a = node.attributes
-        bits = _TAG_BITS.get(tag, 0)
-        cls, attr, cx = "", "", None
-        if a:  # (most elements have no attributes)
-            get = a.get
-            cls, ident, style = get("class") or "", get("id"), get("style")
-            attr = f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()
-            if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
-                bits |= _HIDDEN_BIT
-            if tag == "a" and "href" in a:
-                bits |= _LINK_BIT
-            cx = get("data-cx")
-        if p >= 0:
-            bits |= self.bits[p]
-            cont = i if tag in BLOCK else self.cont[p]
-        else:
-            cont = i
-        self.parent.append(p)
-        self.tag.append(tag)
-        self.child_k.append(k)
-        self.attr.append(attr)
-        self.bits.append(bits)
-        self.cont.append(cont)
-        self.cls.append(cls)
-        self.cx.append(cx)
-        self.end.append(i + 1)
-        return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
 
 def _walk(root: Any) -> _Walk:
     """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees. Text on either
-    side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``)."""
-    w = _Walk()
-    i, owner = w.start(root, root.tag, -1, 1)
-    # Open elements: (index, text owner code, the node to continue from, element children so far).
-    stack: list[list[Any]] = [[i, owner, root, 0]]
-    node = root.child
-    pieces, piece_at = w.pieces, w.piece_at
+    side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``). The
+    per-element steps are inlined, with the columns' appends bound once (a call and nine attribute lookups per
+    element were a third of the walk); ``tests/unit/test_source.py`` checks it against a plain recursive walk."""
+    w = _Walk(root)
+    parent, tags, child_k, attrs, bits_of, cont_of, classes, cxs, end = (
+        w.parent.append, w.tag.append, w.child_k.append, w.attr.append, w.bits.append, w.cont.append,
+        w.cls.append, w.cx.append, w.end.append)
+    bits, cont, ends, pieces, piece_at = w.bits, w.cont, w.end, w.pieces, w.piece_at
+    infos, n = _TAG_INFO, 1
+    # Open elements: [index, text owner code, the node to continue from, element children so far].
+    stack: list[list[Any]] = [[0, (bits[0] & _LINK_BIT) // _LINK_BIT, root, 0]]
+    node = root.first_child
     glue = False  # the last piece is the text just before this node (only comments between)
     while stack:
         if node is None:
             top = stack.pop()
-            w.end[top[0]] = len(w.parent)
+            ends[top[0]] = n
             node, glue = top[2].next, False
             continue
-        tag = node.tag
-        if tag == _TEXT:
+        tid = node.tag_id
+        if tid == _TEXT_ID:
             text = node.text_content
             if glue:
                 pieces[-1] += text
@@ -243,19 +251,36 @@ def _walk(root: Any) -> _Walk:
                 glue = True
             node = node.next
             continue
-        if not tag or tag[0] == _NOT_ELEMENT:
+        info = infos.get(tid, False)
+        if info is False:
+            info = _tag_info(node, tid)
+        if info is None:
             node = node.next
             continue
         glue = False
         top = stack[-1]
         top[3] += 1
-        tag = tag.lower()
-        if tag in SKIP:
+        tag, skip, block, tag_bits = info
+        if skip:
             node = node.next
             continue
-        i, owner = w.start(node, tag, top[0], top[3])
-        stack.append([i, owner, node, 0])
-        node = node.child
+        p = top[0]
+        a = node.attributes
+        cls, attr, cx, b = _attributes(a, tag) if a else ("", "", None, 0)
+        b |= tag_bits | bits[p]
+        c = n if block else cont[p]
+        parent(p)
+        tags(tag)
+        child_k(top[3])
+        attrs(attr)
+        bits_of(b)
+        cont_of(c)
+        classes(cls)
+        cxs(cx)
+        n += 1
+        end(n)
+        stack.append([n - 1, (c << 1) | (1 if b & _LINK_BIT else 0), node, 0])
+        node = node.first_child
     return w
 
 
