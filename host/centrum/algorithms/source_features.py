@@ -73,6 +73,10 @@ _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
 _DIGIT = char_table("0123456789")
 _SEPARATOR = char_table("|»«·•›‹/©®")
+_CLASS_TABLES = (_CLAUSE, _SENTENCE, _COMMA, _DIGIT, _SEPARATOR)
+_CLASS_BITS = np.zeros(0x10000, dtype=np.uint8)  # bit k: the character is in _CLASS_TABLES[k]
+for _k, _t in enumerate(_CLASS_TABLES):
+    _CLASS_BITS[_t] |= 1 << _k
 
 
 UNDECODABLE_SHARE = 0.05  # above this share of undecodable characters a page is refused (random bytes give more)
@@ -200,7 +204,8 @@ class _Walk:
     """Columns of the one pass over the tree, one entry per element in pre-order: parent, tag, child_k, lower-cased
     class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link), container (the nearest block-level element, itself
     included), class and data-cx; ``end`` is set when its subtree closes. Lists per column, not a tuple per element to
-    transpose afterwards; the depth follows from ``end``. Cues are matched after the walk, once per distinct class/id."""
+    transpose afterwards; the depth follows from ``end``. Cues are matched after the walk, once per distinct
+    class/id."""
 
     def __init__(self, root: Any) -> None:
         tag = root.tag  # the document element: no element above it
@@ -372,15 +377,20 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
                       conts[new], texts, link_chars, title, w.cx)
 
 
-def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
-    """Per table, per text: characters in the class (one encode of the joined texts, one lookup per class)."""
-    if not texts:
-        return [np.zeros(0) for _ in tables]
-    joined = "\x00".join(texts)
-    code = np.minimum(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), 0xFFFF)
-    ends = np.cumsum(np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts)))[:-1]
-    return [np.bincount(np.searchsorted(ends, np.nonzero(t[code])[0], side="right"), minlength=len(texts))
-            .astype(np.float64) for t in tables]
+def _class_counts(texts: list[str]) -> list[np.ndarray]:
+    """Per class of :data:`_CLASS_TABLES`, per text: its characters in the class. One encode of the joined texts and
+    one lookup of each character's class bits; the few characters in any class (marks, digits) are then placed in
+    their texts once and counted per class."""
+    m = len(texts)
+    if not m:
+        return [np.zeros(0) for _ in _CLASS_TABLES]
+    code = np.minimum(np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32), 0xFFFF)
+    bits = _CLASS_BITS[code]
+    at = np.flatnonzero(bits)
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=m) + 1)[:-1]
+    text, which = np.searchsorted(ends, at, side="right"), bits[at]
+    return [np.bincount(text[(which & (1 << k)) != 0], minlength=m).astype(np.float64)
+            for k in range(len(_CLASS_TABLES))]
 
 
 def _range_totals(end: np.ndarray, per_element: np.ndarray) -> np.ndarray:
@@ -444,22 +454,30 @@ def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.nda
     """Per text: the share of its distinct lower-cased tokens that are tokens of the title (0 for texts not
     ``eligible``): ``len(set(tokens(t)) & title) / len(set(tokens(t)))``, for all texts at once on token hashes."""
     out = np.zeros(len(texts))
-    title_h, _ = token_hashes(title.lower())
-    chosen = np.nonzero(eligible)[0]
-    if title_h.size == 0 or chosen.size == 0:
+    chosen = np.flatnonzero(eligible)
+    if chosen.size == 0:
         return out
-    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts); a final sigma
-    # reads the same before "\x00" as at a text's end.
-    lowered = [texts[b].lower() for b in chosen.tolist()]
+    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts), the title
+    # last: one hashing for all (tokens never span the "\x00"; a final sigma reads the same before it as at an end).
+    lowered = [*(texts[b].lower() for b in chosen.tolist()), title.lower()]
     h, start = token_hashes("\x00".join(lowered))
     ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)
     block = np.searchsorted(ends, start, side="right")
-    order = np.lexsort((h, block))
+    in_title = block == chosen.size
+    title_h = np.unique(h[in_title])
+    if title_h.size == 0:
+        return out
+    h, block = h[~in_title], block[~in_title]
+    # Tokens come in text order: sorted by hash, stably, equal hashes stay in text order, so each distinct
+    # (text, token) pair is a run, counted by its first entry.
+    order = np.argsort(h, kind="stable")
     block, h = block[order], h[order]
-    first = np.ones(h.size, dtype=bool)  # the first of each distinct (text, token) pair
+    first = np.ones(h.size, dtype=bool)
     first[1:] = (block[1:] != block[:-1]) | (h[1:] != h[:-1])
-    distinct = np.bincount(block[first], minlength=chosen.size)
-    hits = np.bincount(block[first], weights=np.isin(h[first], title_h), minlength=chosen.size)
+    block, h = block[first], h[first]
+    hit = title_h[np.minimum(np.searchsorted(title_h, h), title_h.size - 1)] == h
+    distinct = np.bincount(block, minlength=chosen.size)
+    hits = np.bincount(block, weights=hit, minlength=chosen.size)
     out[chosen] = hits / np.maximum(distinct, 1)
     return out
 
@@ -469,7 +487,7 @@ def _text_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     texts = tree.block_text
     chars = np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
     words = count_words_many(texts).astype(np.float64)
-    clause, sentence, comma, digit, sep = _class_counts(texts, [_CLAUSE, _SENTENCE, _COMMA, _DIGIT, _SEPARATOR])
+    clause, sentence, comma, digit, sep = _class_counts(texts)
     link = np.minimum(tree.block_link_chars, chars) / np.maximum(chars, 1)
     para = ((words >= PARAGRAPH_WORDS) & (link < PARAGRAPH_LINK_DENSITY) & ((clause > 0) | (words >= LONG_WORDS)))
     overlap = _title_overlap(texts, tree.title, words <= 40)
