@@ -70,12 +70,28 @@ def test_text_either_side_of_a_comment_is_one_text_and_the_tree_is_a_browser_s()
 def test_cue_groups_match_each_class_text_as_their_regexes_do() -> None:
     texts = ["", "comments", "commentary", "side-bar main", "ads", "bad", "read-more", "readmore", "tags", "tag-x",
              "post_body", "article-content", "content", "contents", "nav\nfooter", "a-date", "update", "metadata",
-             "entry", "h-entry foo", "rail", "trail", "tabs", "stable"] * 2
+             "entry", "h-entry foo", "rail", "trail", "tabs", "stable", "x ads", "x\u00a0ads y", "bads ad-x", "ad",
+             "post-body", "news_main x", "newsmain", "pagebody", "a article\tb", "repl replies", "more stories",
+             "morestories more-stories", "read more", "tags\u2003tag", "date-x\x1cmeta", "xpost", "post\u00e9",
+             "\u00e9post", "\u00e9ads", "ads\u00e9"] * 2
     S._CUE_CACHE.clear()
+    S._CUE_WORD_CACHE.clear()
     got = S._cue_bits(texts)
     want = [sum(1 << k for k, p in enumerate(S._CUES.values()) if p.search(t)) for t in texts]
     assert got.tolist() == want
     assert S._cue_bits(texts).tolist() == want  # from the cache
+    S._CUE_CACHE.clear()
+    assert S._cue_bits(texts).tolist() == want  # from the words' cache
+    # Each group as the regex finds it, alternative by alternative: plain words, anchored ones, the rest.
+    words = sorted({w for t in texts for w in t.split()})
+    assert S._match_cues(words) == [sum(1 << k for k, p in enumerate(S._CUES.values()) if p.search(w)) for w in words]
+
+
+def test_every_match_of_an_anchored_cue_alternative_starts_with_an_anchor() -> None:
+    assert S._anchors(r"\bads?\b") == ("ad",) and S._anchors(r"tags?\b") == ("tag",)
+    assert S._anchors("repl(?:y|ies)") == ("repl",) and S._anchors("more-?stories") == ("more",)
+    assert S._anchors("(?:post|blog)[-_]?(?:body|text)") == ("post", "blog")
+    assert S._anchors("(?:post|blog)?body") is None and S._anchors("a?b") is None and S._anchors("[ab]c") is None
 
 
 def test_node_paths_count_every_element_child_as_the_collector_does() -> None:

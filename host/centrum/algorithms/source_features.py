@@ -106,9 +106,9 @@ class SourceTree:
     cx: list[str | None]  # (n,) the data-cx attribute (a snapshot's node id) when the source has one
 
 
-def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
-    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and a regex of
-    the others (None if none): the regex matches a text exactly when one of the words is in it or the rest matches."""
+def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], list[str]]:
+    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and the others:
+    the regex matches a text exactly when one of the words is in it or one of the others matches."""
     parts, depth, start, i = [], 0, 0, 0
     while i < len(pattern):
         c = pattern[i]
@@ -123,42 +123,98 @@ def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] 
             start = i + 1
         i += 1
     parts.append(pattern[start:])
-    words = tuple(p for p in parts if re.fullmatch(r"[a-z0-9-]+", p))
-    rest = [p for p in parts if p not in words]
-    return words, (re.compile("|".join(rest)) if rest else None)
+    words = tuple(p for p in parts if _PLAIN.fullmatch(p))
+    return words, [p for p in parts if p not in words]
 
 
-_CUE_PARTS = [_split_alternatives(p.pattern) for p in _CUES.values()]
-# Cue bits of the class/id texts seen in this process: sites share their templates' classes and the web its
-# frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once. Bounded: emptied when full.
+_PLAIN = re.compile(r"[a-z0-9-]+")
+
+
+def _anchors(alternative: str) -> tuple[str, ...] | None:
+    """Plain strings one of which starts every match of the regex ``alternative`` (after a leading ``\\b``), or None:
+    its leading run of plain characters (without the last when a quantifier follows it), or the words of a leading
+    non-capturing group of plain words that no quantifier follows."""
+    body = alternative.removeprefix("\\b")
+    run = _PLAIN.match(body)
+    if run:
+        plain = run.group()[:-1] if body[run.end():run.end() + 1] in ("?", "*", "+", "{") else run.group()
+        return (plain,) if plain else None
+    close = body.find(")")
+    if body.startswith("(?:") and close > 0 and body[close + 1:close + 2] not in ("?", "*", "+", "{"):
+        words = body[3:close].split("|")
+        if all(_PLAIN.fullmatch(w) for w in words):
+            return tuple(words)
+    return None
+
+
+def _cue_parts(pattern: str) -> tuple[tuple[str, ...], list[tuple[re.Pattern[str], tuple[str, ...]]],
+                                      re.Pattern[str] | None]:
+    """A cue regex as (plain words, other alternatives with their anchors, a regex of the alternatives that have
+    none or None): a match of an anchored alternative starts at an occurrence of one of its anchors, so it is looked
+    for there alone (``Pattern.match`` at a position reads the characters before it for ``\\b``)."""
+    words, others = _split_alternatives(pattern)
+    anchored = [(re.compile(p), a) for p in others if (a := _anchors(p)) is not None]
+    rest = [p for p in others if _anchors(p) is None]
+    return words, anchored, (re.compile("|".join(rest)) if rest else None)
+
+
+_CUE_PARTS = [_cue_parts(p.pattern) for p in _CUES.values()]
+# Cue bits of the class/id texts seen in this process, and of their words: sites share their templates' classes and
+# the web its frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once, and a text met for
+# the first time is mostly made of words met before. Bounded: each emptied when full.
 _CUE_CACHE: dict[str, int] = {}
+_CUE_WORD_CACHE: dict[str, int] = {}
 _CUE_CACHE_MAX = 200_000
 
 
+def _match_cues(texts: list[str]) -> list[int]:
+    """Per text, bit k set when it matches cue group k of ``_CUES``: each group's regex runs once over the texts
+    joined by newlines (no cue pattern matches a newline or reads past a word boundary, so a match in the join is a
+    match in one text, and every text with a match shows its first)."""
+    if not texts:
+        return []
+    joined = "\n".join(texts)
+    starts = np.cumsum([0] + [len(a) + 1 for a in texts[:-1]])
+    bits = np.zeros(len(texts), dtype=np.int64)
+    for k, (words, anchored, rest) in enumerate(_CUE_PARTS):
+        found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
+        for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
+            at = joined.find(word)
+            while at >= 0:
+                found.append(at)
+                at = joined.find(word, at + 1)
+        for regex, anchors in anchored:
+            for anchor in anchors:
+                at = joined.find(anchor)
+                while at >= 0:
+                    if regex.match(joined, at):
+                        found.append(at)
+                    at = joined.find(anchor, at + 1)
+        if found:
+            bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
+    return bits.tolist()
+
+
 def _cue_bits(attrs: list[str]) -> np.ndarray:
-    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. The texts not in the cache are
-    matched together: each group's regex runs once over them joined by newlines (no cue pattern matches a newline or
-    reads past a word boundary, so a match in the join is a match in one text, and every text with a match shows
-    its first)."""
-    cache = _CUE_CACHE
+    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. A text not in the cache gets the OR of
+    its whitespace-separated words' bits (no cue pattern matches whitespace, and a word boundary reads whitespace as
+    it reads a text's end, so a text matches a group exactly when one of its words does); the words not in their
+    cache are matched together (:func:`_match_cues`)."""
+    cache, word_bits = _CUE_CACHE, _CUE_WORD_CACHE
     if len(cache) + len(attrs) > _CUE_CACHE_MAX:
         cache.clear()
-    new = sorted({a for a in attrs if a not in cache})
+    new = {a: a.split() for a in attrs if a not in cache}
     if new:
-        joined = "\n".join(new)
-        starts = np.cumsum([0] + [len(a) + 1 for a in new[:-1]])
-        bits = np.zeros(len(new), dtype=np.int64)
-        for k, (words, rest) in enumerate(_CUE_PARTS):
-            found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
-            for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
-                at = joined.find(word)
-                while at >= 0:
-                    found.append(at)
-                    at = joined.find(word, at + 1)
-            if found:
-                bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
-        cache.update(zip(new, bits.tolist(), strict=True))
-    return np.fromiter((cache[a] for a in attrs), dtype=np.int64, count=len(attrs))
+        if len(word_bits) > _CUE_CACHE_MAX:
+            word_bits.clear()
+        fresh = sorted({w for words in new.values() for w in words if w not in word_bits})
+        word_bits.update(zip(fresh, _match_cues(fresh), strict=True))
+        for a, words in new.items():
+            b = 0
+            for w in words:
+                b |= word_bits[w]
+            cache[a] = b
+    return np.fromiter(map(cache.__getitem__, attrs), dtype=np.int64, count=len(attrs))
 
 
 _HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
