@@ -566,16 +566,17 @@ def _context_columns(tree: SourceTree, t: dict[str, np.ndarray]) -> dict[str, np
     sub_chars, sub_link, sub_para = subtree_sum(tree, own), subtree_sum(tree, own_link), subtree_sum(tree, own_para)
     sub_n = (tree.end - np.arange(n)).astype(np.float64)
     total, para_total = max(float(sub_chars[0]), 1.0), max(float(sub_para[0]), 1.0)
-    out: dict[str, np.ndarray] = {}
-    node = el
-    for level in range(4):  # the container, its parent, grandparent, great-grandparent
-        out[f"up{level}_log_chars"] = np.log1p(sub_chars[node])
-        out[f"up{level}_chars_share"] = sub_chars[node] / total
-        out[f"up{level}_para_share"] = sub_para[node] / para_total
-        out[f"up{level}_link_density"] = sub_link[node] / np.maximum(sub_chars[node], 1)
-        out[f"up{level}_chars_per_element"] = np.log1p(sub_chars[node] / sub_n[node])
-        out[f"up{level}_para_in_node"] = sub_para[node] / np.maximum(sub_chars[node], 1)
-        node = np.where(tree.parent[node] >= 0, tree.parent[node], node)
+    levels = [el]  # the container, its parent, grandparent, great-grandparent: one row each, computed together
+    for _ in range(3):
+        up = tree.parent[levels[-1]]
+        levels.append(np.where(up >= 0, up, levels[-1]))
+    node = np.stack(levels)
+    chars_at, para_at = sub_chars[node], sub_para[node]
+    at_least_1 = np.maximum(chars_at, 1)
+    per_level = {"log_chars": np.log1p(chars_at), "chars_share": chars_at / total, "para_share": para_at / para_total,
+                 "link_density": sub_link[node] / at_least_1,
+                 "chars_per_element": np.log1p(chars_at / sub_n[node]), "para_in_node": para_at / at_least_1}
+    out = {f"up{level}_{name}": v[level] for level in range(4) for name, v in per_level.items()}
     for share in (0.5, 0.8, 0.3):
         m = _main_node(tree, sub_para, share)
         inside = (el >= m) & (el < tree.end[m])
@@ -604,8 +605,8 @@ def _markup_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     code = _OWN_TAG_CODE.get
     tags = tree.tags
     own = np.fromiter((code(tags[e], -1) for e in el.tolist()), dtype=np.int64, count=el.size)
-    for k, t in enumerate(OWN_TAGS):  # small integers compared, not strings
-        out[f"tag_{t}"] = (own == k).astype(np.float64)
+    is_tag = (own[:, None] == np.arange(len(OWN_TAGS))).astype(np.float64)  # small integers compared, not strings
+    out.update({f"tag_{t}": is_tag[:, k] for k, t in enumerate(OWN_TAGS)})
     return out
 
 
