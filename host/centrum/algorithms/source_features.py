@@ -199,22 +199,29 @@ def _cue_bits(attrs: list[str]) -> np.ndarray:
     """Per class/id text, bit k set when it matches cue group k of ``_CUES``. A text not in the cache gets the OR of
     its whitespace-separated words' bits (no cue pattern matches whitespace, and a word boundary reads whitespace as
     it reads a text's end, so a text matches a group exactly when one of its words does); the words not in their
-    cache are matched together (:func:`_match_cues`)."""
+    cache are matched together (:func:`_match_cues`). The page's bits are read into a dict of its own first, so
+    another thread emptying a cache (``centrum.api`` extracts in threads) cannot take them away midway."""
     cache, word_bits = _CUE_CACHE, _CUE_WORD_CACHE
     if len(cache) + len(attrs) > _CUE_CACHE_MAX:
         cache.clear()
-    new = {a: a.split() for a in attrs if a not in cache}
+    if len(word_bits) > _CUE_CACHE_MAX:
+        word_bits.clear()
+    found = {a: cache.get(a) for a in set(attrs)}
+    new = {a: a.split() for a, b in found.items() if b is None}
     if new:
-        if len(word_bits) > _CUE_CACHE_MAX:
-            word_bits.clear()
-        fresh = sorted({w for words in new.values() for w in words if w not in word_bits})
-        word_bits.update(zip(fresh, _match_cues(fresh), strict=True))
-        for a, words in new.items():
+        needed = {w for split in new.values() for w in split}
+        words = {w: b for w in needed if (b := word_bits.get(w)) is not None}
+        fresh = sorted(needed - words.keys())
+        matched = dict(zip(fresh, _match_cues(fresh), strict=True))
+        words.update(matched)
+        word_bits.update(matched)
+        for a, split in new.items():
             b = 0
-            for w in words:
-                b |= word_bits[w]
+            for w in split:
+                b |= words[w]
+            found[a] = b
             cache[a] = b
-    return np.fromiter(map(cache.__getitem__, attrs), dtype=np.int64, count=len(attrs))
+    return np.fromiter(map(found.__getitem__, attrs), dtype=np.int64, count=len(attrs))
 
 
 _HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
