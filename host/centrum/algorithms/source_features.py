@@ -159,6 +159,16 @@ def _cue_parts(pattern: str) -> tuple[tuple[str, ...], list[tuple[re.Pattern[str
 
 
 _CUE_PARTS = [_cue_parts(p.pattern) for p in _CUES.values()]
+# The same, all groups together: each plain word with the bits of the groups holding it (found once for all), each
+# anchored or other alternative with its group's bit.
+_CUE_WORD_BITS: dict[str, int] = {}
+for _k, (_words, _anchored, _rest) in enumerate(_CUE_PARTS):
+    for _w in _words:
+        _CUE_WORD_BITS[_w] = _CUE_WORD_BITS.get(_w, 0) | 1 << _k
+_CUE_ANCHORED = [(regex, anchors, 1 << k) for k, (_, anchored, _) in enumerate(_CUE_PARTS)
+                 for regex, anchors in anchored]
+_CUE_REST = [(rest, 1 << k) for k, (_, _, rest) in enumerate(_CUE_PARTS) if rest is not None]
+
 # Cue bits of the class/id texts seen in this process, and of their words: sites share their templates' classes and
 # the web its frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once, and a text met for
 # the first time is mostly made of words met before. Bounded: each emptied when full.
@@ -168,30 +178,38 @@ _CUE_CACHE_MAX = 200_000
 
 
 def _match_cues(texts: list[str]) -> list[int]:
-    """Per text, bit k set when it matches cue group k of ``_CUES``: each group's regex runs once over the texts
-    joined by newlines (no cue pattern matches a newline or reads past a word boundary, so a match in the join is a
-    match in one text, and every text with a match shows its first)."""
+    """Per text, bit k set when it matches cue group k of ``_CUES``, found in the texts joined by newlines (no cue
+    pattern matches a newline or reads past a word boundary, so a match in the join is a match in one text): each
+    plain word once for all groups (``str.find`` runs in C at memory speed, where the regex engine tries every branch
+    everywhere), each anchored alternative where its anchors occur, the other alternatives by their regex; the matches
+    are then placed in their texts all at once."""
     if not texts:
         return []
     joined = "\n".join(texts)
-    starts = np.cumsum([0] + [len(a) + 1 for a in texts[:-1]])
-    bits = np.zeros(len(texts), dtype=np.int64)
-    for k, (words, anchored, rest) in enumerate(_CUE_PARTS):
-        found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
-        for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
-            at = joined.find(word)
+    where: list[int] = []
+    what: list[int] = []
+    for word, bit in _CUE_WORD_BITS.items():
+        at = joined.find(word)
+        while at >= 0:
+            where.append(at)
+            what.append(bit)
+            at = joined.find(word, at + 1)
+    for regex, anchors, bit in _CUE_ANCHORED:
+        for anchor in anchors:
+            at = joined.find(anchor)
             while at >= 0:
-                found.append(at)
-                at = joined.find(word, at + 1)
-        for regex, anchors in anchored:
-            for anchor in anchors:
-                at = joined.find(anchor)
-                while at >= 0:
-                    if regex.match(joined, at):
-                        found.append(at)
-                    at = joined.find(anchor, at + 1)
-        if found:
-            bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
+                if regex.match(joined, at):
+                    where.append(at)
+                    what.append(bit)
+                at = joined.find(anchor, at + 1)
+    for rest, bit in _CUE_REST:
+        for m in rest.finditer(joined):
+            where.append(m.start())
+            what.append(bit)
+    bits = np.zeros(len(texts), dtype=np.int64)
+    if where:
+        starts = np.cumsum([0] + [len(a) + 1 for a in texts[:-1]])
+        np.bitwise_or.at(bits, np.searchsorted(starts, where, side="right") - 1, np.asarray(what, dtype=np.int64))
     return bits.tolist()
 
 
