@@ -116,7 +116,8 @@ WALK_PAGES = [
     "</My-Widget><DIV CLASS=Nav>x<!-- c --> y<!-- --> <!----><B>z</B></DIV><x-y><z-q>deep</z-q></x-y></body></html>",
     '<p hidden>h<span>in</span></p><div aria-hidden="true">a</div><div aria-hidden="false">b</div>'
     '<div style="color:red; DISPLAY : none">c</div><div style="visibility:hidden">d</div><a>no href</a>'
-    '<a href="">empty href<b>bold</b></a><a href=/x class="">x</a><div data-cx="7" class="  Mixed  Case ">e</div>',
+    '<a href="">empty href<b>bold</b></a><a href=/x class="">x</a><div data-cx="7" class="  Mixed  Case ">e</div>'
+    '<span class>v</span><span class="">e</span><span class=" One ">c</span><span ID=i>d</span>',
     "<table><tr><td>1<td>2<tr><th>3</table><select><option>o</select><textarea>t</textarea><template><p>t</p>"
     "</template><noscript><p>n</p></noscript><svg><title>s</title><foreignObject><p>f</p></foreignObject></svg>"
     "<math><mi>x</mi></math><iframe>i</iframe><button>b</button>tail<video>v</video><canvas>c</canvas>",

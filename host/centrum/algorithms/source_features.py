@@ -271,6 +271,10 @@ def _tag_info(node: Any, tid: int) -> tuple[str, bool, bool, int] | None:
 def _attributes(a: dict[str, str | None], tag: str) -> tuple[str, str, str | None, int]:
     """An element's attributes ``a`` (not empty) as the walk reads them: class, lower-cased "class id" text (the cue
     text), data-cx, and its hidden / link bits."""
+    if len(a) == 1:  # a class alone, a third of the elements with attributes: nothing else to read
+        cls = a.get("class")
+        if cls is not None:
+            return cls, cls.lower().strip(), None, 0
     get = a.get
     cls, ident, style = get("class") or "", get("id"), get("style")
     bits = 0
