@@ -329,3 +329,20 @@ def test_eval_no_render_scores_the_raw_html_algorithms(tmp_path: Path, capsys: p
     pages = [json.loads(line) for line in (out / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
     rows = [r for p in pages for r in p["rows"] if r["extractor"] == "source"]
     assert len(rows) == len(pages) == 3 and all(r["error"] == "" and r["f1"] > 0.5 for r in rows)
+
+
+def test_inherited_bits_are_the_or_over_each_element_s_ancestors() -> None:
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 300):
+        parent = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, n)], dtype=np.int64)  # parents first
+        depth = np.zeros(n, dtype=np.int64)
+        for i in range(1, n):
+            depth[i] = depth[parent[i]] + 1
+        own = rng.integers(0, 1 << 11, n) * (rng.random(n) < 0.2)
+        want = []
+        for i in range(n):
+            bits, e = 0, i
+            while e >= 0:
+                bits, e = bits | int(own[e]), int(parent[e])
+            want.append(bits)
+        assert S._inherited(own, parent, depth).tolist() == want

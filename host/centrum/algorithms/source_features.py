@@ -430,6 +430,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     at = np.asarray(w.piece_at, dtype=np.int64)
     conts = at >> 1
     end = np.asarray(w.end, dtype=np.int64)
+    parent_a = np.asarray(parent, dtype=np.int64)
     # Depth: the subtree ranges holding an element but its own, i.e. the elements before it whose range has not ended.
     depth = np.arange(n) - np.cumsum(np.bincount(end, minlength=n + 1))[:n]
     # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
@@ -437,7 +438,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     read = np.flatnonzero(_range_totals(end, np.bincount(conts, minlength=n) > 0) > 0)
     cue = np.zeros(n, dtype=np.int64)
     cue[read] = _cue_bits([attrs[i] for i in read.tolist()])
-    inh_c = _inherited(cue, end, len(_CUES))
+    inh_c = _inherited(cue, parent_a, depth)
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
     sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, w.cls, strict=True)),
@@ -457,7 +458,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     lengths = np.fromiter((len(" ".join(pieces[i].split())) for i in link.tolist()), dtype=np.float64,
                           count=link.size)
     link_chars = np.bincount(block_of[link], weights=lengths, minlength=nb).astype(np.float64)
-    return SourceTree(np.asarray(parent, dtype=np.int64), end, depth.astype(np.int64), tags,
+    return SourceTree(parent_a, end, depth.astype(np.int64), tags,
                       np.asarray(w.child_k, dtype=np.int64), np.asarray(w.bits, dtype=np.int64), inh_c, cue, signature,
                       conts[new], texts, link_chars, title, w.cx)
 
@@ -489,20 +490,18 @@ def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
     return _range_totals(tree.end, per_element)
 
 
-def _inherited(own: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
-    """Per element, the OR of the ``width``-bit sets ``own`` of it and its ancestors: an element has a bit when it
-    lies in the subtree range of an element holding it (ranges nest or are apart, so per bit the ranges covering an
-    element are counted with a +1/-1 difference array and one prefix sum: linear, no walk up the ancestors)."""
-    n = own.shape[0]
-    at = np.flatnonzero(own)
-    if at.size == 0:
-        return own.copy()
-    held = (own[at, None] >> np.arange(width)) & 1
-    diff = np.zeros((n + 1, width), dtype=np.int64)
-    diff[at] += held  # distinct rows
-    np.add.at(diff, end[at], -held)  # ends may coincide
-    covered = np.cumsum(diff[:n], axis=0) > 0
-    return (covered.astype(np.int64) << np.arange(width)).sum(axis=1)  # distinct bits: their sum is their OR
+def _inherited(own: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Per element, the OR of the bit sets ``own`` of it and its ancestors, by pointer jumping: after round r each
+    element holds the OR over itself and its ancestors less than 2**r levels up, and its 2**r-th ancestor is one
+    lookup away (the root is its own), so log2(depth) rounds of vectorized lookups (n log n) cover every chain."""
+    out = own.copy()
+    if not own.any():
+        return out
+    up = np.where(parent >= 0, parent, np.arange(own.shape[0]))
+    for _ in range(int(depth.max()).bit_length()):
+        out |= out[up]
+        up = up[up]
+    return out
 
 
 def _main_node(tree: SourceTree, para_sub: np.ndarray, share: float) -> int:
