@@ -271,7 +271,7 @@ def _tag_info(node: Any, tid: int) -> tuple[str, bool, bool, int] | None:
 def _attributes(a: dict[str, str | None], tag: str) -> tuple[str, str, str | None, int]:
     """An element's attributes ``a`` (not empty) as the walk reads them: class, lower-cased "class id" text (the cue
     text), data-cx, and its hidden / link bits."""
-    if len(a) == 1:  # a class alone, a third of the elements with attributes: nothing else to read
+    if len(a) == 1:  # a class alone (the most common case): nothing else to read
         cls = a.get("class")
         if cls is not None:
             return cls, cls.lower().strip(), None, 0
@@ -312,8 +312,8 @@ class _Walk:
 def _walk(root: Any) -> _Walk:
     """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees. Text on either
     side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``). The
-    per-element steps are inlined, with the columns' appends bound once (a call and nine attribute lookups per
-    element were a third of the walk); ``tests/unit/test_source.py`` checks it against a plain recursive walk."""
+    per-element steps are inlined, with the columns' appends bound once (a method call and nine attribute lookups
+    per element cost more than the steps); ``tests/unit/test_source.py`` checks it against a plain recursive walk."""
     w = _Walk(root)
     parent, tags, child_k, attrs, bits_of, cont_of, classes, cxs, end = (
         w.parent.append, w.tag.append, w.child_k.append, w.attr.append, w.bits.append, w.cont.append,
