@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,15 +68,126 @@ def test_text_either_side_of_a_comment_is_one_text_and_the_tree_is_a_browser_s()
     assert source.node_paths(tree, [int(tree.block_el[1])]) == ["html:1>body:2>table:2>tbody:1>tr:1>td:1"]
 
 
+def _plain_walk(root: Any) -> dict[str, list[Any]]:
+    """The walk's plain definition (what ``source_features._walk`` computes with tag ids and inlined steps): recursive,
+    by tag names, one element at a time."""
+    w: dict[str, list[Any]] = {k: [] for k in ("parent", "tag", "child_k", "attr", "bits", "cont", "cls", "cx", "end",
+                                               "pieces", "piece_at")}
+
+    def element(node: Any, tag: str, p: int, k: int) -> None:
+        i = len(w["parent"])
+        a = node.attributes
+        cls, ident, style = a.get("class") or "", a.get("id"), a.get("style")
+        bits = S._TAG_BITS.get(tag, 0) | (w["bits"][p] if p >= 0 else 0)
+        if "hidden" in a or a.get("aria-hidden") == "true" or (style and S._HIDDEN_STYLE.search(style)):
+            bits |= S._HIDDEN_BIT
+        if tag == "a" and "href" in a:
+            bits |= S._LINK_BIT
+        cont = i if p < 0 or tag in S.BLOCK else w["cont"][p]
+        for key, v in (("parent", p), ("tag", tag), ("child_k", k), ("attr", f"{cls} {ident or ''}".lower().strip()),
+                       ("bits", bits), ("cont", cont), ("cls", cls), ("cx", a.get("data-cx")), ("end", 0)):
+            w[key].append(v)
+        owner, glue, children = (cont << 1) | bool(bits & S._LINK_BIT), False, 0
+        child = node.first_child
+        while child is not None:
+            name = child.tag
+            if name == "-text":
+                text = child.text_content
+                if glue:
+                    w["pieces"][-1] += text
+                elif text and not text.isspace():
+                    w["pieces"].append(text)
+                    w["piece_at"].append(owner)
+                    glue = True
+            elif name and not name.startswith("-"):
+                glue, children = False, children + 1
+                if name.lower() not in S.SKIP:
+                    element(child, name.lower(), i, children)
+            child = child.next
+        w["end"][i] = len(w["parent"])
+
+    element(root, root.tag, -1, 1)
+    return w
+
+
+WALK_PAGES = [
+    article_page(),
+    '<html lang=en><body><My-Widget class="A B" id=X>one<my-widget>two</my-widget><MY-WIDGET>3</MY-WIDGET>'
+    "</My-Widget><DIV CLASS=Nav>x<!-- c --> y<!-- --> <!----><B>z</B></DIV><x-y><z-q>deep</z-q></x-y></body></html>",
+    '<p hidden>h<span>in</span></p><div aria-hidden="true">a</div><div aria-hidden="false">b</div>'
+    '<div style="color:red; DISPLAY : none">c</div><div style="visibility:hidden">d</div><a>no href</a>'
+    '<a href="">empty href<b>bold</b></a><a href=/x class="">x</a><div data-cx="7" class="  Mixed  Case ">e</div>'
+    '<span class>v</span><span class="">e</span><span class=" One ">c</span><span ID=i>d</span>',
+    "<table><tr><td>1<td>2<tr><th>3</table><select><option>o</select><textarea>t</textarea><template><p>t</p>"
+    "</template><noscript><p>n</p></noscript><svg><title>s</title><foreignObject><p>f</p></foreignObject></svg>"
+    "<math><mi>x</mi></math><iframe>i</iframe><button>b</button>tail<video>v</video><canvas>c</canvas>",
+    "<!doctype html><?php echo 1 ?><html><head><title>t</title><meta charset=utf-8><link rel=x></head><!-- a -->"
+    "<body>\u00a0 \u3000<p>\u00a0</p><p>a\u2003b</p>\n\t<ul><li>1<li>2</ul></body></html><!-- after --><p>late</p>",
+    "text before any tag <b>bold <i>both</b> italic</i> <p>one<p>two<h1>h<h2>h2</h1> <center>c</center>",
+    "<body><div>" * 40 + "deep" + "</div>" * 40 + "<custom-element hidden><p>x</p></custom-element></body>",
+]
+
+
+@pytest.mark.parametrize("page", range(len(WALK_PAGES)))
+def test_the_walk_is_its_plain_recursive_definition(page: int) -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    root = LexborHTMLParser(S._prepare(WALK_PAGES[page], 1_000_000)).root
+    want = _plain_walk(root)
+    for _ in range(2):  # with the tag table as first met, then as filled
+        got = vars(S._walk(root))
+        assert {k: got[k] for k in want} == want
+
+
+def test_character_classes_are_counted_per_text_as_their_tables_say() -> None:
+    texts = ["Hello, world. Yes!", "", "数字１２３。，、", "a|b»c·d/e©", "\U0001F600 emoji, 1,2; 3:4", "\uffff\ufffe.",
+             "؟।؛،", "x" * 50 + "." * 3]
+    got = S._class_counts(texts)
+    for table, counts in zip(S._CLASS_TABLES, got, strict=True):
+        assert counts.tolist() == [float(sum(bool(table[min(ord(c), 0xFFFF)]) for c in t)) for t in texts]
+    assert [c.tolist() for c in S._class_counts([])] == [[]] * len(S._CLASS_TABLES)
+
+
+def test_title_overlap_is_the_share_of_a_text_s_distinct_tokens_in_the_title() -> None:
+    from centrum.core.textmetrics import tokens
+
+    title = "Rivers of the North — ΟΔΟΣ İstanbul 日本語"
+    texts = ["Rivers rivers RIVERS of the south", "", "ΟΔΟΣ οδος", "istanbul İstanbul", "日本 語 文", "north-east",
+             "nothing here at all", "the the the", "Σ", "x"]
+    eligible = np.array([True, True, True, True, True, True, True, False, True, True])
+    want_title = set(tokens(title.lower()))
+    want = [len(set(tokens(t.lower())) & want_title) / max(len(set(tokens(t.lower()))), 1) if e else 0.0
+            for t, e in zip(texts, eligible, strict=True)]
+    assert S._title_overlap(texts, title, eligible).tolist() == want
+    assert S._title_overlap(texts, "", eligible).tolist() == [0.0] * len(texts)
+    assert S._title_overlap(texts, title, np.zeros(len(texts), dtype=bool)).tolist() == [0.0] * len(texts)
+
+
 def test_cue_groups_match_each_class_text_as_their_regexes_do() -> None:
     texts = ["", "comments", "commentary", "side-bar main", "ads", "bad", "read-more", "readmore", "tags", "tag-x",
              "post_body", "article-content", "content", "contents", "nav\nfooter", "a-date", "update", "metadata",
-             "entry", "h-entry foo", "rail", "trail", "tabs", "stable"] * 2
+             "entry", "h-entry foo", "rail", "trail", "tabs", "stable", "x ads", "x\u00a0ads y", "bads ad-x", "ad",
+             "post-body", "news_main x", "newsmain", "pagebody", "a article\tb", "repl replies", "more stories",
+             "morestories more-stories", "read more", "tags\u2003tag", "date-x\x1cmeta", "xpost", "post\u00e9",
+             "\u00e9post", "\u00e9ads", "ads\u00e9"] * 2
     S._CUE_CACHE.clear()
+    S._CUE_WORD_CACHE.clear()
     got = S._cue_bits(texts)
     want = [sum(1 << k for k, p in enumerate(S._CUES.values()) if p.search(t)) for t in texts]
     assert got.tolist() == want
     assert S._cue_bits(texts).tolist() == want  # from the cache
+    S._CUE_CACHE.clear()
+    assert S._cue_bits(texts).tolist() == want  # from the words' cache
+    # Each group as the regex finds it, alternative by alternative: plain words, anchored ones, the rest.
+    words = sorted({w for t in texts for w in t.split()})
+    assert S._match_cues(words) == [sum(1 << k for k, p in enumerate(S._CUES.values()) if p.search(w)) for w in words]
+
+
+def test_every_match_of_an_anchored_cue_alternative_starts_with_an_anchor() -> None:
+    assert S._anchors(r"\bads?\b") == ("ad",) and S._anchors(r"tags?\b") == ("tag",)
+    assert S._anchors("repl(?:y|ies)") == ("repl",) and S._anchors("more-?stories") == ("more",)
+    assert S._anchors("(?:post|blog)[-_]?(?:body|text)") == ("post", "blog")
+    assert S._anchors("(?:post|blog)?body") is None and S._anchors("a?b") is None and S._anchors("[ab]c") is None
 
 
 def test_node_paths_count_every_element_child_as_the_collector_does() -> None:
@@ -217,3 +329,20 @@ def test_eval_no_render_scores_the_raw_html_algorithms(tmp_path: Path, capsys: p
     pages = [json.loads(line) for line in (out / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
     rows = [r for p in pages for r in p["rows"] if r["extractor"] == "source"]
     assert len(rows) == len(pages) == 3 and all(r["error"] == "" and r["f1"] > 0.5 for r in rows)
+
+
+def test_inherited_bits_are_the_or_over_each_element_s_ancestors() -> None:
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 300):
+        parent = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, n)], dtype=np.int64)  # parents first
+        depth = np.zeros(n, dtype=np.int64)
+        for i in range(1, n):
+            depth[i] = depth[parent[i]] + 1
+        own = rng.integers(0, 1 << 11, n) * (rng.random(n) < 0.2)
+        want = []
+        for i in range(n):
+            bits, e = 0, i
+            while e >= 0:
+                bits, e = bits | int(own[e]), int(parent[e])
+            want.append(bits)
+        assert S._inherited(own, parent, depth).tolist() == want

@@ -137,13 +137,19 @@ def answer(html: str, cfg: Config | None = None, model: Boosted | None = None) -
 def node_paths(tree: S.SourceTree, elements: list[int]) -> list[str]:
     """``tag:k>...`` root paths (``centrum.annotation.labels``' format: k = 1-based place among the element
     children)."""
+    parent, child_k, tags = tree.parent, tree.child_k, tree.tags
+    made: dict[int, str] = {}  # each element's path made once: the kept containers share their ancestors
     out = []
     for e in elements[:MAX_PATHS]:
-        steps = []
-        while e >= 0:
-            steps.append(f"{tree.tags[e]}:{int(tree.child_k[e])}")
-            e = int(tree.parent[e])
-        out.append(">".join(reversed(steps)))
+        chain = []
+        while e >= 0 and e not in made:
+            chain.append(e)
+            e = int(parent[e])
+        path = made.get(e, "")
+        for x in reversed(chain):
+            step = f"{tags[x]}:{int(child_k[x])}"
+            path = made[x] = f"{path}>{step}" if path else step
+        out.append(path)
     return out
 
 

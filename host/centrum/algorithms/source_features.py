@@ -73,6 +73,10 @@ _SENTENCE = char_table(".!?。！？؟।")
 _COMMA = char_table(",，、،")
 _DIGIT = char_table("0123456789")
 _SEPARATOR = char_table("|»«·•›‹/©®")
+_CLASS_TABLES = (_CLAUSE, _SENTENCE, _COMMA, _DIGIT, _SEPARATOR)
+_CLASS_BITS = np.zeros(0x10000, dtype=np.uint8)  # bit k: the character is in _CLASS_TABLES[k]
+for _k, _t in enumerate(_CLASS_TABLES):
+    _CLASS_BITS[_t] |= 1 << _k
 
 
 UNDECODABLE_SHARE = 0.05  # above this share of undecodable characters a page is refused (random bytes give more)
@@ -102,9 +106,9 @@ class SourceTree:
     cx: list[str | None]  # (n,) the data-cx attribute (a snapshot's node id) when the source has one
 
 
-def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
-    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and a regex of
-    the others (None if none): the regex matches a text exactly when one of the words is in it or the rest matches."""
+def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], list[str]]:
+    """A cue regex as its top-level alternatives that are plain words (searched with ``str.find``) and the others:
+    the regex matches a text exactly when one of the words is in it or one of the others matches."""
     parts, depth, start, i = [], 0, 0, 0
     while i < len(pattern):
         c = pattern[i]
@@ -119,121 +123,215 @@ def _split_alternatives(pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] 
             start = i + 1
         i += 1
     parts.append(pattern[start:])
-    words = tuple(p for p in parts if re.fullmatch(r"[a-z0-9-]+", p))
-    rest = [p for p in parts if p not in words]
-    return words, (re.compile("|".join(rest)) if rest else None)
+    words = tuple(p for p in parts if _PLAIN.fullmatch(p))
+    return words, [p for p in parts if p not in words]
 
 
-_CUE_PARTS = [_split_alternatives(p.pattern) for p in _CUES.values()]
-# Cue bits of the class/id texts seen in this process: sites share their templates' classes and the web its
-# frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once. Bounded: emptied when full.
+_PLAIN = re.compile(r"[a-z0-9-]+")
+
+
+def _anchors(alternative: str) -> tuple[str, ...] | None:
+    """Plain strings one of which starts every match of the regex ``alternative`` (after a leading ``\\b``), or None:
+    its leading run of plain characters (without the last when a quantifier follows it), or the words of a leading
+    non-capturing group of plain words that no quantifier follows."""
+    body = alternative.removeprefix("\\b")
+    run = _PLAIN.match(body)
+    if run:
+        plain = run.group()[:-1] if body[run.end():run.end() + 1] in ("?", "*", "+", "{") else run.group()
+        return (plain,) if plain else None
+    close = body.find(")")
+    if body.startswith("(?:") and close > 0 and body[close + 1:close + 2] not in ("?", "*", "+", "{"):
+        words = body[3:close].split("|")
+        if all(_PLAIN.fullmatch(w) for w in words):
+            return tuple(words)
+    return None
+
+
+def _cue_parts(pattern: str) -> tuple[tuple[str, ...], list[tuple[re.Pattern[str], tuple[str, ...]]],
+                                      re.Pattern[str] | None]:
+    """A cue regex as (plain words, other alternatives with their anchors, a regex of the alternatives that have
+    none or None): a match of an anchored alternative starts at an occurrence of one of its anchors, so it is looked
+    for there alone (``Pattern.match`` at a position reads the characters before it for ``\\b``)."""
+    words, others = _split_alternatives(pattern)
+    anchored = [(re.compile(p), a) for p in others if (a := _anchors(p)) is not None]
+    rest = [p for p in others if _anchors(p) is None]
+    return words, anchored, (re.compile("|".join(rest)) if rest else None)
+
+
+_CUE_PARTS = [_cue_parts(p.pattern) for p in _CUES.values()]
+# The same, all groups together: each plain word with the bits of the groups holding it (found once for all), each
+# anchored or other alternative with its group's bit.
+_CUE_WORD_BITS: dict[str, int] = {}
+for _k, (_words, _anchored, _rest) in enumerate(_CUE_PARTS):
+    for _w in _words:
+        _CUE_WORD_BITS[_w] = _CUE_WORD_BITS.get(_w, 0) | 1 << _k
+_CUE_ANCHORED = [(regex, anchors, 1 << k) for k, (_, anchored, _) in enumerate(_CUE_PARTS)
+                 for regex, anchors in anchored]
+_CUE_REST = [(rest, 1 << k) for k, (_, _, rest) in enumerate(_CUE_PARTS) if rest is not None]
+
+# Cue bits of the class/id texts seen in this process, and of their words: sites share their templates' classes and
+# the web its frameworks' ("entry-content", "nav-menu"), so in a crawl most texts are matched once, and a text met for
+# the first time is mostly made of words met before. Bounded: each emptied when full.
 _CUE_CACHE: dict[str, int] = {}
+_CUE_WORD_CACHE: dict[str, int] = {}
 _CUE_CACHE_MAX = 200_000
 
 
+def _match_cues(texts: list[str]) -> list[int]:
+    """Per text, bit k set when it matches cue group k of ``_CUES``, found in the texts joined by newlines (no cue
+    pattern matches a newline or reads past a word boundary, so a match in the join is a match in one text): each
+    plain word once for all groups (``str.find`` runs in C at memory speed, where the regex engine tries every branch
+    everywhere), each anchored alternative where its anchors occur, the other alternatives by their regex; the matches
+    are then placed in their texts all at once."""
+    if not texts:
+        return []
+    joined = "\n".join(texts)
+    where: list[int] = []
+    what: list[int] = []
+    for word, bit in _CUE_WORD_BITS.items():
+        at = joined.find(word)
+        while at >= 0:
+            where.append(at)
+            what.append(bit)
+            at = joined.find(word, at + 1)
+    for regex, anchors, bit in _CUE_ANCHORED:
+        for anchor in anchors:
+            at = joined.find(anchor)
+            while at >= 0:
+                if regex.match(joined, at):
+                    where.append(at)
+                    what.append(bit)
+                at = joined.find(anchor, at + 1)
+    for rest, bit in _CUE_REST:
+        for m in rest.finditer(joined):
+            where.append(m.start())
+            what.append(bit)
+    bits = np.zeros(len(texts), dtype=np.int64)
+    if where:
+        starts = np.cumsum([0] + [len(a) + 1 for a in texts[:-1]])
+        np.bitwise_or.at(bits, np.searchsorted(starts, where, side="right") - 1, np.asarray(what, dtype=np.int64))
+    return bits.tolist()
+
+
 def _cue_bits(attrs: list[str]) -> np.ndarray:
-    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. The texts not in the cache are
-    matched together: each group's regex runs once over them joined by newlines (no cue pattern matches a newline or
-    reads past a word boundary, so a match in the join is a match in one text, and every text with a match shows
-    its first)."""
-    cache = _CUE_CACHE
+    """Per class/id text, bit k set when it matches cue group k of ``_CUES``. A text not in the cache gets the OR of
+    its whitespace-separated words' bits (no cue pattern matches whitespace, and a word boundary reads whitespace as
+    it reads a text's end, so a text matches a group exactly when one of its words does); the words not in their
+    cache are matched together (:func:`_match_cues`). The page's bits are read into a dict of its own first, so
+    another thread emptying a cache (``centrum.api`` extracts in threads) cannot take them away midway."""
+    cache, word_bits = _CUE_CACHE, _CUE_WORD_CACHE
     if len(cache) + len(attrs) > _CUE_CACHE_MAX:
         cache.clear()
-    new = sorted({a for a in attrs if a not in cache})
+    if len(word_bits) > _CUE_CACHE_MAX:
+        word_bits.clear()
+    found = {a: cache.get(a) for a in set(attrs)}
+    new = {a: a.split() for a, b in found.items() if b is None}
     if new:
-        joined = "\n".join(new)
-        starts = np.cumsum([0] + [len(a) + 1 for a in new[:-1]])
-        bits = np.zeros(len(new), dtype=np.int64)
-        for k, (words, rest) in enumerate(_CUE_PARTS):
-            found = [m.start() for m in rest.finditer(joined)] if rest is not None else []
-            for word in words:  # str.find runs in C at memory speed; the regex engine tries every branch everywhere
-                at = joined.find(word)
-                while at >= 0:
-                    found.append(at)
-                    at = joined.find(word, at + 1)
-            if found:
-                bits[np.searchsorted(starts, np.asarray(found), side="right") - 1] |= 1 << k
-        cache.update(zip(new, bits.tolist(), strict=True))
-    return np.fromiter((cache[a] for a in attrs), dtype=np.int64, count=len(attrs))
+        needed = {w for split in new.values() for w in split}
+        words = {w: b for w in needed if (b := word_bits.get(w)) is not None}
+        fresh = sorted(needed - words.keys())
+        matched = dict(zip(fresh, _match_cues(fresh), strict=True))
+        words.update(matched)
+        word_bits.update(matched)
+        for a, split in new.items():
+            b = 0
+            for w in split:
+                b |= words[w]
+            found[a] = b
+            cache[a] = b
+    return np.fromiter(map(found.__getitem__, attrs), dtype=np.int64, count=len(attrs))
 
 
 _HIDDEN_BIT = 1 << len(ANCESTOR_TAGS)
 _LINK_BIT = 1 << (len(ANCESTOR_TAGS) + 1)
 _TAG_BITS = {t: 1 << k for k, t in enumerate(ANCESTOR_TAGS)}
-_TEXT, _NOT_ELEMENT = "-text", "-"  # lexbor's names of text nodes; comments, doctypes... start with "-" too
-# (some node kinds have no name at all: None)
+_NOT_ELEMENT = "-"  # lexbor's names of text nodes, comments, doctypes... start with "-" (some kinds have no name: None)
+# lexbor's tag ids: text nodes have LXB_TAG__TEXT; each id from LXB_TAG_A to LXB_TAG__LAST_ENTRY names one standard
+# tag (an HTML parser never gives an element a prefix, and SKIP subtrees, where foreign elements live, are never
+# entered); other ids (custom elements) are the document's own, so their names are read each time.
+_TEXT_ID = 2
+_STANDARD_IDS = range(6, 0xC4)
+# The walk's view of a tag, by tag id: (lower-cased name, in SKIP, in BLOCK, ANCESTOR_TAGS bit); None for a node that
+# is no element (document, comment, doctype). Standard ids are added as they are met.
+_TAG_INFO: dict[int, tuple[str, bool, bool, int] | None] = {3: None, 4: None, 5: None}
+
+
+def _tag_info(node: Any, tid: int) -> tuple[str, bool, bool, int] | None:
+    """:data:`_TAG_INFO`'s entry for ``node`` (of tag id ``tid``), read from its name."""
+    tag = node.tag
+    if not tag or tag[0] == _NOT_ELEMENT:
+        return None
+    name = tag.lower()
+    info = (name, name in SKIP, name in BLOCK, _TAG_BITS.get(name, 0))
+    if tid in _STANDARD_IDS:
+        _TAG_INFO[tid] = info
+    return info
+
+
+def _attributes(a: dict[str, str | None], tag: str) -> tuple[str, str, str | None, int]:
+    """An element's attributes ``a`` (not empty) as the walk reads them: class, lower-cased "class id" text (the cue
+    text), data-cx, and its hidden / link bits."""
+    if len(a) == 1:  # a class alone (the most common case): nothing else to read
+        cls = a.get("class")
+        if cls is not None:
+            return cls, cls.lower().strip(), None, 0
+    get = a.get
+    cls, ident, style = get("class") or "", get("id"), get("style")
+    bits = 0
+    if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
+        bits = _HIDDEN_BIT
+    if tag == "a" and "href" in a:
+        bits |= _LINK_BIT
+    return cls, (f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()), get("data-cx"), bits
 
 
 class _Walk:
-    """Columns of the one pass over the tree (kept apart so each step stays short), one entry per element in
-    pre-order: parent, tag, child_k, lower-cased class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link),
-    container (the nearest block-level element, itself included), class and data-cx; ``end`` is set when its subtree
-    closes. Lists per column, not a tuple per element to transpose afterwards; the depth follows from ``end``. Cues are
-    matched after the walk, once per distinct class/id."""
+    """Columns of the one pass over the tree, one entry per element in pre-order: parent, tag, child_k, lower-cased
+    class and id, tag bits inherited (ANCESTOR_TAGS, hidden, link), container (the nearest block-level element, itself
+    included), class and data-cx; ``end`` is set when its subtree closes. Lists per column, not a tuple per element to
+    transpose afterwards; the depth follows from ``end``. Cues are matched after the walk, once per distinct
+    class/id."""
 
-    def __init__(self) -> None:
-        self.parent: list[int] = []
-        self.tag: list[str] = []
-        self.child_k: list[int] = []
-        self.attr: list[str] = []
-        self.bits: list[int] = []
-        self.cont: list[int] = []
-        self.cls: list[str] = []
-        self.cx: list[str | None] = []
-        self.end: list[int] = []
+    def __init__(self, root: Any) -> None:
+        tag = root.tag  # the document element: no element above it
+        a = root.attributes
+        cls, attr, cx, bits = _attributes(a, tag) if a else ("", "", None, 0)
+        self.parent: list[int] = [-1]
+        self.tag: list[str] = [tag]
+        self.child_k: list[int] = [1]
+        self.attr: list[str] = [attr]
+        self.bits: list[int] = [bits | _TAG_BITS.get(tag, 0)]
+        self.cont: list[int] = [0]
+        self.cls: list[str] = [cls]
+        self.cx: list[str | None] = [cx]
+        self.end: list[int] = [1]
         self.pieces: list[str] = []  # text in document order
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
-
-    def start(self, node: Any, tag: str, p: int, k: int) -> tuple[int, int]:
-        """Element ``node`` under element ``p`` as its ``k``-th element child; its index and text-owner code."""
-        i = len(self.parent)
-        a = node.attributes
-        bits = _TAG_BITS.get(tag, 0)
-        cls, attr, cx = "", "", None
-        if a:  # (most elements have no attributes)
-            get = a.get
-            cls, ident, style = get("class") or "", get("id"), get("style")
-            attr = f"{cls} {ident}".lower().strip() if ident else cls.lower().strip()
-            if "hidden" in a or get("aria-hidden") == "true" or (style and _HIDDEN_STYLE.search(style)):
-                bits |= _HIDDEN_BIT
-            if tag == "a" and "href" in a:
-                bits |= _LINK_BIT
-            cx = get("data-cx")
-        if p >= 0:
-            bits |= self.bits[p]
-            cont = i if tag in BLOCK else self.cont[p]
-        else:
-            cont = i
-        self.parent.append(p)
-        self.tag.append(tag)
-        self.child_k.append(k)
-        self.attr.append(attr)
-        self.bits.append(bits)
-        self.cont.append(cont)
-        self.cls.append(cls)
-        self.cx.append(cx)
-        self.end.append(i + 1)
-        return i, (cont << 1) | (1 if bits & _LINK_BIT else 0)
 
 
 def _walk(root: Any) -> _Walk:
     """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees. Text on either
-    side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``)."""
-    w = _Walk()
-    i, owner = w.start(root, root.tag, -1, 1)
-    # Open elements: (index, text owner code, the node to continue from, element children so far).
-    stack: list[list[Any]] = [[i, owner, root, 0]]
-    node = root.child
-    pieces, piece_at = w.pieces, w.piece_at
+    side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``). The
+    per-element steps are inlined, with the columns' appends bound once (a method call and nine attribute lookups
+    per element cost more than the steps); ``tests/unit/test_source.py`` checks it against a plain recursive walk."""
+    w = _Walk(root)
+    parent, tags, child_k, attrs, bits_of, cont_of, classes, cxs, end = (
+        w.parent.append, w.tag.append, w.child_k.append, w.attr.append, w.bits.append, w.cont.append,
+        w.cls.append, w.cx.append, w.end.append)
+    bits, cont, ends, pieces, piece_at = w.bits, w.cont, w.end, w.pieces, w.piece_at
+    infos, n = _TAG_INFO, 1
+    # Open elements: [index, text owner code, the node to continue from, element children so far].
+    stack: list[list[Any]] = [[0, (bits[0] & _LINK_BIT) // _LINK_BIT, root, 0]]
+    node = root.first_child
     glue = False  # the last piece is the text just before this node (only comments between)
     while stack:
         if node is None:
             top = stack.pop()
-            w.end[top[0]] = len(w.parent)
+            ends[top[0]] = n
             node, glue = top[2].next, False
             continue
-        tag = node.tag
-        if tag == _TEXT:
+        tid = node.tag_id
+        if tid == _TEXT_ID:
             text = node.text_content
             if glue:
                 pieces[-1] += text
@@ -243,19 +341,36 @@ def _walk(root: Any) -> _Walk:
                 glue = True
             node = node.next
             continue
-        if not tag or tag[0] == _NOT_ELEMENT:
+        info = infos.get(tid, False)
+        if info is False:
+            info = _tag_info(node, tid)
+        if info is None:
             node = node.next
             continue
         glue = False
         top = stack[-1]
         top[3] += 1
-        tag = tag.lower()
-        if tag in SKIP:
+        tag, skip, block, tag_bits = info
+        if skip:
             node = node.next
             continue
-        i, owner = w.start(node, tag, top[0], top[3])
-        stack.append([i, owner, node, 0])
-        node = node.child
+        p = top[0]
+        a = node.attributes
+        cls, attr, cx, b = _attributes(a, tag) if a else ("", "", None, 0)
+        b |= tag_bits | bits[p]
+        c = n if block else cont[p]
+        parent(p)
+        tags(tag)
+        child_k(top[3])
+        attrs(attr)
+        bits_of(b)
+        cont_of(c)
+        classes(cls)
+        cxs(cx)
+        n += 1
+        end(n)
+        stack.append([n - 1, (c << 1) | (1 if b & _LINK_BIT else 0), node, 0])
+        node = node.first_child
     return w
 
 
@@ -315,6 +430,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     at = np.asarray(w.piece_at, dtype=np.int64)
     conts = at >> 1
     end = np.asarray(w.end, dtype=np.int64)
+    parent_a = np.asarray(parent, dtype=np.int64)
     # Depth: the subtree ranges holding an element but its own, i.e. the elements before it whose range has not ended.
     depth = np.arange(n) - np.cumsum(np.bincount(end, minlength=n + 1))[:n]
     # Cues are read on the blocks' containers and inherited from their ancestors: the other elements' class and id
@@ -322,7 +438,7 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     read = np.flatnonzero(_range_totals(end, np.bincount(conts, minlength=n) > 0) > 0)
     cue = np.zeros(n, dtype=np.int64)
     cue[read] = _cue_bits([attrs[i] for i in read.tolist()])
-    inh_c = _inherited(cue, end, len(_CUES))
+    inh_c = _inherited(cue, parent_a, depth)
     # Siblings sharing tag and class: repeated items (lists of teasers, comments) rather than one article.
     codes: dict[tuple[int, str, str], int] = {}
     sig_code = np.fromiter((codes.setdefault(s, len(codes)) for s in zip(parent, tags, w.cls, strict=True)),
@@ -342,20 +458,25 @@ def _arrays(w: _Walk, title: str) -> SourceTree:
     lengths = np.fromiter((len(" ".join(pieces[i].split())) for i in link.tolist()), dtype=np.float64,
                           count=link.size)
     link_chars = np.bincount(block_of[link], weights=lengths, minlength=nb).astype(np.float64)
-    return SourceTree(np.asarray(parent, dtype=np.int64), end, depth.astype(np.int64), tags,
+    return SourceTree(parent_a, end, depth.astype(np.int64), tags,
                       np.asarray(w.child_k, dtype=np.int64), np.asarray(w.bits, dtype=np.int64), inh_c, cue, signature,
                       conts[new], texts, link_chars, title, w.cx)
 
 
-def _class_counts(texts: list[str], tables: list[np.ndarray]) -> list[np.ndarray]:
-    """Per table, per text: characters in the class (one encode of the joined texts, one lookup per class)."""
-    if not texts:
-        return [np.zeros(0) for _ in tables]
-    joined = "\x00".join(texts)
-    code = np.minimum(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), 0xFFFF)
-    ends = np.cumsum(np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts)))[:-1]
-    return [np.bincount(np.searchsorted(ends, np.nonzero(t[code])[0], side="right"), minlength=len(texts))
-            .astype(np.float64) for t in tables]
+def _class_counts(texts: list[str]) -> list[np.ndarray]:
+    """Per class of :data:`_CLASS_TABLES`, per text: its characters in the class. One encode of the joined texts and
+    one lookup of each character's class bits; the few characters in any class (marks, digits) are then placed in
+    their texts once and counted per class."""
+    m = len(texts)
+    if not m:
+        return [np.zeros(0) for _ in _CLASS_TABLES]
+    code = np.minimum(np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32), 0xFFFF)
+    bits = _CLASS_BITS[code]
+    at = np.flatnonzero(bits)
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=m) + 1)[:-1]
+    text, which = np.searchsorted(ends, at, side="right"), bits[at]
+    return [np.bincount(text[(which & (1 << k)) != 0], minlength=m).astype(np.float64)
+            for k in range(len(_CLASS_TABLES))]
 
 
 def _range_totals(end: np.ndarray, per_element: np.ndarray) -> np.ndarray:
@@ -369,20 +490,18 @@ def subtree_sum(tree: SourceTree, per_element: np.ndarray) -> np.ndarray:
     return _range_totals(tree.end, per_element)
 
 
-def _inherited(own: np.ndarray, end: np.ndarray, width: int) -> np.ndarray:
-    """Per element, the OR of the ``width``-bit sets ``own`` of it and its ancestors: an element has a bit when it
-    lies in the subtree range of an element holding it (ranges nest or are apart, so per bit the ranges covering an
-    element are counted with a +1/-1 difference array and one prefix sum: linear, no walk up the ancestors)."""
-    n = own.shape[0]
-    at = np.flatnonzero(own)
-    if at.size == 0:
-        return own.copy()
-    held = (own[at, None] >> np.arange(width)) & 1
-    diff = np.zeros((n + 1, width), dtype=np.int64)
-    diff[at] += held  # distinct rows
-    np.add.at(diff, end[at], -held)  # ends may coincide
-    covered = np.cumsum(diff[:n], axis=0) > 0
-    return (covered.astype(np.int64) << np.arange(width)).sum(axis=1)  # distinct bits: their sum is their OR
+def _inherited(own: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Per element, the OR of the bit sets ``own`` of it and its ancestors, by pointer jumping: after round r each
+    element holds the OR over itself and its ancestors less than 2**r levels up, and its 2**r-th ancestor is one
+    lookup away (the root is its own), so log2(depth) rounds of vectorized lookups (n log n) cover every chain."""
+    out = own.copy()
+    if not own.any():
+        return out
+    up = np.where(parent >= 0, parent, np.arange(own.shape[0]))
+    for _ in range(int(depth.max()).bit_length()):
+        out |= out[up]
+        up = up[up]
+    return out
 
 
 def _main_node(tree: SourceTree, para_sub: np.ndarray, share: float) -> int:
@@ -419,22 +538,30 @@ def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.nda
     """Per text: the share of its distinct lower-cased tokens that are tokens of the title (0 for texts not
     ``eligible``): ``len(set(tokens(t)) & title) / len(set(tokens(t)))``, for all texts at once on token hashes."""
     out = np.zeros(len(texts))
-    title_h, _ = token_hashes(title.lower())
-    chosen = np.nonzero(eligible)[0]
-    if title_h.size == 0 or chosen.size == 0:
+    chosen = np.flatnonzero(eligible)
+    if chosen.size == 0:
         return out
-    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts); a final sigma
-    # reads the same before "\x00" as at a text's end.
-    lowered = [texts[b].lower() for b in chosen.tolist()]
+    # Lower-cased one by one (lower() may change lengths: the offsets are those of the lowered texts), the title
+    # last: one hashing for all (tokens never span the "\x00"; a final sigma reads the same before it as at an end).
+    lowered = [*(texts[b].lower() for b in chosen.tolist()), title.lower()]
     h, start = token_hashes("\x00".join(lowered))
     ends = np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1)
     block = np.searchsorted(ends, start, side="right")
-    order = np.lexsort((h, block))
+    in_title = block == chosen.size
+    title_h = np.unique(h[in_title])
+    if title_h.size == 0:
+        return out
+    h, block = h[~in_title], block[~in_title]
+    # Tokens come in text order: sorted by hash, stably, equal hashes stay in text order, so each distinct
+    # (text, token) pair is a run, counted by its first entry.
+    order = np.argsort(h, kind="stable")
     block, h = block[order], h[order]
-    first = np.ones(h.size, dtype=bool)  # the first of each distinct (text, token) pair
+    first = np.ones(h.size, dtype=bool)
     first[1:] = (block[1:] != block[:-1]) | (h[1:] != h[:-1])
-    distinct = np.bincount(block[first], minlength=chosen.size)
-    hits = np.bincount(block[first], weights=np.isin(h[first], title_h), minlength=chosen.size)
+    block, h = block[first], h[first]
+    hit = title_h[np.minimum(np.searchsorted(title_h, h), title_h.size - 1)] == h
+    distinct = np.bincount(block, minlength=chosen.size)
+    hits = np.bincount(block, weights=hit, minlength=chosen.size)
     out[chosen] = hits / np.maximum(distinct, 1)
     return out
 
@@ -444,7 +571,7 @@ def _text_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     texts = tree.block_text
     chars = np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
     words = count_words_many(texts).astype(np.float64)
-    clause, sentence, comma, digit, sep = _class_counts(texts, [_CLAUSE, _SENTENCE, _COMMA, _DIGIT, _SEPARATOR])
+    clause, sentence, comma, digit, sep = _class_counts(texts)
     link = np.minimum(tree.block_link_chars, chars) / np.maximum(chars, 1)
     para = ((words >= PARAGRAPH_WORDS) & (link < PARAGRAPH_LINK_DENSITY) & ((clause > 0) | (words >= LONG_WORDS)))
     overlap = _title_overlap(texts, tree.title, words <= 40)
@@ -467,16 +594,17 @@ def _context_columns(tree: SourceTree, t: dict[str, np.ndarray]) -> dict[str, np
     sub_chars, sub_link, sub_para = subtree_sum(tree, own), subtree_sum(tree, own_link), subtree_sum(tree, own_para)
     sub_n = (tree.end - np.arange(n)).astype(np.float64)
     total, para_total = max(float(sub_chars[0]), 1.0), max(float(sub_para[0]), 1.0)
-    out: dict[str, np.ndarray] = {}
-    node = el
-    for level in range(4):  # the container, its parent, grandparent, great-grandparent
-        out[f"up{level}_log_chars"] = np.log1p(sub_chars[node])
-        out[f"up{level}_chars_share"] = sub_chars[node] / total
-        out[f"up{level}_para_share"] = sub_para[node] / para_total
-        out[f"up{level}_link_density"] = sub_link[node] / np.maximum(sub_chars[node], 1)
-        out[f"up{level}_chars_per_element"] = np.log1p(sub_chars[node] / sub_n[node])
-        out[f"up{level}_para_in_node"] = sub_para[node] / np.maximum(sub_chars[node], 1)
-        node = np.where(tree.parent[node] >= 0, tree.parent[node], node)
+    levels = [el]  # the container, its parent, grandparent, great-grandparent: one row each, computed together
+    for _ in range(3):
+        up = tree.parent[levels[-1]]
+        levels.append(np.where(up >= 0, up, levels[-1]))
+    node = np.stack(levels)
+    chars_at, para_at = sub_chars[node], sub_para[node]
+    at_least_1 = np.maximum(chars_at, 1)
+    per_level = {"log_chars": np.log1p(chars_at), "chars_share": chars_at / total, "para_share": para_at / para_total,
+                 "link_density": sub_link[node] / at_least_1,
+                 "chars_per_element": np.log1p(chars_at / sub_n[node]), "para_in_node": para_at / at_least_1}
+    out = {f"up{level}_{name}": v[level] for level in range(4) for name, v in per_level.items()}
     for share in (0.5, 0.8, 0.3):
         m = _main_node(tree, sub_para, share)
         inside = (el >= m) & (el < tree.end[m])
@@ -505,8 +633,8 @@ def _markup_columns(tree: SourceTree) -> dict[str, np.ndarray]:
     code = _OWN_TAG_CODE.get
     tags = tree.tags
     own = np.fromiter((code(tags[e], -1) for e in el.tolist()), dtype=np.int64, count=el.size)
-    for k, t in enumerate(OWN_TAGS):  # small integers compared, not strings
-        out[f"tag_{t}"] = (own == k).astype(np.float64)
+    is_tag = (own[:, None] == np.arange(len(OWN_TAGS))).astype(np.float64)  # small integers compared, not strings
+    out.update({f"tag_{t}": is_tag[:, k] for k, t in enumerate(OWN_TAGS)})
     return out
 
 
