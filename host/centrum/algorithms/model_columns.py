@@ -57,8 +57,11 @@ def _shipped_feature_names(name: str) -> list[str]:
 def default_reads_source() -> bool:
     """Whether the default models run a base algorithm that reads the page source (the DANA family): the
     ensemble's ``needs_source``. Read from the two files' headers, not their trees."""
-    proposers = proposers_of_names(_shipped_feature_names(WEIGHTS_NAME), _shipped_feature_names(BLOCK_WEIGHTS_NAME))
-    return any(REGISTRY[a].needs_source for a in proposers)
+    try:
+        names = (_shipped_feature_names(WEIGHTS_NAME), _shipped_feature_names(BLOCK_WEIGHTS_NAME))
+    except (OSError, UnicodeDecodeError):
+        return True  # an install without its weights: collect the source, the extract then says what is missing
+    return any(REGISTRY[a].needs_source for a in proposers_of_names(*names))
 
 
 def needs_source(name: str) -> bool:
