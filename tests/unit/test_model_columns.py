@@ -31,3 +31,17 @@ def test_a_model_trained_without_the_dana_family_reads_no_source() -> None:
 def test_other_algorithms_answer_from_the_registry() -> None:
     assert needs_source("source") and needs_source("dana")
     assert not needs_source("r4") and not needs_source("semantic")
+
+
+def test_an_install_without_its_weights_collects_the_source(monkeypatch) -> None:
+    from centrum.algorithms import model_columns
+
+    def missing(name: str) -> list[str]:
+        raise FileNotFoundError(name)
+
+    monkeypatch.setattr(model_columns, "_shipped_feature_names", missing)
+    model_columns.default_reads_source.cache_clear()
+    try:
+        assert model_columns.default_reads_source() is True
+    finally:
+        model_columns.default_reads_source.cache_clear()
