@@ -619,11 +619,13 @@ def _parse_json_ld(value: Any) -> list[str] | None:
     all (PROTOCOL.md "Limits")."""
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise SnapshotError("json_ld", "expected a list of strings")
-    if len(value) > limits.JSON_LD_SCRIPTS:
+    if len(value) > limits.JSON_LD_SCRIPTS:  # counted before any item is looked at
         raise SnapshotError("json_ld", f"{len(value)} scripts exceed the limit json_ld_scripts "
                                        f"({limits.JSON_LD_SCRIPTS})")
+    if not all(isinstance(v, str) for v in value):
+        raise SnapshotError("json_ld", "expected a list of strings")
     chars = sum(len(v) for v in value)
     if chars > limits.JSON_LD_CHARS:
         raise SnapshotError("json_ld", f"{chars} characters exceed the limit json_ld_chars ({limits.JSON_LD_CHARS})")
