@@ -454,6 +454,15 @@ def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
     assert all(picks[f"{r.dataset}/{r.id}"] == int(r.y.argmax()) for r in recs)
     tab = T.table(recs, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"], "none": lambda r: -1}, [])
     assert tab["a"]["ens"] > 0.9 and tab["a"]["none"] == 0.0
+    # A peer scored on every page of a set gets its column; one scored on some of them only (renders with and without
+    # its in-page extra) gets none there, however well it did on those pages.
+    a_pages = [r for r in recs if r.dataset == "a"]
+    for k, r in enumerate(a_pages):
+        r.extractors["everywhere"] = (0.5, (1.0, 0.5, 0.5))
+        if k == 0:
+            r.extractors["somewhere"] = (1.0, (1.0, 1.0, 1.0))
+    tab = T.table(recs, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"]}, ["everywhere", "somewhere"])
+    assert "everywhere" in tab["a"] and "somewhere" not in tab["a"]
 
 
 def test_balanced_training_lets_every_data_set_weigh_the_same():

@@ -611,7 +611,9 @@ def table(records: Sequence[PageRecord], chooser: dict[str, Callable[[PageRecord
             row[name] = aggregate_f1(kind, [per_page.get(f"{r.dataset}/{r.id}", r.empty) for r in recs])
         for name in extractors:
             cs = [r.extractors[name][1] for r in recs if name in r.extractors]
-            if cs:
+            # A peer that ran on only some of the set's pages (renders with and without its in-page extra) would be
+            # compared on other pages than the ensemble: it gets no column, as group_table's comparison does.
+            if cs and len(cs) == len(recs):
                 row[name] = aggregate_f1(kind, cs)
         out[ds] = row
     return out
