@@ -463,6 +463,10 @@ def test_fit_and_lodo_pick_the_learnable_best_candidate(tmp_path):
             r.extractors["somewhere"] = (1.0, (1.0, 1.0, 1.0))
     tab = T.table(recs, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"]}, ["everywhere", "somewhere"])
     assert "everywhere" in tab["a"] and "somewhere" not in tab["a"]
+    # The same holds in the tables that mix data sets (page type, language), and the row's best peer is a full one.
+    groups = T.group_table(recs, lambda r: r.dataset, {"ens": lambda r: picks[f"{r.dataset}/{r.id}"]},
+                           ["everywhere", "somewhere"], compare=("ens", ["everywhere", "somewhere"]))
+    assert "everywhere" in groups["a"] and "somewhere" not in groups["a"] and "delta" in groups["a"]
 
 
 def test_balanced_training_lets_every_data_set_weigh_the_same():

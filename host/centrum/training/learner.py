@@ -645,12 +645,18 @@ def group_table(records: Sequence[PageRecord], group: Callable[[PageRecord], str
         for name in extractors:
             if name in r.extractors:
                 row.setdefault(name, []).append(r.extractors[name][0])
+    # A peer that ran on only some of a row's pages (renders with and without its in-page extra) gets no column, as
+    # in :func:`table`: its mean is over other pages than the row's and must not show as the row's best peer.
+    for row in rows.values():
+        for name in extractors:
+            if len(row.get(name, [])) != len(row["pages"]):
+                row.pop(name, None)
     out = {g: {k: (float(len(v)) if k == "pages" else float(np.mean(v))) for k, v in row.items()}
            for g, row in sorted(rows.items())}
     if compare is not None:
         column, peers = compare
         for g, row in rows.items():
-            full = [p for p in peers if len(row.get(p, [])) == len(row["pages"])]
+            full = [p for p in peers if p in row]
             if column in row and full:
                 best = max(full, key=lambda p: (float(np.mean(row[p])), p))
                 delta, lo, hi = paired_bootstrap(row[column], row[best])
