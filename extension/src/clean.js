@@ -140,15 +140,18 @@
     return "";
   }
 
-  /* The user card, date line or dropped element (signature, post actions) holding a chosen element, with its role,
-     or null: a block filter may keep a card's pieces apart, and the pieces read as the card does, once (the host's
-     outputs.thread_holder). */
+  /* The user card, date line, quote box or dropped element (signature, post actions) holding a chosen element, with
+     its role, or null: a block filter may keep a card's pieces apart, and the pieces read as the card does, once; a
+     quote box reads whole, its "X said:" line with the quoted words, unless a card, date line or dropped element
+     holds it (the host's outputs.thread_holder). */
   function threadHolder(el) {
+    let quote = null;
     for (let anc = el.parentElement; anc; anc = anc.parentElement) {
       const role = threadRole(anc);
       if (role === "drop" || role === "card" || role === "meta") return { el: anc, role };
+      if (role === "quote" && !quote) quote = anc;
     }
-    return null;
+    return quote ? { el: quote, role: "quote" } : null;
   }
 
   /* The member's name a user card shows: its element named as a name (username, author, poster), else its first

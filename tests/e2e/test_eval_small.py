@@ -16,7 +16,7 @@ from centrum import algorithms
 from centrum.algorithms import BASE_ALGORITHMS
 from centrum.algorithms.ensemble import blocks as B
 from centrum.algorithms.ensemble import features as F
-from centrum.algorithms.ensemble import proposers_of
+from centrum.algorithms.ensemble import proposers_of, trained_names
 from centrum.algorithms.ensemble.model import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -198,7 +198,13 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     no_zoning = tuple(a for a in BASE_ALGORITHMS if a != "zoning")
     assert proposers_of(load_model_file(tmp_path / "d.lgb.txt"), load_model_file(tmp_path / "d-blocks.lgb.txt")) \
         == no_zoning
-    assert "zoning" in proposers_of(load_model_file(tmp_path / "a.lgb.txt"))
+    # The default leaves the DANA family out (ensemble-v15's recipe); --without none keeps every base algorithm.
+    no_dana = tuple(a for a in BASE_ALGORITHMS if a not in ("dana", "danag", "addanag"))
+    assert proposers_of(load_model_file(tmp_path / "a.lgb.txt"), load_model_file(tmp_path / "a-blocks.lgb.txt")) \
+        == no_dana
+    every = train(tmp_path / "g.lgb.txt", "--models-only", "--without", "none")
+    assert every.returncode == 0, every.stderr[-3000:]
+    assert proposers_of(load_model_file(tmp_path / "g.lgb.txt")) == BASE_ALGORITHMS
     bad = train(tmp_path / "e.lgb.txt", "--models-only", "--without", "zonin")
     assert bad.returncode == 2 and "--without zonin: not a base algorithm" in bad.stderr
     # The former recipe (ensemble-v13's: feature set v13, shingle labels): records of their own (the labels are in
@@ -206,8 +212,10 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     # after them.
     v13 = train(tmp_path / "f.lgb.txt", "--models-only", "--feature-set", "v13", "--block-labels", "shingles")
     assert v13.returncode == 0, v13.stderr[-3000:]
-    assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 9
-    assert load_model_file(tmp_path / "f.lgb.txt").feature_names == F.feature_names("v13")
-    assert load_model_file(tmp_path / "f-blocks.lgb.txt").feature_names == B.feature_names("v13")
-    assert load_model_file(tmp_path / "a.lgb.txt").feature_names == F.feature_names("v14")
-    assert load_model_file(tmp_path / "a-blocks.lgb.txt").feature_names == B.feature_names("v14")
+    assert len(list((tmp_path / "records" / "ensemble" / "candidates").glob("*.parquet"))) == 12
+    assert load_model_file(tmp_path / "f.lgb.txt").feature_names == trained_names(F.feature_names("v13"), no_dana)
+    assert load_model_file(tmp_path / "f-blocks.lgb.txt").feature_names \
+        == trained_names(B.feature_names("v13"), no_dana)
+    assert load_model_file(tmp_path / "a.lgb.txt").feature_names == trained_names(F.feature_names("v14"), no_dana)
+    assert load_model_file(tmp_path / "a-blocks.lgb.txt").feature_names \
+        == trained_names(B.feature_names("v14"), no_dana)

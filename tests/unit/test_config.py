@@ -86,4 +86,4 @@ def test_unknown_model_name_message_does_not_depend_on_files(tmp_path, monkeypat
     with pytest.raises(ConfigError) as still_missing:
         config_from_dict(ensemble.Config, {"weights": "mine"})
     assert str(missing.value) == str(still_missing.value)
-    assert config_from_dict(ensemble.Config, {"weights": "ensemble-v14", "block_weights": "ensemble-v14-blocks"})
+    assert config_from_dict(ensemble.Config, {"weights": "ensemble-v15", "block_weights": "ensemble-v15-blocks"})

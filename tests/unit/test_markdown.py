@@ -379,3 +379,17 @@ def test_pieces_of_a_user_card_chosen_apart_read_as_the_card_once() -> None:
     ids.append(page.node_id(page.root.get_element_by_id("like")) or 0)
     out = convert(clean_content(page, ids))
     assert out == "pebble\n\nThank you, the water is clear.", out
+
+
+def test_a_chosen_piece_of_a_quote_box_reads_as_the_whole_quote() -> None:
+    # A block filter may keep a quote box's quoted words but not its "X said:" line: the words alone would read as the
+    # poster's own. The box reads whole, as a quote, once; a quote inside a dropped signature goes with it (clean.js
+    # threadHolder, the same rule).
+    page = from_html('<article class="message"><div class="bbcode-quote"><div id="who" class="quote-author">jo said:'
+                     '</div><div id="said">Feed less.</div><div id="more">And wait.</div></div>'
+                     '<p id="text">Thank you, the water is clear.</p><div class="message-signature">'
+                     '<div class="bbcode-quote"><div id="motto">Patience is a filter.</div></div></div></article>',
+                     URL)
+    ids = [page.node_id(page.root.get_element_by_id(i)) or 0 for i in ("said", "more", "text", "motto")]
+    out = convert(clean_content(page, ids))
+    assert out == "> jo said:\n>\n> Feed less.\n>\n> And wait.\n\nThank you, the water is clear.", out

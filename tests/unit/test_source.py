@@ -280,7 +280,7 @@ def test_bad_parameters_are_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="not a model name"):
         algorithms.raw_html_config("source", {"weights": "../../etc/passwd"})
     # A model of other features (the ensemble's candidate scorer) is refused by name, not run.
-    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v14"})
+    cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v15"})
     with pytest.raises(ConfigError, match="not a usable source-only model"):
         algorithms.run_raw_html("source", article_page(), cfg)
 

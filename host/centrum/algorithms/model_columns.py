@@ -12,8 +12,8 @@ from importlib import resources
 from . import BASE_ALGORITHMS, REGISTRY
 
 # The shipped default models (centrum/weights/): the candidate scorer and the block filter.
-WEIGHTS_NAME = "ensemble-v14"
-BLOCK_WEIGHTS_NAME = "ensemble-v14-blocks"
+WEIGHTS_NAME = "ensemble-v15"
+BLOCK_WEIGHTS_NAME = "ensemble-v15-blocks"
 
 # The columns of a base algorithm a model was trained without (`centrum train --without`) carry this prefix, so that
 # the model file says which algorithms to run for it (and a column is never read under another algorithm's meaning).

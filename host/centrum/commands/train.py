@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from ..training.learner import ExtractOptions, FitOptions, PageRecord
 
 
+# The base algorithms the shipped default was trained without: the DANA family, the only readers of the page source,
+# so that a press collects no source (issue #43; docs/ensemble.md "Shipped models").
+DEFAULT_WITHOUT = ("dana", "danag", "addanag")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("ensemble.lgb.txt"),
@@ -57,9 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-scope", choices=("page", "candidate"), default="page",
                         help="the block filter keeps or drops every block of the page (default) or only those of the "
                              "chosen candidate; use the same --param scope=... with a model trained so")
-    parser.add_argument("--without", action="append", default=[], metavar="ALGORITHM",
+    parser.add_argument("--without", action="append", default=None, metavar="ALGORITHM",
                         help="leave this base algorithm out of the proposers (repeatable): the models are trained "
-                             "without its answers and columns, and run without it")
+                             "without its answers and columns, and run without it. Default: "
+                             f"{' '.join(DEFAULT_WITHOUT)}, as the shipped ensemble-v15 (a press then needs no page "
+                             "source); --without none keeps every base algorithm")
     parser.add_argument("--models-only", action="store_true",
                         help="write the models and stop: no tables (they re-run every algorithm on every page to score "
                              "the final outputs)")
@@ -78,11 +85,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "features of comment threads and title lists) or v13 (ensemble-v13's)")
 
 
+def _left_out(args: argparse.Namespace) -> list[str]:
+    """The ``--without`` algorithms: :data:`DEFAULT_WITHOUT` when none is given, none for ``--without none``."""
+    given = DEFAULT_WITHOUT if args.without is None else args.without
+    return [a for a in given if a != "none"]
+
+
 def _proposers(args: argparse.Namespace) -> tuple[str, ...]:
     """The base algorithms the records and the models are made with: all of them but those of ``--without``."""
     from ..algorithms import BASE_ALGORITHMS
 
-    return tuple(a for a in BASE_ALGORITHMS if a not in args.without)
+    return tuple(a for a in BASE_ALGORITHMS if a not in _left_out(args))
 
 
 def _delta(row: dict[str, float]) -> str:
@@ -154,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
-    unknown = sorted(set(args.without) - set(T.F.BASE_ALGORITHMS))
+    unknown = sorted(set(_left_out(args)) - set(T.F.BASE_ALGORITHMS))
     if unknown:
         print(f"centrum train: --without {', '.join(unknown)}: not a base algorithm (one of "
               f"{', '.join(T.F.BASE_ALGORITHMS)})", file=sys.stderr)

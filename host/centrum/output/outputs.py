@@ -452,14 +452,18 @@ class _Cleaner:
 
     # -- threads (allowlist.json "thread"; the reader's clean.js threadRole, threadItem, cardName, threadHolder) --
     def thread_holder(self, el: HtmlElement) -> tuple[HtmlElement, str] | None:
-        """The user card, date line or dropped element (signature, post actions) that holds a chosen element, with its
-        role, or None: a block filter may keep a card's pieces apart (its avatar letter or post number left out), and
-        the pieces read as the card does, once."""
+        """The user card, date line, quote box or dropped element (signature, post actions) that holds a chosen
+        element, with its role, or None: a block filter may keep a card's pieces apart (its avatar letter or post
+        number left out), and the pieces read as the card does, once. A quote box reads whole (its "X said:" line
+        with the quoted words, as a quote), unless it lies in a card, date line or dropped element."""
+        quote = None
         for anc in el.iterancestors():
             role = self.thread_role(anc)
             if role in ("drop", "card", "meta"):
                 return anc, role
-        return None
+            if role == "quote" and quote is None:
+                quote = anc
+        return None if quote is None else (quote, "quote")
 
     def thread_role(self, el: HtmlElement) -> str:
         """"drop", "card", "meta", "quote" or "": what a thread's element is to a reader."""

@@ -142,7 +142,7 @@ class Config:
     # Keep a block when its predicted gold share is at least this: the site-CV sweep of `centrum train --cv` with its
     # nested choice (each fold at the threshold best on the other folds) puts the best mean here for the shipped
     # models (docs/ensemble.md).
-    block_threshold: float = ranged(0.5, 0.0, 1.0)
+    block_threshold: float = ranged(0.4, 0.0, 1.0)
     # Where the block filter looks: "candidate" (drop blocks of the chosen subtree) or "page" (every block of the page
     # is kept or dropped, relative to the chosen subtree: it can add the other posts of a thread or the parts of a
     # product page that no single subtree holds without boilerplate).
