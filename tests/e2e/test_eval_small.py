@@ -207,6 +207,10 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert proposers_of(load_model_file(tmp_path / "g.lgb.txt")) == BASE_ALGORITHMS
     bad = train(tmp_path / "e.lgb.txt", "--models-only", "--without", "zonin")
     assert bad.returncode == 2 and "--without zonin: not a base algorithm" in bad.stderr
+    # A folder given as --out is refused before any page record is made (not after minutes of work).
+    folder = train(tmp_path, "--models-only")
+    assert folder.returncode == 2 and "is a folder; give the model file's path" in folder.stderr, folder.stderr
+    assert "Traceback" not in folder.stderr
     # The former recipe (ensemble-v13's: feature set v13, shingle labels): records of their own (the labels are in
     # the key), models that read v13's columns only; the default (v14, node-level labels) reads the shape features
     # after them.

@@ -167,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
+    unwritable = _unwritable(args.out, args.blocks_out or blocks_path(args.out))
+    if unwritable:
+        print(f"centrum train: {unwritable}", file=sys.stderr)
+        return 2
     unknown = sorted(set(_left_out(args)) - set(T.F.BASE_ALGORITHMS))
     if unknown:
         print(f"centrum train: --without {', '.join(unknown)}: not a base algorithm (one of "
@@ -397,6 +401,16 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
     return [f"## Leave-one-data-set-out (both models trained on the other data sets{held})", "",
             markdown(T.table(records, lodo_choosers, extractors, {"ensemble (LODO)": lodo_out}),
                      ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
+
+
+def _unwritable(*outs: Path) -> str | None:
+    """Why a model file could not be written there, checked before the page records (minutes of work) are made."""
+    for out in outs:
+        if out.is_dir():
+            return f"--out {out}: is a folder; give the model file's path (e.g. {out / 'ensemble.lgb.txt'})"
+        if not out.parent.is_dir():
+            return f"--out {out}: its folder {out.parent} does not exist"
+    return None
 
 
 def blocks_path(out: Path) -> Path:
