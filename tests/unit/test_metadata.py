@@ -436,6 +436,19 @@ def test_a_page_that_is_no_article_is_named_by_its_declared_title() -> None:
     assert meta_of(html).title == "Support Small, Buy Artisan"
 
 
+def test_a_declared_title_that_is_only_the_sites_name_names_no_page() -> None:
+    html = ('<head><meta property="og:type" content="website"><meta property="og:title" content="Robomow">'
+            "<title>Which mower suits which lawn? | Robomow</title></head><body><h1>Which mower suits which lawn?</h1>"
+            "</body>")
+    assert meta_of(html, "https://robomow.com/en-GB/blog/lawn").title == "Which mower suits which lawn?"
+    html = ('<head><meta property="og:site_name" content="Bombas"><meta property="og:title" content="Bombas">'
+            "<title>All Men's Socks</title></head><body><p>Socks.</p></body>")
+    assert meta_of(html, "https://bombas.com/collections/mens-socks").title == "All Men's Socks"
+    # The site's name stays the title of a page that declares nothing else.
+    html = '<head><title>Bombas</title></head><body><p>Socks.</p></body>'
+    assert meta_of(html, "https://bombas.com/").title == "Bombas"
+
+
 def test_a_books_name_in_its_bar_is_no_chapters_title() -> None:
     # A documentation book: its name is the bar's h1, the chapter an h2, the title "Chapter - Book".
     html = ("<head><title>What is Ownership? - The Rust Programming Language</title></head><body>"

@@ -606,6 +606,9 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
     if len(shown) == 1 and slogans and all(_norm(t) in slogans for t in titles) and not any(
             _agrees(shown[0], t) for t in titles):
         return shown[0]
+    # A declared title that is only the site's name ("Robomow" where <title> says "Which mower? | Robomow") names
+    # no page.
+    titles = [t for t in titles if not is_site(t)] or titles
     title = _before_pipe(headline(shown, titles))
     if title in shown:
         name = next((_before_pipe(t) for t in titles if _norm(t) not in _GENERIC_KEYS), None)
