@@ -410,6 +410,63 @@ def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
     assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own
 
 
+def test_a_page_that_is_no_article_is_named_by_its_declared_title() -> None:
+    # og:type website: the heading is a reworded label or a slogan; the declared name wins.
+    head = '<head><meta property="og:type" content="{}"><meta property="og:title" content="{}"></head>'
+    page = head + "<body><h1>{}</h1><p>Text.</p></body>"
+    html = page.format("website", "Managed Data Analytics Services | ScienceSoft", "Managed Analytics Services")
+    assert meta_of(html, "https://www.scnsoft.com/analytics").title == "Managed Data Analytics Services"
+    html = page.format("product", "Summit 24™ Smokeless Fire Pit", "Summit 24\" Fire Pit")
+    assert meta_of(html).title == "Summit 24™ Smokeless Fire Pit"
+    # An article keeps its heading, as does a page that declares no kind.
+    html = page.format("article", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025")
+    assert meta_of(html).title == "Video Production Trends to Watch in 2025"
+    html = page.format("", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025")
+    assert meta_of(html).title == "Video Production Trends to Watch in 2025"
+    # A heading that is a piece of the declared title (a short label), a declared title cut short, a heading that
+    # writes a number the declared title does not: the heading stays.
+    html = page.format("website", "Camping Tents: Large Tents for Family & Car Camping", "Camping Tents")
+    assert meta_of(html).title == "Camping Tents"
+    html = page.format("website", "Wedding Checklist Wedding Planning Checklists…", "Wedding Checklist: A Timeline")
+    assert meta_of(html).title == "Wedding Checklist: A Timeline"
+    html = page.format("website", "Guide to filing your taxes in 2024", "Guide to filing your taxes in 2025")
+    assert meta_of(html).title == "Guide to filing your taxes in 2025"
+    # A generic declared title ("Home") names nothing.
+    html = page.format("website", "Home", "Support Small, Buy Artisan")
+    assert meta_of(html).title == "Support Small, Buy Artisan"
+
+
+def test_a_declared_title_that_is_only_the_sites_name_names_no_page() -> None:
+    html = ('<head><meta property="og:type" content="website"><meta property="og:title" content="Robomow">'
+            "<title>Which mower suits which lawn? | Robomow</title></head><body><h1>Which mower suits which lawn?</h1>"
+            "</body>")
+    assert meta_of(html, "https://robomow.com/en-GB/blog/lawn").title == "Which mower suits which lawn?"
+    html = ('<head><meta property="og:site_name" content="Bombas"><meta property="og:title" content="Bombas">'
+            "<title>All Men's Socks</title></head><body><p>Socks.</p></body>")
+    assert meta_of(html, "https://bombas.com/collections/mens-socks").title == "All Men's Socks"
+    # The site's name stays the title of a page that declares nothing else.
+    html = '<head><title>Bombas</title></head><body><p>Socks.</p></body>'
+    assert meta_of(html, "https://bombas.com/").title == "Bombas"
+
+
+def test_a_books_name_in_its_bar_is_no_chapters_title() -> None:
+    # A documentation book: its name is the bar's h1, the chapter an h2, the title "Chapter - Book".
+    html = ("<head><title>What is Ownership? - The Rust Programming Language</title></head><body>"
+            "<div class='menu-bar'><h1 class='menu-title'>The Rust Programming Language</h1></div>"
+            "<main><h2>What is Ownership?</h2><p>Text.</p></main></body>")
+    assert meta_of(html, "https://doc.rust-lang.org/book/ch04-01.html").title == "What is Ownership?"
+    # Without the chapter shown as an h2, the h1 that the title's tail repeats is the page's heading.
+    html = ("<head><title>Tips - ProxMox or Debian for virtualization?</title></head><body>"
+            "<h1>ProxMox or Debian for virtualization?</h1><h2>Replies</h2></body>")
+    assert meta_of(html).title == "ProxMox or Debian for virtualization?"
+
+
+def test_a_site_name_after_a_word_ending_in_symbols_keeps_them() -> None:
+    assert strip_site_name("Convert The Kernel From C To Modern C++ - Slashdot", ["Slashdot"]) == (
+        "Convert The Kernel From C To Modern C++")
+    assert strip_site_name("Why C# - Dev Blog", ["Dev Blog"]) == "Why C#"
+
+
 def test_the_page_an_article_names_as_its_own_is_no_product_page() -> None:
     # A blog platform declares the post's page as an ItemPage inside the BlogPosting: the page is the article's.
     ld = ('{"@type": "BlogPosting", "headline": "Five new cameras", "datePublished": "2025-01-24T02:37:28Z", '

@@ -362,7 +362,7 @@ _SEPARATOR_CHARS = frozenset("|·•:»«/\\_-–—~*+=<>›‹⋅∙◆■●�
 
 
 _OPENERS = "([{\"'“‘«¿¡#*"
-_CLOSERS = ")]}\"'”’»?!.…*"
+_CLOSERS = ")]}\"'”’»?!.…*+#%"  # what ends a word: "(2025)", "Yahoo!", "C++", "C#", "100%"
 
 
 def _separates(run: str, bare_host: bool) -> bool:
@@ -496,11 +496,20 @@ def extract_metadata(page: SourcePage, nodes: list[int] | None = None, text: str
     # What the page declares and repeats in its titles: its name and its sections (breadcrumb, visible or JSON-LD),
     # and a title's tail that the page writes on its own elsewhere (a masthead, a logo's text or alt).
     sections = [n for n in (*ld.sections, *_visible_breadcrumb(page), *_repeated_tails(page, declared)) if n]
-    title = choose_title(headings, [t for t in declared if t], [site] if site else [], sections, host)
+    # og:type says what the page is; a page that names a kind other than an article (a site's page, a product, a
+    # shop's category) and no JSON-LD Article is named by its declared title.
+    kind = (meta.get("og:type") or "").strip().casefold()
+    named = bool(kind) and "article" not in kind and not ld.article
+    titles = [t for t in declared if t]
+    banners = _banners(headings, _visible_headings(page, "h2"), declared)
+    title = choose_title(headings, titles, [n for n in (site, *banners) if n], sections, host, named)
+    # The date rules look next to the main heading the page shows, which the reported title may have replaced
+    # (a declared name, a chapter under a book's banner).
+    shown = choose_title(headings, titles, [site] if site else [], sections, host) if named or banners else title
 
     byline = _byline(page, meta, ld, nodes or [])
 
-    published = published_date(page, meta, ld, nodes or [], title)
+    published = published_date(page, meta, ld, nodes or [], shown)
 
     language = (_language(root.get("lang")) or _language(page_lang) or _language(ld.language)
                 or _language(_first(meta, "content-language", "language", "dc.language")) or _language(
@@ -562,14 +571,15 @@ def headline(headings: list[str], declared: list[str]) -> str | None:
 
 
 def choose_title(headings: list[str], declared: list[str], sites: list[str], sections: list[str],
-               host: str) -> str | None:
+                 host: str, named: bool = False) -> str | None:
     """The headline (:func:`headline`) from the visible h1 texts and the declared titles (og:title, JSON-LD,
     <title>), both without what the page declares and repeats as its site name, its sections (a breadcrumb's,
     except the page's own heading) and its host.
 
     An h1 that is the site's name (a logo heading: "Bogleheads.org", "Arch Linux", the part a declared title's
     suffix repeats) names no story. A heading that holds a declared title plus a few words of decoration ("Thread:
-    Story", "Story Posted on July 1 by jo", "Story (latimes.com) 87") gives the declared title."""
+    Story", "Story Posted on July 1 by jo", "Story (latimes.com) 87") gives the declared title. On a page ``named``
+    by its declared title (:func:`_named_by_declared`), a heading worded otherwise gives way to that title."""
     sections = [n for n in sections if not any(_agrees(h, n) for h in headings)]
     stripped = [(t, strip_site_name(t, sites, host, sections=sections)) for t in declared]
     host_key = re.sub(r"[^0-9a-z]", "", host.casefold())
@@ -596,14 +606,36 @@ def choose_title(headings: list[str], declared: list[str], sites: list[str], sec
     if len(shown) == 1 and slogans and all(_norm(t) in slogans for t in titles) and not any(
             _agrees(shown[0], t) for t in titles):
         return shown[0]
+    # A declared title that is only the site's name ("Robomow" where <title> says "Which mower? | Robomow") names
+    # no page.
+    titles = [t for t in titles if not is_site(t)] or titles
     title = _before_pipe(headline(shown, titles))
     if title in shown:
+        name = next((_before_pipe(t) for t in titles if _norm(t) not in _GENERIC_KEYS), None)
+        if named and name and _named_by_declared(title, name):
+            return name
         # A heading typed in capitals (a style's) gives the declared title it spells in the page's own case.
         if title.isupper():
             return next((t for t in titles if _norm(t) == _norm(title) or (_agrees(title, t) and not t.isupper())),
                         title)
         return next((t for t in titles if _decorated(title, t)), title)
     return title
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _named_by_declared(heading: str, name: str) -> bool:
+    """On a page whose og:type is no article (a site's page, a product, a category), the visible heading is often a
+    slogan or a reworded label ("Space to figure things out", "Managed Analytics Services") where the page's name is
+    the declared one ("Managed Data Analytics Services"): the declared name wins over a heading worded otherwise,
+    except a heading that is a piece of it (a short label, "Camping Tents" of "Camping Tents: Large Tents for
+    Family"), a declared title cut short ("Wedding Checklist Wedding Planning…"), or a heading that writes a number
+    the declared title does not (the page updated its heading: "... in 2025" where the title still says 2024)."""
+    h, n = _norm(heading), _norm(name)
+    if h == n or h in n or n.endswith(("…", "...")):
+        return False
+    return not set(_NUMBER.findall(h)) - set(_NUMBER.findall(n))
 
 
 def _before_pipe(title: str | None) -> str | None:
@@ -691,10 +723,25 @@ def _visible_breadcrumb(page: SourcePage) -> list[str]:
     return out[:10]  # a trail that links the current page too ends with its title: choose_title drops that one
 
 
-def _visible_headings(page: SourcePage) -> list[str]:
-    """Text of the visible h1 elements (the page's own idea of its title), in document order, at most a few."""
+def _banners(headings: list[str], subheadings: list[str], declared: Sequence[str | None]) -> list[str]:
+    """The h1s that name the site or the book, not the page: a declared title "Chapter - Book" whose one part an h1
+    shows while an h2 shows the other (a documentation book's bar holds its name as the h1, the chapter is an h2)."""
+    h1s, h2s = {_norm(h) for h in headings}, {_norm(h) for h in subheadings}
+    out: list[str] = []
+    for title in declared:
+        for sep in TITLE_SEPARATORS:
+            if title and sep in title:
+                head, _, tail = title.rpartition(sep)
+                if _norm(tail) in h1s and _norm(head) in h2s and _norm(tail) not in h2s:
+                    out.append(tail.strip())
+    return out
+
+
+def _visible_headings(page: SourcePage, tag: str = "h1") -> list[str]:
+    """Text of the visible h1 (or ``tag``) elements (the page's own idea of its title), in document order, at most
+    a few."""
     out = []
-    for el in page.root.iter("h1"):
+    for el in page.root.iter(tag):
         if page.shown(el):
             # A documentation theme's anchor link ("Installation¶", "Usage #") is no part of the heading's words.
             text = _clean(heading_text(page, el).rstrip().rstrip("¶§#🔗").rstrip())
