@@ -82,6 +82,14 @@ class Session:
         page.goto(url)
         return page
 
+    def fresh_tab(self) -> None:
+        """Replace the tab by a new one: a page that navigated itself away (a script's redirect to https, an error
+        page) leaves navigations pending that would interrupt the next page's load."""
+        context = self.browser.contexts[0]
+        fresh = context.new_page()
+        for old in [p for p in context.pages if p is not fresh]:
+            old.close()
+
     def press(self, page: Any) -> None:
         """Press the toolbar button on ``page``'s tab (what a click on the icon does)."""
         page.bring_to_front()  # a click on the icon acts on the active tab; activeTab is granted for that one

@@ -290,6 +290,7 @@ def run_real_pages(root: Path, pages: list[Path], readability: str, timeout_s: f
                     row["press_ms"] = press_real(session, url, timeout_s)
                 except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop on them
                     row["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                    session.fresh_tab()  # so that what this page left pending does not fail the next ones
                 rows.append(row)
     ratios = np.array([r["press_ms"] / r["readability_ms"] for r in rows if r.get("readability_ms", 0) > 0
                        and np.isfinite(r.get("press_ms", float("nan")))])
