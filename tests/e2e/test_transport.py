@@ -89,11 +89,14 @@ PRESS = {"press": f"""async () => {{ {PACK_JS}
     const full = JSON.stringify(centrumCollect({{source: true}}));
     const press = await pack.collect({{source: true}}, {{press: true}});
     const zipped = await pack.collect({{source: true}}, {{press: true, form: "gzip"}});
-    return JSON.stringify([full, press, zipped]);
+    const after = JSON.stringify(centrumCollect({{source: true}}));
+    return JSON.stringify([full, press, zipped, after]);
 }}"""}
 
 
-def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> None:
+def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> bool:
+    """True when compared; False for a page whose own timers changed its DOM between the walks (a form's token set
+    by ``setTimeout`` while the press's gzip awaited), where the walks differ for the page's sake, not ours."""
     import base64
     import gzip
 
@@ -102,7 +105,9 @@ def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> None:
 
     out = renderer.render(page, source=False, extra=PRESS)
     assert out.extra.get("press"), f"{page.name}: {out.errors}"
-    full_text, press, zipped = json.loads(out.extra["press"])
+    full_text, press, zipped, after_text = json.loads(out.extra["press"])
+    if {**json.loads(full_text), "page": {}} != {**json.loads(after_text), "page": {}}:
+        return False
     # The press sends JSON text, gzipped above pack.js's GZIP_ABOVE (a large page's press comes zipped too).
     assert set(press) in ({"json"}, {"gzip"}) and set(zipped) == {"gzip"}, page.name
     unzipped = json.loads(gzip.decompress(base64.b64decode(zipped["gzip"])))
@@ -124,17 +129,20 @@ def assert_press_profile_reads_the_same(renderer: Renderer, page: Path) -> None:
         rows = [E.block_scores(s, best, pm, cfg, blocks) for s, pm in zip((full, lean), pages, strict=True)]
         assert np.array_equal(rows[0][0].X, rows[1][0].X) and np.array_equal(rows[0][1], rows[1][1]), page.name
     assert answers[0].nodes == answers[1].nodes and answers[0].text == answers[1].text, page.name
+    return True
 
 
 @pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])
 def test_fixture_pages_read_the_same_from_the_press_profile(main_world_renderer: Renderer, page: Path) -> None:
-    assert_press_profile_reads_the_same(main_world_renderer, page)
+    assert assert_press_profile_reads_the_same(main_world_renderer, page), f"{page.name} changed between the walks"
 
 
 def test_shared_pages_read_the_same_from_the_press_profile(main_world_renderer: Renderer,
                                                            shared_pages: Callable[[int], list[Path]]) -> None:
-    for page in shared_pages(20):
-        assert_press_profile_reads_the_same(main_world_renderer, page)
+    # A saved page may run timers that change its DOM between the walks (wcxb-0007 sets a form token by setTimeout);
+    # those are not compared, and nearly every page must be.
+    compared = [assert_press_profile_reads_the_same(main_world_renderer, page) for page in shared_pages(20)]
+    assert sum(compared) >= 18, compared
 
 
 @pytest.mark.parametrize("page", FIXTURE_PAGES, ids=[p.name for p in FIXTURE_PAGES])
