@@ -410,30 +410,33 @@ def test_a_few_words_after_a_titles_last_dash_qualify_it() -> None:
     assert meta_of(html).title == "Player - Squad 2024 - 2025"  # a range of years is the title's own
 
 
-def test_a_page_that_is_no_article_is_named_by_its_declared_title() -> None:
-    # og:type website: the heading is a reworded label or a slogan; the declared name wins.
-    head = '<head><meta property="og:type" content="{}"><meta property="og:title" content="{}"></head>'
-    page = head + "<body><h1>{}</h1><p>Text.</p></body>"
-    html = page.format("website", "Managed Data Analytics Services | ScienceSoft", "Managed Analytics Services")
-    assert meta_of(html, "https://www.scnsoft.com/analytics").title == "Managed Data Analytics Services"
-    html = page.format("product", "Summit 24™ Smokeless Fire Pit", "Summit 24\" Fire Pit")
-    assert meta_of(html).title == "Summit 24™ Smokeless Fire Pit"
-    # An article keeps its heading, as does a page that declares no kind.
-    html = page.format("article", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025")
-    assert meta_of(html).title == "Video Production Trends to Watch in 2025"
-    html = page.format("", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025")
-    assert meta_of(html).title == "Video Production Trends to Watch in 2025"
-    # A heading that is a piece of the declared title (a short label), a declared title cut short, a heading that
-    # writes a number the declared title does not: the heading stays.
-    html = page.format("website", "Camping Tents: Large Tents for Family & Car Camping", "Camping Tents")
-    assert meta_of(html).title == "Camping Tents"
-    html = page.format("website", "Wedding Checklist Wedding Planning Checklists…", "Wedding Checklist: A Timeline")
-    assert meta_of(html).title == "Wedding Checklist: A Timeline"
-    html = page.format("website", "Guide to filing your taxes in 2024", "Guide to filing your taxes in 2025")
-    assert meta_of(html).title == "Guide to filing your taxes in 2025"
-    # A generic declared title ("Home") names nothing.
-    html = page.format("website", "Home", "Support Small, Buy Artisan")
-    assert meta_of(html).title == "Support Small, Buy Artisan"
+# (og:type, declared title, heading, the title named). og:type website or product: the heading is a reworded label or
+# a slogan, and the declared name wins. An article keeps its heading, as does a page that declares no kind; so does a
+# heading that is a piece of the declared title (a short label), one under a declared title cut short, and one that
+# writes a number the declared title does not. A generic declared title ("Home") names nothing.
+NO_ARTICLE_TITLES = [
+    ("website", "Managed Data Analytics Services | ScienceSoft", "Managed Analytics Services",
+     "Managed Data Analytics Services"),
+    ("product", "Summit 24™ Smokeless Fire Pit", "Summit 24\" Fire Pit", "Summit 24™ Smokeless Fire Pit"),
+    ("article", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025",
+     "Video Production Trends to Watch in 2025"),
+    ("", "Video Production Trends 2025 for Brands", "Video Production Trends to Watch in 2025",
+     "Video Production Trends to Watch in 2025"),
+    ("website", "Camping Tents: Large Tents for Family & Car Camping", "Camping Tents", "Camping Tents"),
+    ("website", "Wedding Checklist Wedding Planning Checklists…", "Wedding Checklist: A Timeline",
+     "Wedding Checklist: A Timeline"),
+    ("website", "Guide to filing your taxes in 2024", "Guide to filing your taxes in 2025",
+     "Guide to filing your taxes in 2025"),
+    ("website", "Home", "Support Small, Buy Artisan", "Support Small, Buy Artisan"),
+]
+
+
+@pytest.mark.parametrize(("og_type", "declared", "heading", "expected"), NO_ARTICLE_TITLES)
+def test_a_page_that_is_no_article_is_named_by_its_declared_title(og_type: str, declared: str, heading: str,
+                                                                  expected: str) -> None:
+    html = (f'<head><meta property="og:type" content="{og_type}"><meta property="og:title" content="{declared}">'
+            f"</head><body><h1>{heading}</h1><p>Text.</p></body>")
+    assert meta_of(html, "https://www.scnsoft.com/analytics").title == expected
 
 
 def test_a_declared_title_that_is_only_the_sites_name_names_no_page() -> None:

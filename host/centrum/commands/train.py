@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
-    unwritable = _unwritable(args.out, args.blocks_out or blocks_path(args.out))
+    unwritable = _unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or blocks_path(args.out)))
     if unwritable:
         print(f"centrum train: {unwritable}", file=sys.stderr)
         return 2
@@ -403,13 +403,14 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
                      ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
 
 
-def _unwritable(*outs: Path) -> str | None:
-    """Why a model file could not be written there, checked before the page records (minutes of work) are made."""
-    for out in outs:
+def _unwritable(*outs: tuple[str, Path]) -> str | None:
+    """Why a model file could not be written where its option says, checked before the page records (minutes of
+    work) are made."""
+    for option, out in outs:
         if out.is_dir():
-            return f"--out {out}: is a folder; give the model file's path (e.g. {out / 'ensemble.lgb.txt'})"
+            return f"{option} {out}: is a folder; give the model file's path (e.g. {out / 'ensemble.lgb.txt'})"
         if not out.parent.is_dir():
-            return f"--out {out}: its folder {out.parent} does not exist"
+            return f"{option} {out}: its folder {out.parent} does not exist"
     return None
 
 
