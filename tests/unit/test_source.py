@@ -216,6 +216,31 @@ def test_features_follow_from_the_page() -> None:
 
 
 # ---- the shipped model --------------------------------------------------------------------------------------------
+def test_context_columns_read_the_first_stage_scores_around_each_block() -> None:
+    tree = S.parse("<html><body><h2>News</h2><p>one two three</p><ul><li>a</li><li>b</li><li>c</li></ul>"
+                   "<p>end</p></body></html>", 10_000)
+    X, _ = S.block_features(tree)
+    s = np.array([0.9, 0.8, 0.1, 0.3, 0.2, 0.6])
+    Z = S.context_features(tree, X, s)
+    names = S.context_feature_names()
+    assert tree.block_text == ["News", "one two three", "a", "b", "c", "end"]
+    assert Z.shape == (6, len(names)) and np.array_equal(Z[:, : X.shape[1]], X)
+    c = {n: Z[:, k] for k, n in enumerate(names)}
+    assert c["ctx_score"].tolist() == s.tolist()
+    assert c["ctx_prev1_score"].tolist() == [-1.0, 0.9, 0.8, 0.1, 0.3, 0.2]
+    assert c["ctx_next2_score"].tolist() == [0.1, 0.3, 0.2, 0.6, -1.0, -1.0]
+    items = slice(2, 5)  # one word each: equal weights
+    assert np.allclose(c["ctx_run_score"][items], 0.2) and np.allclose(c["ctx_up1_score"][items], 0.2)
+    assert np.allclose(c["ctx_run_log_size"][items], np.log1p(3)) and c["ctx_up1_log_blocks"][2] == np.log1p(3)
+    assert c["ctx_is_heading"].tolist() == [1, 0, 0, 0, 0, 0]
+    assert np.allclose(c["ctx_section_heading_score"], 0.9)
+    assert c["ctx_in_span"].tolist() == [1.0] * 6  # kept: News, the paragraph, "end"
+    assert c["ctx_log_gap"][3] == np.log1p(2) and c["ctx_log_gap"][0] == 0
+    assert np.allclose(c["ctx_page_max"], 0.9) and c["ctx_log_rank"][0] == 0
+    assert S.context_features(S.parse("<html><body></body></html>", 100), np.zeros((0, X.shape[1])),
+                              np.zeros(0)).shape == (0, len(names))
+
+
 def test_a_paragraph_rich_article_is_chosen_over_nav_sidebar_and_footer() -> None:
     r = algorithms.run_raw_html("source", article_page().encode())
     assert r.algorithm == "source" and r.nodes == []
@@ -304,14 +329,37 @@ def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: p
 
     a, b = tmp_path / "a.lgb.txt", tmp_path / "b.lgb.txt"
     for out in (a, b):
-        assert main(["train-source", str(TINYSET), "--out", str(out), "--rounds", "20", "--cv", "--folds", "2"]) == 0
+        assert main(["train-source", str(TINYSET), "--out", str(out), "--rounds", "20", "--context-rounds", "10", "--cv", "--folds", "3"]) == 0
     assert a.read_bytes() == b.read_bytes()
+    assert (tmp_path / "a-context.lgb.txt").read_bytes() == (tmp_path / "b-context.lgb.txt").read_bytes()
     assert "mean, sets with independent gold" in capsys.readouterr().out
-    model = Boosted.load(a, S.feature_names())
+    model = TS.TwoStage(Boosted.load(a, S.feature_names()),
+                        Boosted.load(tmp_path / "a-context.lgb.txt", S.context_feature_names()))
     rows, skipped = TS.collect(__import__("centrum.gold.datasets", fromlist=["x"]).load_dataset(TINYSET).pages)
     assert not skipped and rows
-    p = model.predict(rows[0].X.astype(np.float64))
+    p = model.predict(rows[0])
     assert p.shape == (rows[0].X.shape[0],) and ((p >= 0) & (p <= 1)).all()
+    assert main(["train-source", str(TINYSET), "--out", str(a), "--cv", "--folds", "2"]) == 2
+    assert "--folds must be at least 2, and 3 with --cv" in capsys.readouterr().err
+
+
+def test_the_context_stage_trains_on_scores_of_first_stages_that_never_saw_the_page() -> None:
+    """Nested stacking: the pair of CV fold f is made only of models trained without f, and the context stage of
+    every training set reads each page's scores from a first stage trained without that page's fold too."""
+    from centrum.gold.datasets import load_dataset
+    from centrum.training import source as TS
+
+    rows, _ = TS.collect(load_dataset(TINYSET).pages)
+    fitted: list[str] = []
+    models = TS.stages(rows, TS.TrainOptions(rounds=5), 3, fitted.append)
+    assert sorted(set(models.folds)) == [0, 1, 2]
+    TS.site_cv(models)
+    k = {frozenset(x) for x in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2))}
+    assert set(models.models) == k  # each fitted once, shared by the two outer folds that need it
+    assert len([m for m in fitted if m.startswith("first")]) == 6
+    assert [m for m in fitted if m.startswith("context")] == [f"context stage without folds [{f}]" for f in range(3)]
+    final = models.two_stage(frozenset())
+    assert set(models.models) == k | {frozenset()} and final.first is models.models[frozenset()]
 
 
 def test_training_refuses_an_empty_selection(capsys: pytest.CaptureFixture[str]) -> None:

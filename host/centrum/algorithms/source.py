@@ -5,9 +5,11 @@ The page is parsed with lexbor (selectolax) into blocks (runs of text with the s
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
-text), its position and its neighbours. Blocks at or above ``block_threshold`` are the answer, in document order;
-when none reaches it, the best block alone when it reaches ``min_best``. One pass over the elements in Python, the
-rest vectorized: linear in the page.
+text), its position and its neighbours. A second model (``source-v4-context``, the same command) scores each block
+again from those columns and the first model's scores around it: its neighbours', its ancestors' subtrees', its
+sibling run's and heading section's, and the page's. Blocks at or above ``block_threshold`` are the answer, in
+document order; when none reaches it, the best block alone when it reaches ``min_best``. One pass over the elements
+in Python, the rest vectorized: linear in the page (the rank of the scores: n log n).
 
 This is the extractor of ``--no-render`` (``centrum extract --no-render``, ``centrum batch --no-render``), where
 there is no snapshot: the answer is the text and the ``tag:k`` paths (``centrum.annotation.labels``) of the blocks'
@@ -35,7 +37,8 @@ from .source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
-WEIGHTS_NAME = "source-v3"
+WEIGHTS_NAME = "source-v4"
+CONTEXT_WEIGHTS_NAME = "source-v4-context"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
 
 
@@ -44,6 +47,9 @@ class Config:
     # The block model: a model *name* (shipped centrum/weights/NAME.lgb.txt, or installed with `centrum models
     # install` from the output of `centrum train-source`), never a path; checked as the ensemble's are.
     weights: str = field(default=WEIGHTS_NAME, metadata={"check": E.check_model_name})
+    # The context stage: a model name as ``weights`` (the ``-context`` file `centrum train-source` writes with it;
+    # it reads the scores of the ``weights`` model it was trained with).
+    context_weights: str = field(default=CONTEXT_WEIGHTS_NAME, metadata={"check": E.check_model_name})
     # Keep a block when the model's expected gold share is at least this (the block filter's rule,
     # docs/ensemble.md: a block is kept when more of it is expected to be main text than not).
     block_threshold: float = ranged(0.5, 0.0, 1.0)
@@ -54,25 +60,27 @@ class Config:
 
 
 @functools.cache
-def _shipped(name: str) -> Boosted:
+def _shipped(name: str, context: bool) -> Boosted:
     text = (resources.files("centrum") / "weights" / f"{name}{LGB_SUFFIX}").read_text(encoding="utf-8")
-    return Boosted.from_string(text, S.feature_names())
+    return Boosted.from_string(text, S.context_feature_names() if context else S.feature_names())
 
 
-def load_model(name: str = WEIGHTS_NAME) -> Boosted:
-    """The block model named ``name`` (shipped: loaded once; installed: read each time, it may be replaced).
-    ConfigError for a name that is no model, or a model of other features (an ensemble model, say)."""
-    E.check_model_name("weights", name)
+def load_model(name: str = WEIGHTS_NAME, context: bool = False) -> Boosted:
+    """The block model named ``name``, or with ``context`` the context stage (shipped: loaded once; installed: read
+    each time, it may be replaced). ConfigError for a name that is no model, or a model of other features (an
+    ensemble model, or a first stage given as the context stage)."""
+    key = "context_weights" if context else "weights"
+    E.check_model_name(key, name)
     try:
         if name in E.shipped_models():
-            return _shipped(name)
+            return _shipped(name, context)
         path = E.installed_model_path(name)
         if path is None or not path.name.endswith(LGB_SUFFIX):
             raise OSError(f"model {name!r} is not an installed LightGBM model")
-        return Boosted.load(path, S.feature_names())
+        return Boosted.load(path, S.context_feature_names() if context else S.feature_names())
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
-        raise ConfigError(f"weights: model {name!r} is not a usable source-only model: {type(e).__name__}: {e}"
-                          ) from e
+        what = "context stage" if context else "source-only model"
+        raise ConfigError(f"{key}: model {name!r} is not a usable {what}: {type(e).__name__}: {e}") from e
 
 
 @dataclass
@@ -119,15 +127,16 @@ def select(scores: np.ndarray, cfg: Config) -> np.ndarray:
     return keep
 
 
-def answer(html: str, cfg: Config | None = None, model: Boosted | None = None) -> Answer:
-    """Parse, score and select; :class:`SourceError` for a page that cannot be read."""
+def answer(html: str, cfg: Config | None = None) -> Answer:
+    """Parse, score (both stages) and select; :class:`SourceError` for a page that cannot be read."""
     cfg = cfg or Config()
+    first, context = load_model(cfg.weights), load_model(cfg.context_weights, context=True)
     t0 = time.perf_counter()
     tree = S.parse(html, cfg.max_chars)
     t1 = time.perf_counter()
     X, _ = S.block_features(tree)
     t2 = time.perf_counter()
-    scores = (model or load_model(cfg.weights)).predict(X)
+    scores = context.predict(S.context_features(tree, X, first.predict(X)))
     keep = select(scores, cfg)
     t3 = time.perf_counter()
     return Answer(tree, scores, keep, {"parse": (t1 - t0) * 1000, "features": (t2 - t1) * 1000,

@@ -12,8 +12,10 @@ words are the ensemble's cue groups (``ensemble.features``), so the two extracto
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -671,5 +673,130 @@ def block_features(tree: SourceTree) -> tuple[np.ndarray, list[str]]:
 
 
 def feature_names() -> list[str]:
+    return list(_feature_names())
+
+
+@functools.cache
+def _feature_names() -> tuple[str, ...]:
     tree = parse("<html><body><p>x</p></body></html>", 1000)
-    return block_features(tree)[1]
+    return tuple(block_features(tree)[1])
+
+
+# Second stage (stacking, Wolpert 1992): a block's first-stage score read next to those of its neighbours, the
+# subtrees around it, its sibling run and its heading section. A comment list, a card grid or a related-links box
+# is a neighbourhood that the first stage scores unevenly; seen whole it can be kept or dropped together.
+CONTEXT_LEVELS = (1, 2, 3, 5, 8)  # ancestors above the block's container whose subtrees are summarized
+CONTEXT_KEEP = 0.5  # a first-stage score counted as "kept" in the shares below
+_HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
+
+
+def _weighted_window(v: np.ndarray, w: np.ndarray, half: int) -> np.ndarray:
+    cv, cw = np.concatenate([[0.0], np.cumsum(v * w)]), np.concatenate([[0.0], np.cumsum(w)])
+    i = np.arange(v.shape[0])
+    lo, hi = np.maximum(i - half, 0), np.minimum(i + half + 1, v.shape[0])
+    return (cv[hi] - cv[lo]) / np.maximum(cw[hi] - cw[lo], 1e-9)
+
+
+def _ancestor_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+    """Per level above the container: the word-weighted mean score and kept share of the blocks in that ancestor's
+    subtree, and how many blocks it holds (prefix sums over the pre-order subtree ranges)."""
+    n, el = tree.parent.shape[0], tree.block_el
+    sub_sw = subtree_sum(tree, np.bincount(el, weights=s * w, minlength=n))
+    sub_w = np.maximum(subtree_sum(tree, np.bincount(el, weights=w, minlength=n)), 1e-9)
+    sub_kw = subtree_sum(tree, np.bincount(el, weights=kept * w, minlength=n))
+    sub_n = subtree_sum(tree, np.bincount(el, minlength=n).astype(np.float64))
+    out: dict[str, np.ndarray] = {}
+    node, level = el, 0
+    for target in CONTEXT_LEVELS:
+        while level < target:
+            up = tree.parent[node]
+            node, level = np.where(up >= 0, up, node), level + 1
+        out[f"ctx_up{target}_score"] = sub_sw[node] / sub_w[node]
+        out[f"ctx_up{target}_kept"] = sub_kw[node] / sub_w[node]
+        out[f"ctx_up{target}_log_blocks"] = np.log1p(sub_n[node])
+    return out
+
+
+def _group_mean(group: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per block, the word-weighted mean of ``v`` over the blocks of its group (``group``: small non-negative ids)."""
+    return (np.bincount(group, weights=v * w) / np.maximum(np.bincount(group, weights=w), 1e-9))[group]
+
+
+def _run_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
+    """The block's sibling run (containers with one parent and tag: list items, posts, cards) and its heading
+    section (the blocks from a heading to the next)."""
+    b, el = s.shape[0], tree.block_el
+    names, tag = np.unique(np.array(itemgetter(*el.tolist())(tree.tags) if b > 1 else [tree.tags[el[0]]]),
+                           return_inverse=True)
+    _, run, size = np.unique(tree.parent[el] * len(names) + tag, return_inverse=True, return_counts=True)
+    head = np.isin(names, _HEADINGS)[tag]
+    section = np.cumsum(head)
+    idx = np.arange(b)
+    last_head = np.maximum.accumulate(np.where(head, idx, -1))
+    next_head = np.minimum.accumulate(np.where(head, idx, b)[::-1])[::-1]
+    next_head = np.concatenate([next_head[1:], [b]])
+    return {"ctx_run_score": _group_mean(run, s, w), "ctx_run_log_size": np.log1p(size[run]).astype(np.float64),
+            "ctx_section_score": _group_mean(section, s, w), "ctx_is_heading": head.astype(np.float64),
+            "ctx_section_heading_score": np.where(last_head >= 0, s[np.maximum(last_head, 0)], -1.0),
+            "ctx_next_heading_score": np.where(next_head < b, s[np.minimum(next_head, b - 1)], -1.0)}
+
+
+def _page_columns(s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+    """The page's score profile and where the block stands in it (the span from the first to the last kept
+    block, the kept words before and after it)."""
+    b, idx = s.shape[0], np.arange(s.shape[0])
+    total = max(float(w.sum()), 1e-9)
+    kept_w = np.concatenate([[0.0], np.cumsum(kept * w)])
+    out = {"ctx_page_max": np.full(b, float(s.max())), "ctx_page_score": np.full(b, float((s * w).sum()) / total),
+           "ctx_page_kept": np.full(b, kept_w[-1] / total)}
+    at = np.flatnonzero(kept)
+    if at.size:
+        pos = np.searchsorted(at, idx)
+        gap = np.minimum(np.abs(idx - at[np.minimum(pos, at.size - 1)]), np.abs(idx - at[np.maximum(pos - 1, 0)]))
+        out |= {"ctx_in_span": ((idx >= at[0]) & (idx <= at[-1])).astype(np.float64),
+                "ctx_log_gap": np.log1p(gap).astype(np.float64),
+                "ctx_kept_before": kept_w[idx] / total, "ctx_kept_after": (kept_w[-1] - kept_w[idx + 1]) / total}
+    else:
+        out |= {k: np.full(b, -1.0) for k in ("ctx_in_span", "ctx_log_gap", "ctx_kept_before", "ctx_kept_after")}
+    rank = np.empty(b)
+    rank[np.argsort(-s, kind="stable")] = idx
+    out["ctx_log_rank"] = np.log1p(rank)
+    return out
+
+
+def _score_context(tree: SourceTree, X: np.ndarray, s: np.ndarray) -> dict[str, np.ndarray]:
+    w = np.sqrt(np.expm1(X[:, _log_words_column()]) + 1.0)  # blocks weigh as in training: by the root of their words
+    kept = (s >= CONTEXT_KEEP).astype(np.float64)
+    cols: dict[str, np.ndarray] = {"ctx_score": s}
+    for k in (1, 2, 3):
+        cols[f"ctx_prev{k}_score"], cols[f"ctx_next{k}_score"] = _neighbours(s, k)
+    for half in (3, 10):
+        cols[f"ctx_window{half}_score"] = _weighted_window(s, w, half)
+    return cols | _ancestor_columns(tree, s, w, kept) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
+
+
+def context_features(tree: SourceTree, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The second stage's rows: the block's own columns ``X`` (``block_features``) and the context of the first
+    stage's ``scores``, in the order of ``context_feature_names``."""
+    s = np.asarray(scores, dtype=np.float64)
+    if not s.shape[0]:
+        return np.zeros((0, len(context_feature_names())))
+    cols = _score_context(tree, X, s)
+    ctx = np.array([cols[k] for k in _context_only_names()], dtype=np.float64).T
+    return np.ascontiguousarray(np.hstack([X, ctx]))
+
+
+@functools.cache
+def _log_words_column() -> int:
+    return feature_names().index("log_words")
+
+
+@functools.cache
+def _context_only_names() -> tuple[str, ...]:
+    tree = parse("<html><body><h1>t</h1><p>x</p></body></html>", 1000)
+    X, _ = block_features(tree)
+    return tuple(_score_context(tree, X, np.full(X.shape[0], 0.5)))
+
+
+def context_feature_names() -> list[str]:
+    return [*feature_names(), *_context_only_names()]

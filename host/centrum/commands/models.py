@@ -55,8 +55,8 @@ def _err(message: str) -> int:
 
 
 def kind_of(path: Path) -> str:
-    """"scorer" or "blocks" for a model file of this version's ensemble features, "source" for one of the
-    source-only model's; ValueError (with the reason) otherwise."""
+    """"scorer" or "blocks" for a model file of this version's ensemble features, "source" or "source-context" for
+    one of the source-only model's two stages; ValueError (with the reason) otherwise."""
     from ..algorithms import source_features
     from ..algorithms.ensemble import reads_features
     from ..algorithms.ensemble.model import LGB_SUFFIX, Boosted, Stumps
@@ -68,6 +68,8 @@ def kind_of(path: Path) -> str:
             raise ValueError(f"{path} is not a LightGBM model file: {e}") from None
         if list(names) == list(source_features.feature_names()):
             return "source"
+        if list(names) == list(source_features.context_feature_names()):
+            return "source-context"
         for kind, blocks in (("scorer", False), ("blocks", True)):
             if reads_features(names, blocks):
                 return kind
@@ -187,10 +189,11 @@ def _install(args: argparse.Namespace) -> int:
     tmp.replace(target)  # atomic: a host reading the model never sees half a file
     if existing is not None and existing != target:
         existing.unlink()  # the other kind of file of the same name would shadow or be shadowed
-    what = {"scorer": "candidate scorer", "blocks": "block filter", "source": "source-only model"}[kind]
-    param = "block_weights" if kind == "blocks" else "weights"
+    what = {"scorer": "candidate scorer", "blocks": "block filter", "source": "source-only model",
+            "source-context": "source-only model's context stage"}[kind]
+    param = {"blocks": "block_weights", "source-context": "context_weights"}.get(kind, "weights")
     print(f"installed {target} ({what}); use it with --param {param}={name}"
-          + (" --algorithm source" if kind == "source" else ""))
+          + (" --algorithm source" if kind.startswith("source") else ""))
     return 0
 
 

@@ -167,9 +167,9 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
-    unwritable = _unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or blocks_path(args.out)))
-    if unwritable:
-        print(f"centrum train: {unwritable}", file=sys.stderr)
+    unwritable_out = unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or blocks_path(args.out)))
+    if unwritable_out:
+        print(f"centrum train: {unwritable_out}", file=sys.stderr)
         return 2
     unknown = sorted(set(_left_out(args)) - set(T.F.BASE_ALGORITHMS))
     if unknown:
@@ -403,7 +403,7 @@ def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> 
                      ["ensemble (LODO)", *lodo_choosers, *extractors], run.peers)]
 
 
-def _unwritable(*outs: tuple[str, Path]) -> str | None:
+def unwritable(*outs: tuple[str, Path]) -> str | None:
     """Why a model file could not be written where its option says, checked before the page records (minutes of
     work) are made."""
     for option, out in outs:
@@ -414,10 +414,11 @@ def _unwritable(*outs: tuple[str, Path]) -> str | None:
     return None
 
 
-def blocks_path(out: Path) -> Path:
-    """``ensemble.lgb.txt`` -> ``ensemble-blocks.lgb.txt``; ``x.json`` -> ``x-blocks.json``."""
+def blocks_path(out: Path, part: str = "-blocks") -> Path:
+    """``ensemble.lgb.txt`` -> ``ensemble-blocks.lgb.txt``; ``x.json`` -> ``x-blocks.json`` (``part``: the second
+    model's name suffix)."""
     name = out.name
     for suffix in (".lgb.txt", ".json"):
         if name.endswith(suffix):
-            return out.with_name(name[: -len(suffix)] + "-blocks" + suffix)
-    return out.with_name(name + "-blocks")
+            return out.with_name(name[: -len(suffix)] + part + suffix)
+    return out.with_name(name + part)

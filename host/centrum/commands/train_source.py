@@ -1,5 +1,6 @@
 """``centrum train-source DATASET_DIR... [--out FILE] [--cv] [--folds 5] [--seed N]``: fit the source-only
-extractor (``--no-render``'s default, ``centrum.algorithms.source``) on data sets' HTML and gold.
+extractor (``--no-render``'s default, ``centrum.algorithms.source``) on data sets' HTML and gold: its block model
+(``--out``) and its context stage (``--context-out``).
 
 No rendering is needed: pages are parsed from their HTML. With ``--cv`` the site-grouped k-fold F1 per data set
 (and with ``--peers`` the HTML peers' on the same pages) is printed and written to ``--report``. Same pages and
@@ -24,18 +25,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("source.lgb.txt"),
                         help="model file to write (default: %(default)s; the shipped one is "
-                             "host/centrum/weights/source-v3.lgb.txt)")
+                             "host/centrum/weights/source-v4.lgb.txt)")
+    parser.add_argument("--context-out", type=Path, default=None,
+                        help="context stage's model file (default: --out's name with -context, e.g. "
+                        "source-context.lgb.txt; install both with `centrum models install`)")
     parser.add_argument("--extra-train", nargs="*", type=Path, default=[],
                         help="more data set folders to train on (in the CV folds too, grouped by site with the "
                         "others), reported apart and left out of the CV mean (e.g. ../shared/datasets-more/wcxb-dev2)")
     parser.add_argument("--cv", action="store_true", help="also run site-grouped k-fold cross-validation")
-    parser.add_argument("--folds", type=int, default=5, help="site-grouped folds with --cv (default: %(default)s)")
+    parser.add_argument("--folds", type=int, default=5,
+                        help="site-grouped folds of --cv and of the context stage's training scores "
+                        "(default: %(default)s)")
     parser.add_argument("--thresholds", default="0.5",
                         help="comma-separated block thresholds to report with --cv (default: %(default)s)")
     parser.add_argument("--peers", default="none",
                         help="HTML peers scored on the same pages with --cv, e.g. trafilatura (default: none)")
     parser.add_argument("--seed", type=int, default=0, help="LightGBM seed (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="boosting rounds (default: %(default)s)")
+    parser.add_argument("--context-rounds", type=int, default=defaults.context_rounds,
+                        help="boosting rounds of the context stage (default: %(default)s)")
     parser.add_argument("--leaves", type=int, default=defaults.leaves, help="leaves per tree (default: %(default)s)")
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate,
                         help="LightGBM learning rate (default: %(default)s)")
@@ -72,6 +80,15 @@ def _peer_counts(rows: list, names: list[str]) -> dict[str, dict[str, list[tuple
 def run(args: argparse.Namespace) -> int:
     from ..gold.datasets import DatasetError, load_dataset
     from ..training import source as T
+    from .train import blocks_path, unwritable
+
+    context_out = args.context_out or blocks_path(args.out, "-context")
+    why = unwritable(("--out", args.out), ("--context-out", context_out))
+    if why:
+        return _err(why)
+    if args.folds < (3 if args.cv else 2):
+        return _err("--folds must be at least 2, and 3 with --cv (the context stage is trained on the scores of "
+                    "folds its first stage did not see, inside each training set of the CV too)")
 
     try:
         sets = [load_dataset(d, args.limit) for d in [*args.datasets, *args.extra_train] if not d.is_file()]
@@ -86,11 +103,13 @@ def run(args: argparse.Namespace) -> int:
     rows, skipped = T.collect(items, lambda it: tqdm(it, desc="pages", unit="page", file=sys.stderr))
     for key, why in sorted(skipped.items()):
         print(f"centrum train-source: skipped {key}: {why}", file=sys.stderr)
-    opts = T.TrainOptions(seed=args.seed, rounds=args.rounds, leaves=args.leaves, learning_rate=args.learning_rate)
+    opts = T.TrainOptions(seed=args.seed, rounds=args.rounds, context_rounds=args.context_rounds, leaves=args.leaves,
+                          learning_rate=args.learning_rate)
     print(f"{len(rows)} pages, {sum(r.X.shape[0] for r in rows)} blocks ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
+    models = T.stages(rows, opts, args.folds, lambda what: print(f"fitting the {what}", file=sys.stderr))
     if args.cv:
-        cv = T.site_cv(rows, opts, args.folds, thresholds)
+        cv = T.site_cv(models, thresholds)
         kinds = T.kinds_of(rows)
         tables = {f"source (site CV, threshold {t:g})": T.f1_table(c, kinds, apart) for t, c in cv.items()}
         peers = [p.strip() for p in args.peers.split(",") if p.strip() and p.strip() != "none"]
@@ -100,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
         print(text)
         if args.report:
             args.report.write_text(text, encoding="utf-8")
-    model = T.fit(rows, opts)
-    model.save(args.out)
-    print(f"wrote {args.out} ({args.out.stat().st_size} bytes; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    model = models.two_stage(frozenset())
+    model.first.save(args.out)
+    model.context.save(context_out)
+    print(f"wrote {args.out} ({args.out.stat().st_size} bytes) and {context_out} ({context_out.stat().st_size} "
+          f"bytes; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     return 0

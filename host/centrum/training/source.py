@@ -5,8 +5,10 @@ features of ``algorithms.source_features`` and the ensemble's block labels (the 
 shingles found in the gold text; snippet gold: 1 / 0 for a block holding a "with" / "without" snippet, else
 unknown and left out). A LightGBM cross-entropy model is fitted on the labelled blocks, each data set weighing the
 same and a block by the square root of its words (the page metric counts tokens, so long blocks matter more, but
-the many short boilerplate lines must not vanish). Training runs ``deterministic`` on a fixed thread count: the same
-pages and seed write the same model bytes.
+the many short boilerplate lines must not vanish). A second model (the context stage) is fitted the same way on
+the block's columns and the first model's scores of the blocks around it; the scores it reads for a training page
+come from a first model trained without that page's fold, as they will for a page the models never saw (stacking).
+Training runs ``deterministic`` on a fixed thread count: the same pages and seed write the same model bytes.
 
 Validation is k-fold grouped by site (``evaluation.sites``: no registered domain in two folds): each fold's pages
 are answered by a model trained on the other folds and scored with the page metric of their data set (AEB
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,9 @@ class TrainOptions:
     # source-v3's: 150 trees of 15 leaves score as 200 of 31 did in site CV (docs/algorithms/source.md) with a
     # third of the tests per block, and scoring is a large part of a page's CPU time.
     rounds: int = 150
+    # The context stage's trees: it starts from the first stage's scores, so fewer trees reach what more would
+    # (docs/algorithms/source.md), and its trees are paid on every page.
+    context_rounds: int = 80
     learning_rate: float = 0.1
     leaves: int = 15
     min_leaf: int = 100  # blocks are many and their labels noisy: large leaves
@@ -85,19 +90,20 @@ def collect(items: Iterable[PageItem], progress: Callable[[Iterable[PageItem]], 
     return rows, skipped
 
 
-def fit(rows: Sequence[PageRows], opts: TrainOptions) -> Boosted:
-    """LightGBM cross-entropy on the labelled blocks of ``rows``."""
+def fit(rows: Sequence[PageRows], opts: TrainOptions, matrices: Sequence[np.ndarray] | None = None,
+        names: list[str] | None = None) -> Boosted:
+    """LightGBM cross-entropy on the labelled blocks of ``rows`` (their ``X``, or ``matrices``: one per row)."""
     lgb = need("lightgbm", "train", "centrum train-source")
 
-    names = S.feature_names()
+    names = names or S.feature_names()
     per_set = Counter(r.item.dataset for r in rows)
     Xs, ys, ws = [], [], []
-    for r in rows:
+    for i, r in enumerate(rows):
         ok = ~np.isnan(r.y)
         if not ok.any():
             continue
         w = np.sqrt(r.words[ok] + 1.0)
-        Xs.append(r.X[ok])
+        Xs.append((r.X if matrices is None else matrices[i])[ok])
         ys.append(r.y[ok])
         ws.append(w / per_set[r.item.dataset])  # every data set weighs the same in total pages
     if not Xs:
@@ -113,24 +119,81 @@ def fit(rows: Sequence[PageRows], opts: TrainOptions) -> Boosted:
     return Boosted(booster, names, {"objective": "cross_entropy", "blocks": int(X.shape[0])})
 
 
+@dataclass(frozen=True)
+class TwoStage:
+    """The block model (first stage) and the model that re-scores each block from the first stage's scores around it
+    (``source_features.context_features``)."""
+
+    first: Boosted
+    context: Boosted
+
+    def predict(self, r: PageRows) -> np.ndarray:
+        X = r.X.astype(np.float64)
+        assert r.tree is not None
+        return self.context.predict(S.context_features(r.tree, X, self.first.predict(X)))
+
+
+def _context_rows(rows: Sequence[PageRows], scores: Sequence[np.ndarray]) -> list[np.ndarray]:
+    out = []
+    for r, s in zip(rows, scores, strict=True):
+        assert r.tree is not None
+        out.append(S.context_features(r.tree, r.X.astype(np.float64), s).astype(np.float32))
+    return out
+
+
+class FirstStages:
+    """First-stage models trained without some folds, each fitted once: the context model of a training set is
+    fitted on first-stage scores its pages did not train (stacking), so a fold's pages are scored by the model of
+    the training set without that fold too. In k-fold CV the model without folds {f, g} serves both outer folds."""
+
+    def __init__(self, rows: Sequence[PageRows], folds: Sequence[int], opts: TrainOptions,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.rows, self.folds, self.opts, self.progress = rows, list(folds), opts, progress
+        self.models: dict[frozenset[int], Boosted] = {}
+
+    def without(self, out: frozenset[int]) -> Boosted:
+        if out not in self.models:
+            if self.progress:
+                self.progress(f"first stage without folds {sorted(out) or 'none'}")
+            self.models[out] = fit([r for r, g in zip(self.rows, self.folds, strict=True) if g not in out], self.opts)
+        return self.models[out]
+
+    def two_stage(self, out: frozenset[int]) -> TwoStage:
+        """The pair trained on the pages outside the folds ``out``."""
+        inside = [i for i, g in enumerate(self.folds) if g not in out]
+        if not inside:
+            raise ValueError("no pages to train on outside the held-out folds")
+        scores = [self.without(out | {self.folds[i]}).predict(self.rows[i].X.astype(np.float64)) for i in inside]
+        train = [self.rows[i] for i in inside]
+        if self.progress:
+            self.progress(f"context stage without folds {sorted(out) or 'none'}")
+        context = fit(train, replace(self.opts, rounds=self.opts.context_rounds), _context_rows(train, scores),
+                      S.context_feature_names())
+        return TwoStage(self.without(out), context)
+
+
+def stages(rows: Sequence[PageRows], opts: TrainOptions, k: int = 5,
+           progress: Callable[[str], None] | None = None) -> FirstStages:
+    """The stage models of ``rows`` over k site-grouped folds: ``site_cv`` and ``two_stage(frozenset())`` (the model
+    of all pages) share the first stages they both need."""
+    return FirstStages(rows, site_folds([r.site for r in rows], k), opts, progress)
+
+
 def page_text(r: PageRows, scores: np.ndarray, cfg: source.Config) -> str:
     assert r.tree is not None
     return source.join_blocks(r.tree, source.select(scores, cfg))
 
 
-def site_cv(rows: Sequence[PageRows], opts: TrainOptions, k: int = 5,
-            thresholds: Sequence[float] = (0.5,)) -> dict[float, dict[str, list[tuple[float, ...]]]]:
-    """{threshold: {data set: per-page metric counts}} of each page answered by the model of the other folds."""
-    folds = site_folds([r.site for r in rows], k)
+def site_cv(models: FirstStages, thresholds: Sequence[float] = (0.5,)
+            ) -> dict[float, dict[str, list[tuple[float, ...]]]]:
+    """{threshold: {data set: per-page metric counts}} of each page answered by the two stages trained on the other
+    folds (nested: their context stage was fitted on scores of first stages that had not seen the pages either)."""
     out: dict[float, dict[str, list[tuple[float, ...]]]] = {t: {} for t in thresholds}
-    for f in range(k):
-        train = [r for r, g in zip(rows, folds, strict=True) if g != f]
-        test = [r for r, g in zip(rows, folds, strict=True) if g == f]
-        if not test:
-            continue
-        model = fit(train, opts)
+    for f in sorted(set(models.folds)):
+        test = [r for r, g in zip(models.rows, models.folds, strict=True) if g == f]
+        model = models.two_stage(frozenset({f}))
         for r in test:
-            scores = model.predict(r.X.astype(np.float64))
+            scores = model.predict(r)
             for t in thresholds:
                 text = page_text(r, scores, source.Config(block_threshold=t))
                 out[t].setdefault(r.item.dataset, []).append(light_score(r.item.gold, text)[1])
