@@ -308,6 +308,23 @@ def test_bad_parameters_are_refused_by_name() -> None:
     cfg = algorithms.raw_html_config("source", {"weights": "ensemble-v15"})
     with pytest.raises(ConfigError, match="not a usable source-only model"):
         algorithms.run_raw_html("source", article_page(), cfg)
+    # The two stages read different columns: one given for the other is refused, naming the parameter.
+    cfg = algorithms.raw_html_config("source", {"context_weights": source.WEIGHTS_NAME})
+    with pytest.raises(ConfigError, match="context_weights: .* is not a usable context stage"):
+        algorithms.run_raw_html("source", article_page(), cfg)
+    cfg = algorithms.raw_html_config("source", {"weights": source.CONTEXT_WEIGHTS_NAME})
+    with pytest.raises(ConfigError, match="^weights: .* is not a usable source-only model"):
+        algorithms.run_raw_html("source", article_page(), cfg)
+    with pytest.raises(ConfigError, match="context_weights: no model named 'nothing' .*; or 'none': no context stage"):
+        algorithms.raw_html_config("source", {"context_weights": "nothing"})
+
+
+def test_without_the_context_stage_the_first_model_s_scores_are_the_answer() -> None:
+    one = source.answer(article_page(), source.Config(context_weights="none"))
+    two = source.answer(article_page())
+    X, _ = S.block_features(two.tree)
+    assert np.array_equal(one.scores, source.load_model().predict(X))
+    assert not np.array_equal(one.scores, two.scores) and PARAGRAPHS[2] in one.text and PARAGRAPHS[2] in two.text
 
 
 # ---- command line -------------------------------------------------------------------------------------------------
@@ -329,7 +346,8 @@ def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: p
 
     a, b = tmp_path / "a.lgb.txt", tmp_path / "b.lgb.txt"
     for out in (a, b):
-        assert main(["train-source", str(TINYSET), "--out", str(out), "--rounds", "20", "--context-rounds", "10", "--cv", "--folds", "3"]) == 0
+        assert main(["train-source", str(TINYSET), "--out", str(out), "--rounds", "20", "--context-rounds", "10",
+                     "--cv", "--folds", "3"]) == 0
     assert a.read_bytes() == b.read_bytes()
     assert (tmp_path / "a-context.lgb.txt").read_bytes() == (tmp_path / "b-context.lgb.txt").read_bytes()
     assert "mean, sets with independent gold" in capsys.readouterr().out

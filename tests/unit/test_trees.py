@@ -45,14 +45,16 @@ def golden_rows() -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def source_rows() -> np.ndarray:
+def source_rows(context: bool = False) -> np.ndarray:
+    """The fixture pages' block rows; with ``context`` the context stage's (the first stage's scores around them)."""
     rows = []
     for page in sorted(FIXTURES.glob("*.html")):
         try:
             tree = S.parse(charset.decode(page.read_bytes()), source.Config().max_chars)
         except S.SourceError:
             continue
-        rows.append(S.block_features(tree)[0])
+        X = S.block_features(tree)[0]
+        rows.append(S.context_features(tree, X, source.load_model().predict(X)) if context else X)
     return np.concatenate(rows)
 
 
@@ -81,7 +83,7 @@ def test_shipped_models_predict_as_lightgbm_on_real_and_edge_rows(name: str) -> 
     trees = Trees.parse(text)
     k = len(trees.feature_names)
     if name.startswith("source-"):
-        real = source_rows()
+        real = source_rows(name.endswith("-context.lgb.txt"))
     else:
         cands, blocks = golden_rows()
         real = blocks if name.endswith("-blocks.lgb.txt") else cands

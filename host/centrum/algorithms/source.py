@@ -5,7 +5,7 @@ The page is parsed with lexbor (selectolax) into blocks (runs of text with the s
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
-text), its position and its neighbours. A second model (``source-v4-context``, the same command) scores each block
+text), its position and its neighbours. A second model (``source-v3-context``, the same command) scores each block
 again from those columns and the first model's scores around it: its neighbours', its ancestors' subtrees', its
 sibling run's and heading section's, and the page's. Blocks at or above ``block_threshold`` are the answer, in
 document order; when none reaches it, the best block alone when it reaches ``min_best``. One pass over the elements
@@ -37,9 +37,21 @@ from .source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
-WEIGHTS_NAME = "source-v4"
-CONTEXT_WEIGHTS_NAME = "source-v4-context"
+WEIGHTS_NAME = "source-v3"
+CONTEXT_WEIGHTS_NAME = "source-v3-context"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
+
+
+NO_CONTEXT = "none"
+
+
+def _check_context(key: str, name: str) -> None:
+    if name == NO_CONTEXT:
+        return
+    try:
+        E.check_model_name(key, name)
+    except ConfigError as e:
+        raise ConfigError(f"{e}; or {NO_CONTEXT!r}: no context stage") from None
 
 
 @dataclass(frozen=True)
@@ -48,8 +60,9 @@ class Config:
     # install` from the output of `centrum train-source`), never a path; checked as the ensemble's are.
     weights: str = field(default=WEIGHTS_NAME, metadata={"check": E.check_model_name})
     # The context stage: a model name as ``weights`` (the ``-context`` file `centrum train-source` writes with it;
-    # it reads the scores of the ``weights`` model it was trained with).
-    context_weights: str = field(default=CONTEXT_WEIGHTS_NAME, metadata={"check": E.check_model_name})
+    # it reads the scores of the ``weights`` model it was trained with), or "none": the first model's scores are the
+    # answer's (the former models, trained before there was a context stage).
+    context_weights: str = field(default=CONTEXT_WEIGHTS_NAME, metadata={"check": _check_context})
     # Keep a block when the model's expected gold share is at least this (the block filter's rule,
     # docs/ensemble.md: a block is kept when more of it is expected to be main text than not).
     block_threshold: float = ranged(0.5, 0.0, 1.0)
@@ -130,13 +143,16 @@ def select(scores: np.ndarray, cfg: Config) -> np.ndarray:
 def answer(html: str, cfg: Config | None = None) -> Answer:
     """Parse, score (both stages) and select; :class:`SourceError` for a page that cannot be read."""
     cfg = cfg or Config()
-    first, context = load_model(cfg.weights), load_model(cfg.context_weights, context=True)
+    first = load_model(cfg.weights)
+    context = None if cfg.context_weights == NO_CONTEXT else load_model(cfg.context_weights, context=True)
     t0 = time.perf_counter()
     tree = S.parse(html, cfg.max_chars)
     t1 = time.perf_counter()
     X, _ = S.block_features(tree)
     t2 = time.perf_counter()
-    scores = context.predict(S.context_features(tree, X, first.predict(X)))
+    scores = first.predict(X)
+    if context is not None:
+        scores = context.predict(S.context_features(tree, X, scores))
     keep = select(scores, cfg)
     t3 = time.perf_counter()
     return Answer(tree, scores, keep, {"parse": (t1 - t0) * 1000, "features": (t2 - t1) * 1000,
