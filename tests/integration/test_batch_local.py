@@ -222,6 +222,28 @@ def test_a_folder_s_copies_name_the_first_file_and_no_render_rows_have_markdown(
     assert "Copyright" not in md and rows["c.html"]["language"] == "en" and rows["c.html"]["text_truncated"] is False
 
 
+def test_no_metadata_rows_keep_the_text_and_leave_metadata_and_language_empty(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in range(3):
+        (pages / f"{i}.html").write_text(page_html(i, paragraphs=4), encoding="utf-8")
+    rows = {}
+    for name, metadata, markdown in (("all", True, True), ("text", False, False), ("md", False, True)):
+        worker = WorkerOptions(algorithm="source", render=False, markdown=markdown, metadata=metadata)
+        run_batch(BatchOptions(inputs=[pages], out=tmp_path / name, worker=worker, actors=1, fmt="jsonl",
+                               progress=False))
+        rows[name] = {Path(r["source"]).name: r for r in read_rows(tmp_path / name)}
+    for page, full in rows["all"].items():
+        text, md = rows["text"][page], rows["md"][page]
+        assert full["status"] == text["status"] == md["status"] == "ok" and not text["warnings"] and not md["warnings"]
+        assert full["text"] == text["text"] == md["text"] and full["node_paths"] == text["node_paths"]
+        assert json.loads(full["metadata"])["title"] and full["language"] == "en"
+        assert text["metadata"] is None and text["language"] is None and text["markdown"] is None
+        # Markdown without the metadata: the same content, no front matter.
+        assert md["metadata"] is None and md["markdown"] and not md["markdown"].startswith("---")
+        assert md["markdown"] in full["markdown"]
+
+
 def test_a_text_over_the_row_limit_is_cut_at_a_line_end_and_the_row_says_so() -> None:
     from centrum.batch.worker import cap_text
     from centrum.core.limits import INPUT_LIMITS, ROW_TEXT_CHARS

@@ -41,6 +41,9 @@ class WorkerOptions:
     timeout_s: float = 15.0  # renderer: bound on waiting for "load"
     page_timeout_s: float = 60.0  # hard bound on one render; the browser is killed past it
     markdown: bool = True  # also write the Markdown of the answer (centrum.output.outputs)
+    # Also read the page's metadata (title, author, date, language...): on --no-render rows it costs more CPU than
+    # the extraction (a second parse and the date and byline rules), which a text-only crawl need not pay.
+    metadata: bool = True
 
 
 def empty_row(task: Task, algorithm: str, code: str, message: str, status: str = "failed") -> dict[str, Any]:
@@ -213,29 +216,35 @@ class BatchWorker:
         timing["algorithm"] = (time.perf_counter() - t0) * 1000
         text = result.text or ""
         # The `source` algorithm's answer also names its blocks' containers (centrum.annotation.labels paths in the
-        # parsed
-        # source); the DANA family answers text only.
+        # parsed source); the DANA family answers text only.
         row.update(text=text, timing_ms=json.dumps(timing), attempts=1,
                    node_paths=list(result.debug.get("node_paths", [])))
         # Metadata and Markdown from the parsed source (the same extractor and converter as rendered rows, the
         # answer's elements found by their paths).
-        try:
-            from ..core.metadata import extract_metadata
-            from ..output.outputs import from_html, source_markdown
-
-            source_page = from_html(html, task.url)
-            meta = extract_metadata(source_page, [], text)
-            row["metadata"] = json.dumps(meta.to_json(), ensure_ascii=False)
-            if self.opts.markdown and text.strip():
-                row["markdown"] = source_markdown(source_page, row["node_paths"], text, meta)
-        except Exception as e:  # noqa: BLE001 - metadata and Markdown are a courtesy; the text is the row's point
-            row["warnings"] = [f"outputs: {type(e).__name__}: {e}"[:300]]
+        if self.opts.metadata or self.opts.markdown:
+            try:
+                row.update(self._source_outputs(task, html, text, row["node_paths"]))
+            except Exception as e:  # noqa: BLE001 - metadata and Markdown are a courtesy; the text is the row's point
+                row["warnings"] = [f"outputs: {type(e).__name__}: {e}"[:300]]
         if not text.strip():
             row.update(status="failed", error_code=E_EMPTY, error_message=result.message or "no main content")
         else:
             row["status"] = "ok"
         # No node ids: --no-render has no snapshot.
         return row
+
+    def _source_outputs(self, task: Task, html: str, text: str, paths: list[str]) -> dict[str, Any]:
+        from ..core.metadata import Metadata, extract_metadata
+        from ..output.outputs import from_html, source_markdown
+
+        out: dict[str, Any] = {}
+        source_page = from_html(html, task.url)
+        meta = extract_metadata(source_page, [], text) if self.opts.metadata else Metadata()
+        if self.opts.metadata:
+            out["metadata"] = json.dumps(meta.to_json(), ensure_ascii=False)
+        if self.opts.markdown and text.strip():
+            out["markdown"] = source_markdown(source_page, paths, text, meta)
+        return out
 
     def _renderer(self, archive: bool) -> Any:
         r = self._renderers.get(archive)
@@ -363,7 +372,8 @@ class BatchWorker:
         except Exception as e:  # noqa: BLE001 - very deep selections are refused by the path builder
             row["warnings"].append(f"node paths: {e}"[:300])
         try:
-            row["metadata"] = json.dumps(o.metadata().to_json(), ensure_ascii=False)
+            if self.opts.metadata:
+                row["metadata"] = json.dumps(o.metadata().to_json(), ensure_ascii=False)
             if self.opts.markdown and result.nodes:
                 row["markdown"] = o.markdown()
         except Exception as e:  # noqa: BLE001 - the text stands without them

@@ -67,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--object-store-mb", type=int, default=384,
                         help="object store of the local cluster in MB (default 384)")
     parser.add_argument("--no-markdown", action="store_true", help="leave the markdown column empty (faster)")
+    parser.add_argument("--no-metadata", action="store_true",
+                        help="leave the metadata and language columns empty (faster; with --no-markdown a "
+                        "--no-render row is the extraction alone)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -113,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.run import run_batch
 
     worker = WorkerOptions(algorithm=name, render=not args.no_render, params=params, window=args.window,
-                           timeout_s=args.timeout, page_timeout_s=args.page_timeout, markdown=not args.no_markdown)
+                           timeout_s=args.timeout, page_timeout_s=args.page_timeout, markdown=not args.no_markdown,
+                           metadata=not args.no_metadata)
     opts = BatchOptions(inputs=list(args.inputs), out=args.out, worker=worker, engine=args.engine, fmt=args.format,
                         limit=args.limit, resume=args.resume, actors=args.actors, address=args.address,
                         object_store_mb=args.object_store_mb, rows_per_shard=args.rows_per_shard,
