@@ -359,6 +359,8 @@ def test_training_is_deterministic_and_the_model_loads(tmp_path: Path, capsys: p
     assert p.shape == (rows[0].X.shape[0],) and ((p >= 0) & (p <= 1)).all()
     assert main(["train-source", str(TINYSET), "--out", str(a), "--cv", "--folds", "2"]) == 2
     assert "--folds must be at least 2, and 3 with --cv" in capsys.readouterr().err
+    assert main(["train-source", str(TINYSET), "--out", str(a), "--cv", "--limit", "2"]) == 2
+    assert "the pages come from 2 site fold(s)" in capsys.readouterr().err
 
 
 def test_the_context_stage_trains_on_scores_of_first_stages_that_never_saw_the_page() -> None:

@@ -14,8 +14,12 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from ..training.source import FirstStages, PageRows
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,6 +112,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} pages, {sum(r.X.shape[0] for r in rows)} blocks ({time.perf_counter() - t0:.0f} s)",
           file=sys.stderr)
     models = T.stages(rows, opts, args.folds, lambda what: print(f"fitting the {what}", file=sys.stderr))
+    folds = len(set(models.folds))
+    if folds < (3 if args.cv else 2):
+        return _err(f"the pages come from {folds} site fold(s): the context stage needs pages of at least 2 sites "
+                    "(3 with --cv) to train on scores of sites its first stage did not see")
+    try:
+        return _fit_and_write(args, models, rows, thresholds, apart, context_out, t0)
+    except ValueError as e:  # a fold without labelled blocks
+        return _err(str(e))
+
+
+def _fit_and_write(args: argparse.Namespace, models: FirstStages, rows: list[PageRows], thresholds: list[float],
+                   apart: list[str], context_out: Path, t0: float) -> int:
+    from ..training import source as T
+
     if args.cv:
         cv = T.site_cv(models, thresholds)
         kinds = T.kinds_of(rows)
