@@ -726,10 +726,12 @@ def _run_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray) -> dict[str, np
     """The block's sibling run (containers with one parent and tag: list items, posts, cards) and its heading
     section (the blocks from a heading to the next)."""
     b, el = s.shape[0], tree.block_el
-    names, tag = np.unique(np.array(itemgetter(*el.tolist())(tree.tags) if b > 1 else [tree.tags[el[0]]]),
-                           return_inverse=True)
-    _, run, size = np.unique(tree.parent[el] * len(names) + tag, return_inverse=True, return_counts=True)
-    head = np.isin(names, _HEADINGS)[tag]
+    # Tags as small integers through a dict: a numpy string array would be as wide as the longest tag name.
+    codes: dict[str, int] = {}
+    tags = itemgetter(*el.tolist())(tree.tags) if b > 1 else (tree.tags[el[0]],)
+    tag = np.fromiter((codes.setdefault(t, len(codes)) for t in tags), dtype=np.int64, count=b)
+    _, run, size = np.unique(tree.parent[el] * len(codes) + tag, return_inverse=True, return_counts=True)
+    head = np.isin(tag, [codes[h] for h in _HEADINGS if h in codes])
     section = np.cumsum(head)
     idx = np.arange(b)
     last_head = np.maximum.accumulate(np.where(head, idx, -1))
