@@ -528,12 +528,13 @@ def _neighbours(v: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return prev, nxt
 
 
-def _window_mean(v: np.ndarray, half: int) -> np.ndarray:
-    """Mean of ``v`` over the blocks within ``half`` positions (fewer at the ends)."""
-    c = np.concatenate([[0.0], np.cumsum(v)])
+def _window_mean(v: np.ndarray, half: int, w: np.ndarray | None = None) -> np.ndarray:
+    """Mean of ``v`` over the blocks within ``half`` positions (fewer at the ends), weighted by ``w`` if given."""
+    w = np.ones(v.shape[0]) if w is None else w
+    cv, cw = np.concatenate([[0.0], np.cumsum(v * w)]), np.concatenate([[0.0], np.cumsum(w)])
     i = np.arange(v.shape[0])
     lo, hi = np.maximum(i - half, 0), np.minimum(i + half + 1, v.shape[0])
-    return (c[hi] - c[lo]) / np.maximum(hi - lo, 1)
+    return (cv[hi] - cv[lo]) / np.maximum(cw[hi] - cw[lo], 1e-9)
 
 
 def _title_overlap(texts: list[str], title: str, eligible: np.ndarray) -> np.ndarray:
@@ -690,13 +691,6 @@ CONTEXT_KEEP = 0.5  # a first-stage score counted as "kept" in the shares below
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 
 
-def _weighted_window(v: np.ndarray, w: np.ndarray, half: int) -> np.ndarray:
-    cv, cw = np.concatenate([[0.0], np.cumsum(v * w)]), np.concatenate([[0.0], np.cumsum(w)])
-    i = np.arange(v.shape[0])
-    lo, hi = np.maximum(i - half, 0), np.minimum(i + half + 1, v.shape[0])
-    return (cv[hi] - cv[lo]) / np.maximum(cw[hi] - cw[lo], 1e-9)
-
-
 def _ancestor_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
     """Per level above the container: the word-weighted mean score and kept share of the blocks in that ancestor's
     subtree, and how many blocks it holds (prefix sums over the pre-order subtree ranges)."""
@@ -773,7 +767,7 @@ def _score_context(tree: SourceTree, X: np.ndarray, s: np.ndarray) -> dict[str, 
     for k in (1, 2, 3):
         cols[f"ctx_prev{k}_score"], cols[f"ctx_next{k}_score"] = _neighbours(s, k)
     for half in (3, 10):
-        cols[f"ctx_window{half}_score"] = _weighted_window(s, w, half)
+        cols[f"ctx_window{half}_score"] = _window_mean(s, half, w)
     return cols | _ancestor_columns(tree, s, w, kept) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
 
 

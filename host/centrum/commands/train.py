@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
-    unwritable_out = unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or blocks_path(args.out)))
+    unwritable_out = unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or companion_path(args.out)))
     if unwritable_out:
         print(f"centrum train: {unwritable_out}", file=sys.stderr)
         return 2
@@ -254,7 +254,7 @@ def _fit_and_save(args: argparse.Namespace, records: list[PageRecord], datasets:
     model.meta["pages_per_dataset"] = {ds.name: sum(1 for r in records if r.dataset == ds.name) for ds in datasets}
     model.save(args.out)
     block_model = T.fit_blocks(records, fo)
-    blocks_out = args.blocks_out or blocks_path(args.out)
+    blocks_out = args.blocks_out or companion_path(args.out)
     block_model.save(blocks_out)
     print(f"models: {args.out} ({model.meta.get('candidates', 0)} candidates), "
           f"{blocks_out} ({block_model.meta.get('blocks', 0)} blocks)")
@@ -408,15 +408,15 @@ def unwritable(*outs: tuple[str, Path]) -> str | None:
     work) are made."""
     for option, out in outs:
         if out.is_dir():
-            return f"{option} {out}: is a folder; give the model file's path (e.g. {out / 'ensemble.lgb.txt'})"
+            return f"{option} {out}: is a folder; give the model file's path (e.g. {out / 'model.lgb.txt'})"
         if not out.parent.is_dir():
             return f"{option} {out}: its folder {out.parent} does not exist"
     return None
 
 
-def blocks_path(out: Path, part: str = "-blocks") -> Path:
-    """``ensemble.lgb.txt`` -> ``ensemble-blocks.lgb.txt``; ``x.json`` -> ``x-blocks.json`` (``part``: the second
-    model's name suffix)."""
+def companion_path(out: Path, part: str = "-blocks") -> Path:
+    """The file of a model's second stage beside ``out``: ``ensemble.lgb.txt`` -> ``ensemble-blocks.lgb.txt``,
+    ``x.json`` -> ``x-blocks.json``; ``part`` is the second model's name suffix ("-context" for train-source)."""
     name = out.name
     for suffix in (".lgb.txt", ".json"):
         if name.endswith(suffix):

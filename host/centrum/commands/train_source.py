@@ -84,13 +84,14 @@ def _peer_counts(rows: list, names: list[str]) -> dict[str, dict[str, list[tuple
 def run(args: argparse.Namespace) -> int:
     from ..gold.datasets import DatasetError, load_dataset
     from ..training import source as T
-    from .train import blocks_path, unwritable
+    from .train import companion_path, unwritable
 
-    context_out = args.context_out or blocks_path(args.out, "-context")
+    context_out = args.context_out or companion_path(args.out, "-context")
     why = unwritable(("--out", args.out), ("--context-out", context_out))
     if why:
         return _err(why)
-    if args.folds < (3 if args.cv else 2):
+    least = 3 if args.cv else 2  # the context stage reads scores of unseen folds, inside each CV training set too
+    if args.folds < least:
         return _err("--folds must be at least 2, and 3 with --cv (the context stage is trained on the scores of "
                     "folds its first stage did not see, inside each training set of the CV too)")
 
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr)
     models = T.stages(rows, opts, args.folds, lambda what: print(f"fitting the {what}", file=sys.stderr))
     folds = len(set(models.folds))
-    if folds < (3 if args.cv else 2):
+    if folds < least:
         return _err(f"the pages come from {folds} site fold(s): the context stage needs pages of at least 2 sites "
                     "(3 with --cv) to train on scores of sites its first stage did not see")
     try:
