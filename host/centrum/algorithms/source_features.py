@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.html import shown_only_without_scripts
 from ..core.textmetrics import count_words_many, token_hashes
 from .ensemble.features import (
     CUE_GROUPS,
@@ -308,11 +309,13 @@ class _Walk:
         self.cx: list[str | None] = [cx]
         self.end: list[int] = [1]
         self.pieces: list[str] = []  # text in document order
+        self.noscript: list[Any] = []  # the <noscript> elements passed over
         self.piece_at: list[int] = []  # (container << 1) | in link, per piece
 
 
-def _walk(root: Any) -> _Walk:
-    """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees. Text on either
+def _walk(root: Any, enter_noscript: bool = False) -> _Walk:
+    """One pre-order pass over lexbor's nodes (first child / next sibling), skipping SKIP subtrees (but <noscript>
+    with ``enter_noscript``: lexbor parses its content as a browser without scripts does). Text on either
     side of a comment is one text, as in the page with its comments removed (``<b>3</b> comment<!-- -->s``). The
     per-element steps are inlined, with the columns' appends bound once (a method call and nine attribute lookups
     per element cost more than the steps); ``tests/unit/test_source.py`` checks it against a plain recursive walk."""
@@ -353,7 +356,9 @@ def _walk(root: Any) -> _Walk:
         top = stack[-1]
         top[3] += 1
         tag, skip, block, tag_bits = info
-        if skip:
+        if skip and not (enter_noscript and tag == "noscript"):
+            if tag == "noscript":
+                w.noscript.append(node)
             node = node.next
             continue
         p = top[0]
@@ -423,7 +428,23 @@ def parse(html: str, max_chars: int) -> SourceTree:
         raise SourceError("the page cannot be parsed: no root element")
     title_el = doc.css_first("title")
     title = " ".join(title_el.text(deep=True).split()) if title_el is not None else ""
-    return _arrays(_walk(root), title)
+    walk = _walk(root)
+    return _arrays(_without_scripts(root, walk) if walk.noscript else walk, title)
+
+
+def _non_blank(pieces: list[str]) -> int:
+    return len("".join("".join(pieces).split()))
+
+
+def _without_scripts(root: Any, walk: _Walk) -> _Walk:
+    """The walk again with <noscript> entered when the page shows almost no text without it (the renderer's rule,
+    ``core.html.shown_only_without_scripts``). The <noscript> elements' whole text (styles and blanks included) bounds
+    what they hold, so the second walk is made only when the rule could hold."""
+    shown = _non_blank(walk.pieces)
+    if not shown_only_without_scripts(shown, sum(len(n.text(deep=True)) for n in walk.noscript)):
+        return walk
+    entered = _walk(root, enter_noscript=True)
+    return entered if shown_only_without_scripts(shown, _non_blank(entered.pieces) - shown) else walk
 
 
 def _arrays(w: _Walk, title: str) -> SourceTree:
@@ -506,12 +527,13 @@ def _inherited(own: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.nda
     return out
 
 
-def _main_node(tree: SourceTree, para_sub: np.ndarray, share: float) -> int:
-    """The deepest element holding at least ``share`` of the page's paragraph text (they nest: one chain)."""
-    total = float(para_sub[0]) if para_sub.size else 0.0
+def _main_node(tree: SourceTree, sub: np.ndarray, share: float) -> int:
+    """The deepest element holding at least ``share`` of the page's total of ``sub`` (per element, a subtree sum:
+    paragraph text, kept words); such elements nest, so they are one chain. The root when the total is 0."""
+    total = float(sub[0]) if sub.size else 0.0
     if total <= 0:
         return 0
-    cand = np.nonzero(para_sub >= share * total)[0]
+    cand = np.nonzero(sub >= share * total)[0]
     return int(cand[np.argmax(tree.depth[cand])])
 
 
@@ -688,6 +710,7 @@ def _feature_names() -> tuple[str, ...]:
 # is a neighbourhood that the first stage scores unevenly; seen whole it can be kept or dropped together.
 CONTEXT_LEVELS = (1, 2, 3, 5, 8)  # ancestors above the block's container whose subtrees are summarized
 CONTEXT_KEEP = 0.5  # a first-stage score counted as "kept" in the shares below
+CONTEXT_MAIN = (0.8, 0.5)  # shares of the kept words whose deepest holder is read as the main container
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 
 
@@ -737,6 +760,31 @@ def _run_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray) -> dict[str, np
             "ctx_next_heading_score": np.where(next_head < b, s[np.minimum(next_head, b - 1)], -1.0)}
 
 
+def _main_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+    """Per share of ``CONTEXT_MAIN``, the page's main container as the first stage sees it (the deepest element
+    holding that share of the kept words, ``_main_node``): whether the block is inside it, how far below it, and
+    how it reads (kept share, score, blocks, share of the page's words). The "top candidate" of Readability-style
+    extractors, read from the scores."""
+    b, n, el = s.shape[0], tree.parent.shape[0], tree.block_el
+    sub_kw = subtree_sum(tree, np.bincount(el, weights=kept * w, minlength=n))
+    sub_w = subtree_sum(tree, np.bincount(el, weights=w, minlength=n))
+    sub_sw = subtree_sum(tree, np.bincount(el, weights=s * w, minlength=n))
+    sub_n = subtree_sum(tree, np.bincount(el, minlength=n).astype(np.float64))
+    total = max(float(w.sum()), 1e-9)
+    out: dict[str, np.ndarray] = {}
+    for share in CONTEXT_MAIN:
+        m, name = _main_node(tree, sub_kw, share), f"ctx_main{round(share * 100)}"
+        m_w = max(float(sub_w[m]), 1e-9)
+        out |= {f"{name}_inside": ((el >= m) & (el < tree.end[m])).astype(np.float64),
+                f"{name}_depth": (tree.depth[el] - tree.depth[m]).astype(np.float64),
+                f"{name}_kept": np.full(b, sub_kw[m] / m_w), f"{name}_log_blocks": np.full(b, np.log1p(sub_n[m])),
+                f"{name}_score": np.full(b, sub_sw[m] / m_w), f"{name}_words_share": np.full(b, m_w / total)}
+    fifth = b - min(5, b)
+    out["ctx_score_of_max"] = s / max(float(s.max()), 1e-9)
+    out["ctx_score_over_fifth"] = s - float(np.partition(s, fifth)[fifth])
+    return out
+
+
 def _page_columns(s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
     """The page's score profile and where the block stands in it (the span from the first to the last kept
     block, the kept words before and after it)."""
@@ -768,7 +816,8 @@ def _score_context(tree: SourceTree, X: np.ndarray, s: np.ndarray) -> dict[str, 
         cols[f"ctx_prev{k}_score"], cols[f"ctx_next{k}_score"] = _neighbours(s, k)
     for half in (3, 10):
         cols[f"ctx_window{half}_score"] = _window_mean(s, half, w)
-    return cols | _ancestor_columns(tree, s, w, kept) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
+    return (cols | _ancestor_columns(tree, s, w, kept) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
+            | _main_columns(tree, s, w, kept))
 
 
 def context_features(tree: SourceTree, X: np.ndarray, scores: np.ndarray) -> np.ndarray:

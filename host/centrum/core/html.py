@@ -16,6 +16,19 @@ BLOCK_TAGS = frozenset({
     "ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "colgroup", "col",
 })
 
+# A page whose <noscript> elements hold at least NOSCRIPT_MIN_CHARS non-blank characters of text while it shows under
+# NOSCRIPT_SHARE of them with its scripts running is an empty shell that its scripts were to fill (a Discourse forum
+# holds its posts there): it is read as a browser without scripts shows it. The renderer renders it again with its
+# scripts off; the source-only parse enters its <noscript> elements.
+NOSCRIPT_MIN_CHARS = 500
+NOSCRIPT_SHARE = 0.2
+
+
+def shown_only_without_scripts(shown: int, held: int) -> bool:
+    """The <noscript> rule on counts of non-blank characters: ``shown`` with scripts, ``held`` in <noscript>."""
+    return held >= NOSCRIPT_MIN_CHARS and shown < NOSCRIPT_SHARE * held
+
+
 # Characters HTML text never holds (C0 controls but tab and newlines, lone surrogates, non-characters): bytes that
 # were not text decode to them.
 BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from . import charset
+from .html import NOSCRIPT_MIN_CHARS, shown_only_without_scripts
 from .limits import PAGE_FILE_BYTES, TooLarge, read_page_file
 from .paths import chromium_override, collector_override
 
@@ -233,15 +234,17 @@ def _noscript_text_chars(page: bytes) -> int:
     return total
 
 
-# Rendered text below this share of the <noscript> text (and <noscript> holding at least NOSCRIPT_MIN_CHARS): the
-# page is an empty shell that its scripts were to fill.
-NOSCRIPT_MIN_CHARS = 500
-NOSCRIPT_SHARE = 0.2
 
 
 def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
     """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
-    return bool(page) and _shows_under(raw, _noscript_text_chars(page), NOSCRIPT_MIN_CHARS, NOSCRIPT_SHARE)
+    if not page:
+        return False
+    held = _noscript_text_chars(page)
+    if held < NOSCRIPT_MIN_CHARS:  # (the snapshot is not read)
+        return False
+    shown = _shown_text_chars(raw)
+    return shown is not None and shown_only_without_scripts(shown, held)
 
 
 # A saved or archived page's own scripts may take its text away offline: a consent or paywall script whose server
@@ -294,8 +297,8 @@ def _lost_to_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
 
 
 def _shows_under(raw: dict[str, Any], held: int, min_chars: int, share: float) -> bool:
-    """The test both re-render rules make: the page holds at least ``min_chars`` characters of text somewhere (its
-    <noscript>, its saved body) and the render shows under ``share`` of them (both counted by the same measure)."""
+    """The text-lost rule's test: the saved body holds at least ``min_chars`` characters of text and the render
+    shows under ``share`` of them (both counted by the same measure)."""
     if held < min_chars:
         return False
     shown = _shown_text_chars(raw)

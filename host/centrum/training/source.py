@@ -4,9 +4,8 @@ Every page of the data sets is parsed from its HTML (no rendering: no snapshot c
 features of ``algorithms.source_features`` and the ensemble's block labels (the share of a block's 4-token
 shingles found in the gold text; snippet gold: 1 / 0 for a block holding a "with" / "without" snippet, else
 unknown and left out). A LightGBM cross-entropy model is fitted on the labelled blocks, each data set weighing the
-same and a block by the square root of its words (the page metric counts tokens, so long blocks matter more, but
-the many short boilerplate lines must not vanish). A second model (the context stage) is fitted the same way on
-the block's columns and the first model's scores of the blocks around it; the scores it reads for a training page
+same and a block by a power of its words (``TrainOptions``). A second model (the context stage) is fitted the same
+way on the block's columns and the first model's scores of the blocks around it; the scores it reads for a training page
 come from a first model trained without that page's fold, as they will for a page the models never saw (stacking).
 Training runs ``deterministic`` on a fixed thread count: the same pages and seed write the same model bytes.
 
@@ -48,6 +47,11 @@ class TrainOptions:
     learning_rate: float = 0.1
     leaves: int = 15
     min_leaf: int = 100  # blocks are many and their labels noisy: large leaves
+    # A block weighs (words + 1) ** power. The page metric counts tokens, so long blocks matter more, but in the
+    # first stage the many short boilerplate lines must not vanish (the square root); the context stage decides what
+    # the page keeps, where a block's tokens are what it adds to or takes from the page's F1.
+    word_power: float = 0.5
+    context_word_power: float = 1.0
     bagging: float = 0.5  # rows per tree: half the cost, and the folds' blocks are plentiful
     seed: int = 0
     # One thread: fixed (deterministic=True then makes the model bytes depend only on data and seed), and on a
@@ -102,7 +106,7 @@ def fit(rows: Sequence[PageRows], opts: TrainOptions, matrices: Sequence[np.ndar
         ok = ~np.isnan(r.y)
         if not ok.any():
             continue
-        w = np.sqrt(r.words[ok] + 1.0)
+        w = (r.words[ok] + 1.0) ** opts.word_power
         Xs.append((r.X if matrices is None else matrices[i])[ok])
         ys.append(r.y[ok])
         ws.append(w / per_set[r.item.dataset])  # every data set weighs the same in total pages
@@ -167,8 +171,8 @@ class FirstStages:
         train = [self.rows[i] for i in inside]
         if self.progress:
             self.progress(f"context stage without folds {sorted(out) or 'none'}")
-        context = fit(train, replace(self.opts, rounds=self.opts.context_rounds), _context_rows(train, scores),
-                      S.context_feature_names())
+        opts = replace(self.opts, rounds=self.opts.context_rounds, word_power=self.opts.context_word_power)
+        context = fit(train, opts, _context_rows(train, scores), S.context_feature_names())
         return TwoStage(self.without(out), context)
 
 
