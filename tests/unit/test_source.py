@@ -60,6 +60,21 @@ def test_blocks_are_runs_of_text_under_one_container_and_skip_scripts() -> None:
     assert tree.end[div] == len(tree.tags) and tree.parent[tree.tags.index("a")] == tree.tags.index("p")
 
 
+def test_a_page_that_shows_its_text_only_without_scripts_is_read_from_its_noscript() -> None:
+    """A Discourse forum serves its posts in <noscript> and an empty body its scripts fill: read as a browser without
+    scripts shows it (the renderer's rule). A tracking pixel's or a short notice's <noscript> is passed over."""
+    post = "<p>" + "A reply with enough words to read as a post in a thread. " * 4 + "</p>"
+    shell = (f"<html><body><div id=splash>Loading</div><noscript><div class=posts>{post * 3}</div></noscript>"
+             "</body></html>")
+    tree = S.parse(shell, 100_000)
+    assert tree.block_text[0] == "Loading" and len(tree.block_text) == 4 and "noscript" in tree.tags
+    assert S.parse(shell.replace(post * 3, post), 100_000).block_text == ["Loading"]  # under 500 characters held
+    shown = "<p>" + "Text the page shows with its scripts running. " * 5 + "</p>"  # over a fifth of what is held
+    assert S.parse(shell.replace("Loading", shown), 100_000).block_text == [" ".join(shown[3:-4].split())]
+    pixel = "<html><body><p>Text.</p><noscript><img src=p.gif></noscript></body></html>"
+    assert S.parse(pixel, 10_000).block_text == ["Text."]
+
+
 def test_text_either_side_of_a_comment_is_one_text_and_the_tree_is_a_browser_s() -> None:
     tree = S.parse("<html><body><p>14 comment<!-- x -->s (<!-- -->2<!-- -->)</p><table><tr><td>cell</td></tr>"
                    "</table></body></html>", 10_000)
@@ -239,6 +254,26 @@ def test_context_columns_read_the_first_stage_scores_around_each_block() -> None
     assert np.allclose(c["ctx_page_max"], 0.9) and c["ctx_log_rank"][0] == 0
     assert S.context_features(S.parse("<html><body></body></html>", 100), np.zeros((0, X.shape[1])),
                               np.zeros(0)).shape == (0, len(names))
+
+
+def test_the_main_container_is_the_deepest_element_holding_the_share_of_kept_words() -> None:
+    tree = S.parse("<html><body><ul><li>Home</li><li>News</li></ul><article><h1>Title</h1><div>"
+                   "<p>one two three four five six</p><p>seven eight nine ten eleven twelve</p></div></article>"
+                   "<footer>c</footer></body></html>", 10_000)
+    X, _ = S.block_features(tree)
+    assert tree.block_text == ["Home", "News", "Title", "one two three four five six",
+                               "seven eight nine ten eleven twelve", "c"]
+    c = {n: v for n, v in zip(S.context_feature_names(), S.context_features(tree, X, np.array(
+        [0.1, 0.2, 0.6, 0.9, 0.8, 0.1])).T, strict=True)}
+    # Kept: the title and both paragraphs. 80 % of their words lie in the article, half in the paragraphs' <div>.
+    assert c["ctx_main80_inside"].tolist() == [0, 0, 1, 1, 1, 0]
+    assert c["ctx_main50_inside"].tolist() == [0, 0, 0, 1, 1, 0]
+    assert c["ctx_main80_depth"][3] == 2 and c["ctx_main50_depth"][3] == 1
+    assert np.allclose(c["ctx_main80_kept"], 1.0) and np.allclose(c["ctx_main50_score"], 0.85, atol=0.01)
+    assert np.allclose(c["ctx_score_of_max"][3], 1.0) and np.isclose(c["ctx_score_over_fifth"][5], 0.0)
+    # Nothing kept: the root stands for the main container, and nothing is kept in it.
+    c0 = dict(zip(S.context_feature_names(), S.context_features(tree, X, np.full(6, 0.1)).T, strict=True))
+    assert c0["ctx_main80_inside"].tolist() == [1.0] * 6 and np.allclose(c0["ctx_main80_kept"], 0.0)
 
 
 def test_a_paragraph_rich_article_is_chosen_over_nav_sidebar_and_footer() -> None:

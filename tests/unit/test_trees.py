@@ -144,7 +144,7 @@ def test_a_file_that_is_not_a_model_is_refused_with_the_reason() -> None:
                       ("tree\nversion=v4\nend of trees\n", "KeyError")):
         with pytest.raises(ModelFormatError, match=why):
             Trees.parse(text)
-    good = (WEIGHTS / "source-v3.lgb.txt").read_text(encoding="utf-8")
+    good = (WEIGHTS / "source-v4.lgb.txt").read_text(encoding="utf-8")
     with pytest.raises(ModelFormatError, match="leaf values"):
         Trees.parse(good.replace("leaf_value=", "leaf_value=0.5 ", 1))
     with pytest.raises(ModelFormatError, match="multiclass"):

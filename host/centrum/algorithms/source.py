@@ -1,11 +1,11 @@
 """Source-only extraction: a learned block classifier on the page's HTML alone (no browser, no geometry).
 
 The page is parsed with lexbor (selectolax) into blocks (runs of text with the same block-level container,
-``source_features``); a LightGBM model (``centrum/weights/source-v3.lgb.txt``, trained by
+``source_features``); a LightGBM model (``centrum/weights/source-v4.lgb.txt``, trained by
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
-text), its position and its neighbours. A second model (``source-v3-context``, the same command) scores each block
+text), its position and its neighbours. A second model (``source-v4-context``, the same command) scores each block
 again from those columns and the first model's scores around it: its neighbours', its ancestors' subtrees', its
 sibling run's and heading section's, and the page's. Blocks at or above ``block_threshold`` are the answer, in
 document order; when none reaches it, the best block alone when it reaches ``min_best``. One pass over the elements
@@ -37,8 +37,8 @@ from .source_features import SourceError
 
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
-WEIGHTS_NAME = "source-v3"
-CONTEXT_WEIGHTS_NAME = "source-v3-context"
+WEIGHTS_NAME = "source-v4"
+CONTEXT_WEIGHTS_NAME = "source-v4-context"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
 
 

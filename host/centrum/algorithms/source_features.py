@@ -714,14 +714,29 @@ CONTEXT_MAIN = (0.8, 0.5)  # shares of the kept words whose deepest holder is re
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 
 
-def _ancestor_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class _Subtrees:
+    """Per element, totals over the blocks of its subtree (prefix sums over the pre-order ranges): score x weight,
+    weight (at least 1e-9), kept weight, blocks."""
+
+    score: np.ndarray
+    weight: np.ndarray
+    kept: np.ndarray
+    blocks: np.ndarray
+
+    @classmethod
+    def of(cls, tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> _Subtrees:
+        n, el = tree.parent.shape[0], tree.block_el
+        return cls(subtree_sum(tree, np.bincount(el, weights=s * w, minlength=n)),
+                   np.maximum(subtree_sum(tree, np.bincount(el, weights=w, minlength=n)), 1e-9),
+                   subtree_sum(tree, np.bincount(el, weights=kept * w, minlength=n)),
+                   subtree_sum(tree, np.bincount(el, minlength=n).astype(np.float64)))
+
+
+def _ancestor_columns(tree: SourceTree, sub: _Subtrees) -> dict[str, np.ndarray]:
     """Per level above the container: the word-weighted mean score and kept share of the blocks in that ancestor's
-    subtree, and how many blocks it holds (prefix sums over the pre-order subtree ranges)."""
-    n, el = tree.parent.shape[0], tree.block_el
-    sub_sw = subtree_sum(tree, np.bincount(el, weights=s * w, minlength=n))
-    sub_w = np.maximum(subtree_sum(tree, np.bincount(el, weights=w, minlength=n)), 1e-9)
-    sub_kw = subtree_sum(tree, np.bincount(el, weights=kept * w, minlength=n))
-    sub_n = subtree_sum(tree, np.bincount(el, minlength=n).astype(np.float64))
+    subtree, and how many blocks it holds."""
+    el, sub_sw, sub_w, sub_kw, sub_n = tree.block_el, sub.score, sub.weight, sub.kept, sub.blocks
     out: dict[str, np.ndarray] = {}
     node, level = el, 0
     for target in CONTEXT_LEVELS:
@@ -760,21 +775,17 @@ def _run_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray) -> dict[str, np
             "ctx_next_heading_score": np.where(next_head < b, s[np.minimum(next_head, b - 1)], -1.0)}
 
 
-def _main_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+def _main_columns(tree: SourceTree, s: np.ndarray, w: np.ndarray, sub: _Subtrees) -> dict[str, np.ndarray]:
     """Per share of ``CONTEXT_MAIN``, the page's main container as the first stage sees it (the deepest element
     holding that share of the kept words, ``_main_node``): whether the block is inside it, how far below it, and
     how it reads (kept share, score, blocks, share of the page's words). The "top candidate" of Readability-style
     extractors, read from the scores."""
-    b, n, el = s.shape[0], tree.parent.shape[0], tree.block_el
-    sub_kw = subtree_sum(tree, np.bincount(el, weights=kept * w, minlength=n))
-    sub_w = subtree_sum(tree, np.bincount(el, weights=w, minlength=n))
-    sub_sw = subtree_sum(tree, np.bincount(el, weights=s * w, minlength=n))
-    sub_n = subtree_sum(tree, np.bincount(el, minlength=n).astype(np.float64))
+    b, el, sub_sw, sub_w, sub_kw, sub_n = s.shape[0], tree.block_el, sub.score, sub.weight, sub.kept, sub.blocks
     total = max(float(w.sum()), 1e-9)
     out: dict[str, np.ndarray] = {}
     for share in CONTEXT_MAIN:
         m, name = _main_node(tree, sub_kw, share), f"ctx_main{round(share * 100)}"
-        m_w = max(float(sub_w[m]), 1e-9)
+        m_w = float(sub_w[m])
         out |= {f"{name}_inside": ((el >= m) & (el < tree.end[m])).astype(np.float64),
                 f"{name}_depth": (tree.depth[el] - tree.depth[m]).astype(np.float64),
                 f"{name}_kept": np.full(b, sub_kw[m] / m_w), f"{name}_log_blocks": np.full(b, np.log1p(sub_n[m])),
@@ -816,8 +827,9 @@ def _score_context(tree: SourceTree, X: np.ndarray, s: np.ndarray) -> dict[str, 
         cols[f"ctx_prev{k}_score"], cols[f"ctx_next{k}_score"] = _neighbours(s, k)
     for half in (3, 10):
         cols[f"ctx_window{half}_score"] = _window_mean(s, half, w)
-    return (cols | _ancestor_columns(tree, s, w, kept) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
-            | _main_columns(tree, s, w, kept))
+    sub = _Subtrees.of(tree, s, w, kept)
+    return (cols | _ancestor_columns(tree, sub) | _run_columns(tree, s, w) | _page_columns(s, w, kept)
+            | _main_columns(tree, s, w, sub))
 
 
 def context_features(tree: SourceTree, X: np.ndarray, scores: np.ndarray) -> np.ndarray:
