@@ -440,8 +440,11 @@ def _without_scripts(root: Any, walk: _Walk) -> _Walk:
     """The walk again with <noscript> entered when the page shows almost no text without it (the renderer's rule,
     ``core.html.shown_only_without_scripts``). The <noscript> elements' whole text (styles and blanks included) bounds
     what they hold, so the second walk is made only when the rule could hold."""
+    bound = sum(len(n.text(deep=True)) for n in walk.noscript)
+    if not shown_only_without_scripts(0, bound):  # (most pages' <noscript> is a tracking pixel: no text to count)
+        return walk
     shown = _non_blank(walk.pieces)
-    if not shown_only_without_scripts(shown, sum(len(n.text(deep=True)) for n in walk.noscript)):
+    if not shown_only_without_scripts(shown, bound):
         return walk
     entered = _walk(root, enter_noscript=True)
     return entered if shown_only_without_scripts(shown, _non_blank(entered.pieces) - shown) else walk
