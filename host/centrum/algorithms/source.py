@@ -7,9 +7,10 @@ script-fair words, link density, sentence and clause marks), its container and a
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
 text), its position and its neighbours. A second model (``source-v4-context``, the same command) scores each block
 again from those columns and the first model's scores around it: its neighbours', its ancestors' subtrees', its
-sibling run's and heading section's, and the page's. Blocks at or above ``block_threshold`` are the answer, in
-document order; when none reaches it, the best block alone when it reaches ``min_best``. One pass over the elements
-in Python, the rest vectorized: linear in the page (the rank of the scores: n log n).
+sibling run's and heading section's, the page's, and where the page's main container lies by those scores.
+Blocks at or above ``block_threshold`` are the answer, in document order; when none reaches it, the best block
+alone when it reaches ``min_best``. One pass over the elements in Python, the rest vectorized: linear in the page
+(the rank of the scores: n log n).
 
 This is the extractor of ``--no-render`` (``centrum extract --no-render``, ``centrum batch --no-render``), where
 there is no snapshot: the answer is the text and the ``tag:k`` paths (``centrum.annotation.labels``) of the blocks'
