@@ -234,8 +234,6 @@ def _noscript_text_chars(page: bytes) -> int:
     return total
 
 
-
-
 def _shown_only_without_scripts(raw: dict[str, Any], page: bytes | None) -> bool:
     """Whether the rendered page shows almost no text while its <noscript> elements hold a page's worth."""
     if not page:
