@@ -41,7 +41,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def test_the_package_ships_the_default_models_only() -> None:
     shipped = sorted(p.name for p in (resources.files("centrum") / "weights").iterdir() if p.name.endswith(".txt"))
-    assert shipped == ["ensemble-v15-blocks.lgb.txt", "ensemble-v15.lgb.txt", "source-v4-context.lgb.txt",
+    assert shipped == ["ensemble-v15-blocks.lgb.txt", "ensemble-v15.lgb.txt", "source-v4-context2.lgb.txt",
                        "source-v4.lgb.txt"]
 
 

@@ -5,7 +5,7 @@ The page is parsed with lexbor (selectolax) into blocks (runs of text with the s
 ``centrum train-source``) gives each block the share of it expected in the main text, from its text (length,
 script-fair words, link density, sentence and clause marks), its container and ancestors (tags, class/id cue
 groups, subtree text and paragraph shares, the deepest elements holding half / most of the page's paragraph
-text), its position and its neighbours. A second model (``source-v4-context``, the same command) scores each block
+text), its position and its neighbours. A second model (``source-v4-context2``, the same command) scores each block
 again from those columns and the first model's scores around it: its neighbours', its ancestors' subtrees', its
 sibling run's and heading section's, the page's, and where the page's main container lies by those scores.
 Blocks at or above ``block_threshold`` are the answer, in document order; when none reaches it, the best block
@@ -39,7 +39,7 @@ from .source_features import SourceError
 NAME = "source"
 __all__ = ["Config", "SourceError", "run", "run_source"]
 WEIGHTS_NAME = "source-v4"
-CONTEXT_WEIGHTS_NAME = "source-v4-context"
+CONTEXT_WEIGHTS_NAME = "source-v4-context2"
 MAX_PATHS = 2_000  # node paths reported per answer (a crawl row stays bounded)
 
 

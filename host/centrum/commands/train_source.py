@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("datasets", nargs="+", type=Path, help="data set folders (pages/, gold/, meta.jsonl)")
     parser.add_argument("--out", type=Path, default=Path("source.lgb.txt"),
                         help="model file to write (default: %(default)s; the shipped one is "
-                             "host/centrum/weights/source-v4.lgb.txt, and source-v4-context.lgb.txt beside it)")
+                             "host/centrum/weights/source-v4.lgb.txt, its context stage "
+                             "source-v4-context2.lgb.txt)")
     parser.add_argument("--context-out", type=Path, default=None,
                         help="context stage's model file (default: --out's name with -context, e.g. "
                         "source-context.lgb.txt; install both with `centrum models install`)")

@@ -52,6 +52,11 @@ class TrainOptions:
     # the page keeps, where a block's tokens are what it adds to or takes from the page's F1.
     word_power: float = 0.5
     context_word_power: float = 1.0
+    # A page's blocks together weigh (their summed weights) ** (1 - page_power). At 1 every page of a data set weighs
+    # the same, as in the metric, a mean of per-page F1: the context stage decides each page's answer, where a short
+    # page's few blocks are its whole F1. The first stage learns what a block is from all blocks alike.
+    page_power: float = 0.0
+    context_page_power: float = 1.0
     bagging: float = 0.5  # rows per tree: half the cost, and the folds' blocks are plentiful
     seed: int = 0
     # One thread: fixed (deterministic=True then makes the model bytes depend only on data and seed), and on a
@@ -107,6 +112,7 @@ def fit(rows: Sequence[PageRows], opts: TrainOptions, matrices: Sequence[np.ndar
         if not ok.any():
             continue
         w = (r.words[ok] + 1.0) ** opts.word_power
+        w = w / w.sum() ** opts.page_power
         Xs.append((r.X if matrices is None else matrices[i])[ok])
         ys.append(r.y[ok])
         ws.append(w / per_set[r.item.dataset])  # every data set weighs the same in total pages
@@ -171,7 +177,8 @@ class FirstStages:
         train = [self.rows[i] for i in inside]
         if self.progress:
             self.progress(f"context stage without folds {sorted(out) or 'none'}")
-        opts = replace(self.opts, rounds=self.opts.context_rounds, word_power=self.opts.context_word_power)
+        opts = replace(self.opts, rounds=self.opts.context_rounds, word_power=self.opts.context_word_power,
+                       page_power=self.opts.context_page_power)
         context = fit(train, opts, _context_rows(train, scores), S.context_feature_names())
         return TwoStage(self.without(out), context)
 
