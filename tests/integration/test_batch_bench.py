@@ -14,7 +14,8 @@ from centrum.commands.bench import _write_report
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    return run_batch_bench(source_pages=24, extractor_pages=12, actors=(1, 2), engines=("local",), progress=False)
+    return run_batch_bench(source_pages=24, extractor_pages=12, actors=(1, 2), engines=("local",), progress=False,
+                           rounds=3)
 
 
 def test_every_run_extracts_every_page(report: dict) -> None:
@@ -37,6 +38,11 @@ def test_extractors_are_timed_on_the_same_pages(report: dict) -> None:
     assert by_name["resiliparse"]["cpu_ratio"] == pytest.approx(1.0)
     assert by_name["source"]["cpu_ratio"] == pytest.approx(
         by_name["source"]["cpu_ms_per_page"] / by_name["resiliparse"]["cpu_ms_per_page"], rel=0.02)
+    # three rounds; the reported one is the median by source's ratio, and every extractor's figures are its
+    rounds = by_name["source"]["cpu_ratio_rounds"]
+    assert len(rounds) == 3 and by_name["source"]["cpu_ratio"] == sorted(rounds)[1]
+    assert by_name["resiliparse"]["cpu_ratio_rounds"] == [1.0, 1.0, 1.0]
+    assert len(by_name["trafilatura"]["cpu_ratio_rounds"]) == 3
 
 
 def test_report_files_hold_the_table_and_the_numbers(report: dict, tmp_path: Path,
@@ -48,4 +54,5 @@ def test_report_files_hold_the_table_and_the_numbers(report: dict, tmp_path: Pat
     assert json.loads((tmp_path / "batch.json").read_text(encoding="utf-8"))["runs"] == report["runs"]
     lines = table.splitlines()
     assert sum(line.startswith("| no-render | local | source |") for line in lines) == 2
-    assert any(line.startswith("| source | 12 | 0 |") for line in lines)
+    source_row = next(line for line in lines if line.startswith("| source | 12 | 0 |"))
+    assert "(rounds: " in source_row and source_row.count(", ") == 2

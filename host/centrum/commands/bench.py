@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instead: pages/s on a synthetic WARC of source, trafilatura and resiliparse alone, and "
                         "of `centrum batch --no-render` on the local and Ray engines with 1 and 2 workers; writes "
                         "batch.json and batch.md (Ray runs need the batch extra); with --datasets, the extractors are "
-                        "also compared on --per-dataset pages of each")
+                        "also compared on --per-dataset pages of each; the extractors pass --repeat times over their "
+                        "pages and the round with the median CPU ratio of source to resiliparse is reported")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,7 +129,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     from ..batch.engine import BatchError
 
     try:
-        report = run_batch_bench(datasets=tuple(args.datasets), per_dataset=args.per_dataset)
+        report = run_batch_bench(datasets=tuple(args.datasets), per_dataset=args.per_dataset, rounds=args.repeat)
     except BatchError as e:
         print(f"centrum bench: {e}", file=sys.stderr)
         return 2
