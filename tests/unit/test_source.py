@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -415,6 +416,23 @@ def test_the_context_stage_trains_on_scores_of_first_stages_that_never_saw_the_p
     assert [m for m in fitted if m.startswith("context")] == [f"context stage without folds [{f}]" for f in range(3)]
     final = models.two_stage(frozenset())
     assert set(models.models) == k | {frozenset()} and final.first is models.models[frozenset()]
+
+
+def test_the_context_stage_weighs_every_page_alike_and_the_first_stage_its_blocks_by_words() -> None:
+    """The metric is a mean of per-page F1: the context stage's blocks of a page weigh 1 together, a long page's as
+    a short one's; the first stage weighs each block by √(words + 1), whatever the page."""
+    from centrum.training import source as TS
+
+    opts = TS.TrainOptions()
+    short, long = np.array([3.0, 40.0]), np.arange(2000, dtype=np.float64)
+    for words in (short, long):
+        assert TS.block_weights(words, opts) == pytest.approx(np.sqrt(words + 1.0))
+        context = TS.block_weights(words, opts.for_context())
+        assert context.sum() == pytest.approx(1.0)
+        assert context == pytest.approx((words + 1.0) / (words + 1.0).sum())  # within the page: by words
+    half = TS.block_weights(long, replace(opts.for_context(), page_power=0.5))
+    assert half.sum() == pytest.approx(np.sqrt((long + 1.0).sum()))
+    assert opts.for_context().rounds == opts.context_rounds and opts.for_context().seed == opts.seed
 
 
 def test_training_refuses_an_empty_selection(capsys: pytest.CaptureFixture[str]) -> None:

@@ -63,6 +63,17 @@ class TrainOptions:
     # busy machine LightGBM's OpenMP threads wait on each other far longer than one thread computes.
     threads: int = 1
 
+    def for_context(self) -> TrainOptions:
+        """The context stage's options: its trees, word and page powers."""
+        return replace(self, rounds=self.context_rounds, word_power=self.context_word_power,
+                       page_power=self.context_page_power)
+
+
+def block_weights(words: np.ndarray, opts: TrainOptions) -> np.ndarray:
+    """The training weights of a page's labelled blocks (their words), before the data sets are balanced."""
+    w = (words + 1.0) ** opts.word_power
+    return w / w.sum() ** opts.page_power
+
 
 @dataclass
 class PageRows:
@@ -111,8 +122,7 @@ def fit(rows: Sequence[PageRows], opts: TrainOptions, matrices: Sequence[np.ndar
         ok = ~np.isnan(r.y)
         if not ok.any():
             continue
-        w = (r.words[ok] + 1.0) ** opts.word_power
-        w = w / w.sum() ** opts.page_power
+        w = block_weights(r.words[ok], opts)
         Xs.append((r.X if matrices is None else matrices[i])[ok])
         ys.append(r.y[ok])
         ws.append(w / per_set[r.item.dataset])  # every data set weighs the same in total pages
@@ -177,9 +187,7 @@ class FirstStages:
         train = [self.rows[i] for i in inside]
         if self.progress:
             self.progress(f"context stage without folds {sorted(out) or 'none'}")
-        opts = replace(self.opts, rounds=self.opts.context_rounds, word_power=self.opts.context_word_power,
-                       page_power=self.opts.context_page_power)
-        context = fit(train, opts, _context_rows(train, scores), S.context_feature_names())
+        context = fit(train, self.opts.for_context(), _context_rows(train, scores), S.context_feature_names())
         return TwoStage(self.without(out), context)
 
 
