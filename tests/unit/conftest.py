@@ -24,6 +24,7 @@ def no_subprocess(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """subprocess (and so Playwright's browser launch, asyncio's subprocesses, multiprocessing's spawn) and fork
     refuse to start anything for the test's duration."""
     monkeypatch.setattr(subprocess, "_fork_exec", _refuse)
+    monkeypatch.setenv("CENTRUM_COMPILE", "off")  # a host's warm-up would start the models' compilation process
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "system"):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, _refuse)

@@ -4,6 +4,9 @@
   centrum models install FILE [--name NAME] [--force]  copy a `centrum train` output into $CENTRUM_HOME/models/
   centrum models install NAME [--from SOURCE]          restore a former model (not in the package) by name
   centrum models remove NAME                           delete an installed model
+  centrum models compile                               compile the default block filter and source-only model
+                                                       with lleaves (the `fast` extra; the native host also does
+                                                       it in the background when it starts)
 
 The package ships the default models only; former ones (listed in ``centrum/assets/former-models.json`` with their
 size and SHA-256) are fetched from a folder or an address that holds them (``--from``, ``$CENTRUM_MODELS_URL``, or
@@ -47,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
     p = sub.add_parser("remove", help="delete an installed model")
     p.add_argument("name")
+    sub.add_parser("compile", help="compile the default models that score many rows a page to machine code "
+                   "(lleaves, the `fast` extra): the same scores, several times faster")
 
 
 def _err(message: str) -> int:
@@ -148,6 +153,10 @@ def _list() -> int:
 def run(args: argparse.Namespace) -> int:
     if args.models_command == "list":
         return _list()
+    if args.models_command == "compile":
+        from ..algorithms import _compiled
+
+        return _compiled.compile_defaults()
     if args.models_command == "install" and not args.file.exists() and str(args.file) in former_models():
         with tempfile.TemporaryDirectory() as tmp:
             try:

@@ -146,8 +146,26 @@ def _warm() -> None:
         with wanting(debug=False):  # the press's path
             algorithms.run(algorithms.DEFAULT_ALGORITHM, build(page).snapshot)
         log.info("warmed %s in %.0f ms", algorithms.DEFAULT_ALGORITHM, (time.perf_counter() - t0) * 1000)
+        _compile_in_background()
     except Exception:  # noqa: BLE001 - a warm-up is an optimisation; the extract reports real failures
         log.warning("warm-up failed:\n%s", traceback.format_exc())
+
+
+def _compile_in_background() -> None:
+    """With the ``fast`` extra, compile the default models not compiled yet in a low-priority process of their own
+    (seconds of CPU a model: never in a press), and have the models look for them again when it ends."""
+    from ..algorithms import _compiled
+
+    proc = _compiled.start()
+    if proc is None:
+        return
+
+    def wait() -> None:
+        code = proc.wait()
+        _compiled.reload()
+        log.info("background compilation ended (exit %s)", code)
+
+    threading.Thread(target=wait, name="centrum-compile", daemon=True).start()
 
 
 def handle_algorithms(request: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...core.extras import need
+from .. import _compiled
 from .._trees import Trees
 
 FORMAT = "centrum-ensemble-stumps"
@@ -210,6 +211,8 @@ class Boosted:
         self.feature_names = list(feature_names)
         self.meta: dict[str, Any] = dict(meta or {})
         self.meta.setdefault("objective", self.trees.objective)
+        self._compiled: _compiled.Predictor | None = None
+        self._compiled_generation = -1  # the compiled-file generation last looked up; -1: never
 
     @property
     def booster(self) -> Any:
@@ -224,15 +227,28 @@ class Boosted:
         return self.trees.expected_value()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Raw scores (ranker) or probabilities (block filter, cross-entropy objective): LightGBM's own predictor when
-        the process has imported LightGBM (:func:`native_predictor`), else :mod:`._trees`; the same doubles either
-        way (``tests/unit/test_trees.py`` checks it on the shipped models)."""
+        """Raw scores (ranker) or probabilities (block filter, cross-entropy objective): the model compiled by lleaves
+        when the process asked for fast predictors (:func:`native_predictor`) and it was compiled on this machine,
+        else LightGBM's own predictor when the process has imported LightGBM, else :mod:`._trees`; the same doubles
+        every way (``tests/unit/test_trees.py``, ``tests/unit/test_compiled.py``)."""
         if X.shape[0] == 0:
             return np.zeros(0)
+        compiled = self.compiled()
+        if compiled is not None:
+            return compiled(X)
         native = self.native()
         if native is not None:
             return np.asarray(native.predict(np.ascontiguousarray(X, dtype=np.float64), num_threads=1))
         return self.trees.predict(X)
+
+    def compiled(self) -> _compiled.Predictor | None:
+        """This model compiled by lleaves, when the process asked for fast predictors and the file exists; looked
+        up once, and again after a compilation ends (:func:`._compiled.reload`)."""
+        if not _FAST or self._compiled is not None or self._compiled_generation == _compiled.generation:
+            return self._compiled
+        self._compiled_generation = _compiled.generation
+        self._compiled = _compiled.load(self.text)
+        return self._compiled
 
     def native(self) -> Any:
         """LightGBM's booster of this model when LightGBM is already imported, else None (importing it costs more
@@ -271,11 +287,16 @@ class Boosted:
         return cls.from_string(path.read_text(encoding="utf-8"), feature_names)
 
 
+_FAST = False  # whether this process asked for fast predictors (native_predictor)
+
+
 def native_predictor() -> bool:
-    """Import LightGBM when it is installed, so that :meth:`Boosted.predict` runs LightGBM's compiled predictor: on
-    the block filter's thousands of rows of a large page it is several times faster than the numpy evaluator, whose
-    every node is a vectorized test of every row (docs/speed.md). False when LightGBM is not installed (the core
-    install): predictions then come from :mod:`._trees`, the same doubles."""
+    """Ask for the fastest predictors this install has: models compiled by lleaves where they have been (the ``fast``
+    extra; :mod:`._compiled`), and LightGBM imported when it is installed, for the others (the numpy evaluator tests
+    every node for every row). Returns whether LightGBM is importable; without either, predictions come from
+    :mod:`._trees`: the same doubles every way (docs/speed.md)."""
+    global _FAST
+    _FAST = True
     try:
         import lightgbm  # noqa: F401
     except ImportError:
