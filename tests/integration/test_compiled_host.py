@@ -10,7 +10,7 @@ import pytest
 from helpers.host import HostProcess, article_page
 
 from centrum import algorithms
-from centrum.algorithms import _compiled
+from centrum.algorithms import compile_defaults
 
 
 def test_hosts_compile_the_defaults_once_in_the_background_then_answer_the_same(
@@ -31,11 +31,11 @@ def test_hosts_compile_the_defaults_once_in_the_background_then_answer_the_same(
         before = hosts[0].ask(request)
         assert before["status"] == "ok", before
         deadline = time.monotonic() + 300
-        while _compiled.missing() and time.monotonic() < deadline:
+        while compile_defaults.missing() and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not _compiled.missing(), (tmp_path / "cache" / "compiled" / "compile.log").read_text()
+        assert not compile_defaults.missing(), (tmp_path / "cache" / "compiled" / "compile.log").read_text()
         log = (tmp_path / "cache" / "compiled" / "compile.log").read_text()
-        for name in _compiled.default_texts():
+        for name in compile_defaults.default_texts():
             assert log.count(f"{name}: compiled") == 1, log  # one compilation, not one per host
         logs = ""
         while "background compilation ended (exit 0)" not in logs and time.monotonic() < deadline:

@@ -19,6 +19,16 @@ def _refuse(*args: object, **kwargs: object) -> None:
                                "browser)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def matplotlib_font_list() -> None:
+    """matplotlib builds its font list with ``fc-list`` (a process) the first time it is imported with an empty cache
+    (a fresh HOME): made here, before any test refuses processes, so a unit test that plots passes in any order."""
+    try:
+        import matplotlib.font_manager  # noqa: F401
+    except ImportError:
+        pass
+
+
 @pytest.fixture(autouse=True)
 def no_subprocess(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """subprocess (and so Playwright's browser launch, asyncio's subprocesses, multiprocessing's spawn) and fork

@@ -13,9 +13,9 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 import pytest
-from unit.test_trees import edge_rows, golden_rows, source_rows
+from helpers.model_rows import edge_rows, golden_rows, source_rows
 
-from centrum.algorithms import _compiled, source
+from centrum.algorithms import _compiled, compile_defaults, source
 from centrum.algorithms import ensemble as E
 from centrum.algorithms._trees import Trees
 from centrum.algorithms.ensemble import model as M
@@ -42,9 +42,9 @@ def exact(text: str, X: np.ndarray) -> None:
 def test_the_defaults_compiled_give_lightgbms_doubles(cache: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CENTRUM_CACHE", str(cache))
-    texts = _compiled.default_texts()
+    texts = compile_defaults.default_texts()
     assert set(texts) == {E.Config().block_weights, source.Config().weights, source.Config().context_weights}
-    assert _compiled.missing() == []
+    assert compile_defaults.missing() == []
     assert (cache / "compiled").stat().st_mode & 0o777 == 0o700
     _, blocks = golden_rows()
     for name, text in texts.items():
@@ -115,4 +115,4 @@ def test_compiled_files_in_a_folder_others_can_open_are_not_loaded(tmp_path: Pat
 def test_background_compilation_is_off_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CENTRUM_CACHE", str(tmp_path))
     monkeypatch.setenv("CENTRUM_COMPILE", "off")
-    assert _compiled.missing() and _compiled.start() is None
+    assert compile_defaults.missing() and compile_defaults.start() is None

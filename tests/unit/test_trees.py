@@ -6,67 +6,20 @@ split kinds the shipped ones lack (missing type Zero and NaN, default right, tre
 
 from __future__ import annotations
 
-import functools
 from importlib import resources
-from pathlib import Path
 
 import lightgbm as lgb
 import numpy as np
 import pytest
-from helpers import goldens
+from helpers.model_rows import edge_rows, golden_rows, source_rows
 
 from centrum.algorithms import ensemble as E
-from centrum.algorithms import source
-from centrum.algorithms import source_features as S
-from centrum.algorithms._trees import K_ZERO, ModelFormatError, Trees
+from centrum.algorithms._trees import ModelFormatError, Trees
 from centrum.algorithms.ensemble.model import Boosted, native_predictor
 from centrum.commands.models import kind_of
-from centrum.core import charset
 
 WEIGHTS = resources.files("centrum") / "weights"
 SHIPPED = sorted(p.name for p in WEIGHTS.iterdir() if p.name.endswith(".lgb.txt"))
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
-
-
-@functools.cache
-def golden_rows() -> tuple[np.ndarray, np.ndarray]:
-    """(candidate rows, block rows) of every golden page: the ensemble's features as a press computes them."""
-    cands, blocks = [], []
-    cfg = E.Config()
-    block_model = E.load_block_model()
-    for slug in goldens.slugs():
-        snap = goldens.load_snapshot(slug)
-        results, _ = E.run_base(snap)
-        pm = E.prepare(snap, results, cfg)
-        cands.append(pm.X)
-        for nodes in pm.candidates[:5]:
-            pb, _ = E.block_scores(snap, nodes, pm, cfg, block_model)
-            blocks.append(pb.X)
-    return np.concatenate(cands), np.concatenate(blocks)
-
-
-@functools.cache
-def source_rows(context: bool = False) -> np.ndarray:
-    """The fixture pages' block rows; with ``context`` the context stage's (the first stage's scores around them)."""
-    rows = []
-    for page in sorted(FIXTURES.glob("*.html")):
-        try:
-            tree = S.parse(charset.decode(page.read_bytes()), source.Config().max_chars)
-        except S.SourceError:
-            continue
-        X = S.block_features(tree)[0]
-        rows.append(S.context_features(tree, X, source.load_model().predict(X)) if context else X)
-    return np.concatenate(rows)
-
-
-def edge_rows(trees: Trees, n: int, seed: int = 0) -> np.ndarray:
-    """Rows at, just below and just above the model's thresholds, with NaN, 0 and +-1e-36 (read as 0) mixed in."""
-    rng = np.random.default_rng(seed)
-    X = rng.choice(trees.threshold[np.isfinite(trees.threshold)], size=(n, len(trees.feature_names)))
-    X = X + rng.choice([-1e-9, 0.0, 1e-9], size=X.shape) * np.maximum(np.abs(X), 1.0)
-    for value, share in ((np.nan, 0.05), (0.0, 0.05), (1e-36, 0.02), (-1e-36, 0.02), (K_ZERO, 0.02)):
-        X[rng.random(X.shape) < share] = value
-    return X
 
 
 def agree(text: str, X: np.ndarray, contrib_rows: int = 8) -> None:

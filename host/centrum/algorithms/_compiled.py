@@ -7,25 +7,21 @@ blocking sums the trees in blocks and differs in the last bit. The candidate sco
 :mod:`._trees`: it scores a few dozen candidates a page, and its 1,500 trees take minutes to compile.
 
 Compiling takes seconds per model, so a press never compiles: ``centrum models compile`` does, and the native host
-starts it in a separate low-priority process when it warms up and finds a model not compiled yet (:func:`start`;
-``CENTRUM_COMPILE=off`` turns that off). The files live in ``$CENTRUM_CACHE/compiled``, shared by every host of the
-user whatever its data folder, named by a hash of the model's text, the compiler's versions and the CPU they were
-compiled for. They are code the process loads, so that folder is made 0700 and a folder that is not the user's, or
-that others may open, is not loaded from.
+starts it in a separate low-priority process when it warms up and finds a model not compiled yet
+(:mod:`.compile_defaults`; ``CENTRUM_COMPILE=off`` turns that off). The files live in ``$CENTRUM_CACHE/compiled``,
+shared by every host of the user whatever its data folder, named by a hash of the model's text, the compiler's
+versions and the CPU they were compiled for. They are code the process loads, so that folder is made 0700 and a
+folder that is not the user's, or that others may open, is not loaded from.
 """
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import functools
 import hashlib
 import importlib.util
 import logging
 import os
 import stat
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -123,6 +119,10 @@ def load(text: str) -> Predictor | None:
     return predict
 
 
+def is_compiled(text: str) -> bool:
+    return all(path.is_file() for path in _paths(text))
+
+
 def compile_text(text: str) -> Path:
     """Compile the model ``text`` into the private folder (once: an existing file is kept) and return the binary's
     path. Written under temporary names and renamed, so a process that loads meanwhile sees a whole file or none."""
@@ -130,7 +130,7 @@ def compile_text(text: str) -> Path:
 
     model_file, binary = _paths(text)
     private_dir(folder(), tighten=True)
-    if model_file.is_file() and binary.is_file():
+    if is_compiled(text):
         return binary
     with tempfile.TemporaryDirectory(dir=folder(), prefix=".compiling-") as tmp:
         tmp_model, tmp_binary = Path(tmp) / model_file.name, Path(tmp) / binary.name
@@ -139,66 +139,3 @@ def compile_text(text: str) -> Path:
         os.replace(tmp_model, model_file)
         os.replace(tmp_binary, binary)
     return binary
-
-
-def default_texts() -> dict[str, str]:
-    """The models worth compiling, by name: the default ensemble's block filter and the default source-only model's
-    two stages (the texts the default algorithms load)."""
-    from . import ensemble as E
-    from . import source
-
-    out = {}
-    block_model = E.load_block_model()
-    if hasattr(block_model, "text"):
-        out[E.Config().block_weights] = block_model.text
-    cfg = source.Config()
-    out[cfg.weights] = source.load_model(cfg.weights).text
-    out[cfg.context_weights] = source.load_model(cfg.context_weights, context=True).text
-    return out
-
-
-def missing() -> list[str]:
-    """Names of the default models not compiled yet (empty when lleaves is not installed: nothing can be)."""
-    if not available():
-        return []
-    return [name for name, text in default_texts().items() if not all(p.is_file() for p in _paths(text))]
-
-
-def start() -> subprocess.Popen[bytes] | None:
-    """Compile the default models in a separate process at low priority when some are missing, so that the next
-    process (or this one, after :func:`reload`) predicts with them. Its output goes to a log file beside them, never
-    to this process's stdout (the native host's message channel). None when nothing is to be compiled."""
-    todo = missing() if background_allowed() else []
-    if not todo:
-        return None
-    private_dir(folder(), tighten=True)
-    with open(folder() / "compile.lock", "ab") as lock, open(folder() / "compile.log", "ab") as out:
-        try:  # one compilation at a time, whatever the number of hosts: the child keeps the lock until it exits
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return None
-        log.info("compiling %s in the background (lleaves)", ", ".join(todo))
-        return subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(lock.fileno(),),
-                                preexec_fn=lambda: os.nice(10))  # noqa: PLW1509 - only os.nice, before exec
-
-
-def compile_defaults(echo: Callable[[str], None] = print) -> int:
-    """Compile every default model not compiled yet; 0, or 1 when lleaves is missing."""
-    if not available():
-        echo("lleaves is not installed: pip install 'centrum[fast]' (predictions stay exact without it)")
-        return 1
-    for name, text in default_texts().items():
-        done = all(p.is_file() for p in _paths(text))
-        path = compile_text(text)
-        echo(f"{name}: {'already compiled' if done else 'compiled'} ({path})")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__.split("\n\n")[0]).parse_args(argv)
-    return compile_defaults()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

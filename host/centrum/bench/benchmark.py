@@ -281,6 +281,8 @@ def format_table(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"host cold start (spawn → first answer): {_fmt(report['cold_start_ms'])} ms "
                  f"(target < {TARGETS['cold_start_ms']:.0f})")
+    if report.get("predictors"):
+        lines.append(f"predictors: {report['predictors']}")
     if report["slopes"]:
         lines.append("log-log slopes over synthetic sizes (1 = linear): " + ", ".join(
             f"{k} {_fmt(v, 2)}" for k, v in report["slopes"].items()))

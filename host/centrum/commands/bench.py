@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_api(args)
     if args.host_cpu:
         return _run_host_cpu(args)
+    from ..algorithms import compile_defaults
     from ..bench.benchmark import format_table, plot, run_bench
 
     try:
@@ -82,9 +83,11 @@ def run(args: argparse.Namespace) -> int:
     if real and not args.real_root.is_dir():
         print(f"centrum bench: no data sets at {args.real_root}: the real-page row is left out", file=sys.stderr)
         real = None
+    predictors = compile_defaults.ready(lambda line: print(line, file=sys.stderr))
     report = run_bench(sizes, args.datasets, args.per_dataset, args.repeat, names,
                        use_host=not args.no_host, readability=not args.no_readability,
                        pipeline=not args.no_pipeline, real=real)
+    report["predictors"] = predictors
     if args.dana_throughput and args.datasets:
         from ..bench.benchmark import dana_throughput
 
@@ -120,8 +123,12 @@ def _run_host_cpu(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"centrum bench: --sizes must be whole numbers, got {args.sizes!r}", file=sys.stderr)
         return 2
+    from ..algorithms import compile_defaults
+
+    predictors = compile_defaults.ready(lambda line: print(line, file=sys.stderr))
     report = run_host_cpu(sizes, args.real_pages, args.repeat)
-    return _write_report(args.out, "host_cpu", report, format_host_cpu(report))
+    report["predictors"] = predictors
+    return _write_report(args.out, "host_cpu", report, format_host_cpu(report) + f"\npredictors: {predictors}")
 
 
 def _run_batch(args: argparse.Namespace) -> int:

@@ -154,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
     if args.models_command == "list":
         return _list()
     if args.models_command == "compile":
-        from ..algorithms import _compiled
+        from ..algorithms import compile_defaults
 
-        return _compiled.compile_defaults()
+        return compile_defaults.compile_defaults()
     if args.models_command == "install" and not args.file.exists() and str(args.file) in former_models():
         with tempfile.TemporaryDirectory() as tmp:
             try:

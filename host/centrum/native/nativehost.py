@@ -154,9 +154,9 @@ def _warm() -> None:
 def _compile_in_background() -> None:
     """With the ``fast`` extra, compile the default models not compiled yet in a low-priority process of their own
     (seconds of CPU a model: never in a press), and have the models look for them again when it ends."""
-    from ..algorithms import _compiled
+    from ..algorithms import _compiled, compile_defaults
 
-    proc = _compiled.start()
+    proc = compile_defaults.start()
     if proc is None:
         return
 

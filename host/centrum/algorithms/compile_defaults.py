@@ -1,0 +1,90 @@
+"""Which models are compiled (:mod:`._compiled`), and when: the default ensemble's block filter and the default
+source-only model's two stages, by ``centrum models compile``, by ``centrum bench`` before it measures, and by the
+native host's warm-up in a low-priority process of its own (``python -m centrum.algorithms.compile_defaults``)."""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+from ..core.paths import private_dir
+from . import _compiled, source
+from . import ensemble as E
+
+log = logging.getLogger(__name__)
+
+
+def default_texts() -> dict[str, str]:
+    """The models worth compiling, by name: the default ensemble's block filter and the default source-only model's
+    two stages (the texts the default algorithms load)."""
+    out = {}
+    block_model = E.load_block_model()
+    if hasattr(block_model, "text"):
+        out[E.Config().block_weights] = block_model.text
+    cfg = source.Config()
+    out[cfg.weights] = source.load_model(cfg.weights).text
+    out[cfg.context_weights] = source.load_model(cfg.context_weights, context=True).text
+    return out
+
+
+def missing() -> list[str]:
+    """Names of the default models not compiled yet (empty when lleaves is not installed: nothing can be)."""
+    if not _compiled.available():
+        return []
+    return [name for name, text in default_texts().items() if not _compiled.is_compiled(text)]
+
+
+def ready(echo: Callable[[str], None]) -> str:
+    """Compile what is missing (a benchmark measures what a host has once its warm-up's compilation has ended) and
+    say which predictors the default models use."""
+    if not _compiled.available():
+        return "LightGBM's predictor where LightGBM is installed, else the numpy evaluator (no lleaves)"
+    if missing():
+        echo("compiling the default models first (lleaves; once per machine)")
+        compile_defaults(echo)
+    return "compiled by lleaves: " + ", ".join(default_texts()) + "; the candidate scorer by LightGBM"
+
+
+def start() -> subprocess.Popen[bytes] | None:
+    """Compile the default models in a separate process at low priority when some are missing, so that the next
+    process (or this one, after :func:`reload`) predicts with them. Its output goes to a log file beside them, never
+    to this process's stdout (the native host's message channel). None when nothing is to be compiled."""
+    todo = missing() if _compiled.background_allowed() else []
+    if not todo:
+        return None
+    folder = private_dir(_compiled.folder(), tighten=True)
+    with open(folder / "compile.lock", "ab") as lock, open(folder / "compile.log", "ab") as out:
+        try:  # one compilation at a time, whatever the number of hosts: the child keeps the lock until it exits
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None
+        log.info("compiling %s in the background (lleaves)", ", ".join(todo))
+        return subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(lock.fileno(),),
+                                preexec_fn=lambda: os.nice(10))  # noqa: PLW1509 - only os.nice, before exec
+
+
+def compile_defaults(echo: Callable[[str], None] = print) -> int:
+    """Compile every default model not compiled yet; 0, or 1 when lleaves is missing."""
+    if not _compiled.available():
+        echo("lleaves is not installed: pip install 'centrum[fast]' (predictions stay exact without it)")
+        return 1
+    for name, text in default_texts().items():
+        done = _compiled.is_compiled(text)
+        path = _compiled.compile_text(text)
+        echo(f"{name}: {'already compiled' if done else 'compiled'} ({path})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__.split("\n\n")[0]).parse_args(argv)
+    return compile_defaults()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
