@@ -1,5 +1,6 @@
 """The bench's real-page row (`centrum bench`'s last table) on pages served from 127.0.0.1 with the real extension
-and host: a page that navigates itself away fails alone, and the pages after it are pressed and measured."""
+and host: a page that navigates itself away fails alone, and the pages after it are pressed and measured, each
+press split by stage (the stages add up to the press) and the row's median split reported."""
 
 from __future__ import annotations
 
@@ -38,4 +39,9 @@ def test_a_page_that_leaves_fails_alone(tmp_path: Path) -> None:
     for k in (1, 3, 4):
         row = rows[f"set/pages/{k}.html"]
         assert "error" not in row and math.isfinite(row["press_ms"]) and row["readability_ms"] > 0, row
+        split = row["split"]
+        assert split["collect"] > 0 and split["algorithm"] > 0 and split["paint"] >= 0, split
+        staged = sum(v for k, v in split.items() if k != "pack")  # pack is part of collect
+        assert math.isclose(staged, row["press_ms"], abs_tol=1.0), (staged, row["press_ms"])
     assert report["measured"] == 3 and report["ratio_median"] > 0
+    assert set(report["split_median"]) == set(rows["set/pages/1.html"]["split"])

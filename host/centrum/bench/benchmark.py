@@ -327,7 +327,9 @@ def format_real(report: dict[str, Any]) -> list[str]:
                 "| ratio median | ratio p90 |", "|---|---|---|---|---|---|---|",
             f"| {len(pages)} of the data sets | {len(pages) - failed} | {real['measured']} | "
             f"{_fmt(real['press_ms_median'])} | {_fmt(real['readability_ms_median'])} | "
-            f"{_fmt(real['ratio_median'], 2)}× | {_fmt(real['ratio_p90'], 2)}× |"]
+            f"{_fmt(real['ratio_median'], 2)}× | {_fmt(real['ratio_p90'], 2)}× |",
+            *(["real pages, median ms by stage: " + ", ".join(f"{k} {_fmt(v)}" for k, v in split.items())]
+              if (split := real.get("split_median")) else [])]
 
 
 def plot(report: dict[str, Any], path: Path) -> bool:

@@ -101,6 +101,14 @@ def _wait(fn: Any, timeout_s: float, what: str, session: Session) -> Any:
 
 def press_once(session: Session, url: str, timeout_s: float) -> dict[str, Any]:
     """One press on a freshly loaded ``url``: the total and its split, in milliseconds."""
+    page, worker, log_before, t0 = _pressed(session, url)
+    marks = _wait(lambda: page.evaluate("() => window.__centrumBench.painted && window.__centrumBench"),
+                  timeout_s, f"the highlight on {url}", session)
+    return _split(session, page, worker, log_before, t0, marks)
+
+
+def _pressed(session: Session, url: str) -> tuple[Any, Any, int, float]:
+    """Load ``url``, instrument the page and the background, press: (page, worker, host log size before, t0)."""
     page = session.open(url)
     page.evaluate(_WATCH)
     worker = session.worker()
@@ -109,8 +117,12 @@ def press_once(session: Session, url: str, timeout_s: float) -> dict[str, Any]:
     log_before = (session.home / "host.log").stat().st_size if (session.home / "host.log").exists() else 0
     t0 = time.time() * 1000
     session.press(page)
-    marks = _wait(lambda: page.evaluate("() => window.__centrumBench.painted && window.__centrumBench"),
-                  timeout_s, f"the highlight on {url}", session)
+    return page, worker, log_before, t0
+
+
+def _split(session: Session, page: Any, worker: Any, log_before: int, t0: float, marks: dict[str, Any]
+           ) -> dict[str, Any]:
+    """A painted press's total and its split by stage, from the page's, the background's and the host's clocks."""
     collect = extension_world_eval(page, "() => globalThis.centrumCollectTiming")
     sent = [e for e in worker.evaluate("() => globalThis.__centrumBench") if e["type"] == "extract"]
     _wait(lambda: (session.home / "host.log").stat().st_size > log_before, 10, "the host's log line", session)
@@ -239,27 +251,24 @@ def run_pipeline(pages: dict[str, Path], repeat: int, readability: str | None, t
     return out
 
 
-# Main world: the time the highlight is painted, or the stage the press ended in when it shows no highlight (an
-# error or "nothing found" toast: the view sets no stage attribute then).
-_SHOWN = """() => { const b = window.__centrumBench; return b && b.painted ? b.painted : null; }"""
+# The stage the press ended in when it shows no highlight (an error or "nothing found" toast: the view sets no stage
+# attribute then).
 _STAGE = "() => { const v = globalThis[Symbol.for('centrum.view')]; return v ? v.stage : null; }"
 
 
-def press_real(session: Session, url: str, timeout_s: float) -> float:
-    """One warm press on ``url``: press -> highlight painted, in ms; NaN when the press ends without a highlight."""
-    page = session.open(url)
-    page.evaluate(_WATCH)
-    t0 = time.time() * 1000
-    session.press(page)
+def press_real(session: Session, url: str, timeout_s: float) -> dict[str, Any] | None:
+    """One warm press on ``url``: its total and split (:func:`press_once`), or None when the press ends without a
+    highlight (an error or "nothing found" toast)."""
+    page, worker, log_before, t0 = _pressed(session, url)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for _ in range(25):
-            painted = page.evaluate(_SHOWN)
-            if painted:
-                return float(painted) - t0
+            marks = page.evaluate("() => window.__centrumBench.painted && window.__centrumBench")
+            if marks:
+                return _split(session, page, worker, log_before, t0, marks)
             time.sleep(0.02)
         if extension_world_eval(page, _STAGE) in ("message", "idle"):
-            return float("nan")
+            return None
     raise ExtensionBrowserError(f"timed out waiting for the press on {url}")
 
 
@@ -287,7 +296,10 @@ def run_real_pages(root: Path, pages: list[Path], readability: str, timeout_s: f
                 row: dict[str, Any] = {"page": path.relative_to(root).as_posix()}
                 try:
                     row["readability_ms"] = readability_in_page(session, url, readability)
-                    row["press_ms"] = press_real(session, url, timeout_s)
+                    press = press_real(session, url, timeout_s)
+                    row["press_ms"] = press["total"] if press else float("nan")
+                    if press:
+                        row["split"] = press["split"]
                 except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop on them
                     row["error"] = f"{type(e).__name__}: {str(e)[:200]}"
                     session.fresh_tab()  # so that what this page left pending does not fail the next ones
@@ -300,4 +312,6 @@ def run_real_pages(root: Path, pages: list[Path], readability: str, timeout_s: f
             "press_ms_median": float(np.median([r["press_ms"] for r in rows if np.isfinite(r.get("press_ms", np.nan))]
                                                or [np.nan])),
             "readability_ms_median": float(np.median([r["readability_ms"] for r in rows if "readability_ms" in r]
-                                                     or [np.nan]))}
+                                                     or [np.nan])),
+            "split_median": _median_split([r for r in rows if "split" in r]) if any("split" in r for r in rows)
+            else {}}
