@@ -58,3 +58,26 @@ def edge_rows(trees: Trees, n: int, seed: int = 0) -> np.ndarray:
     for value, share in ((np.nan, 0.05), (0.0, 0.05), (1e-36, 0.02), (-1e-36, 0.02), (K_ZERO, 0.02)):
         X[rng.random(X.shape) < share] = value
     return X
+
+
+# LightGBM settings that make the split kinds the shipped models lack, each with why.
+SPLIT_KINDS = [
+    {"objective": "regression", "num_leaves": 100, "zero_as_missing": False},  # > 64 leaves: the level walk
+    {"objective": "regression", "num_leaves": 31, "zero_as_missing": True},  # missing type Zero
+    {"objective": "binary", "num_leaves": 15, "sigmoid": 0.7},  # missing type NaN, default sides both ways
+]
+
+
+def split_kind_model(params: dict) -> tuple[str, np.ndarray]:
+    """(LightGBM's text of a small model trained with ``params`` on rows with NaN and zeros, 500 of those rows)."""
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.1] = 0.0
+    signal = np.nan_to_num(X[:, 0], nan=2.0) + np.where(np.isnan(X[:, 1]), -1.5, X[:, 1] ** 2) + (X[:, 2] == 0)
+    y = (signal > 0.8).astype(float) if params["objective"] == "binary" else signal
+    booster = lgb.train({**params, "min_data_in_leaf": 5, "verbosity": -1, "seed": 0, "num_threads": 1},
+                        lgb.Dataset(X, label=y), num_boost_round=25)
+    return booster.model_to_string(), X[:500]

@@ -45,6 +45,8 @@ def test_hosts_compile_the_defaults_once_in_the_background_then_answer_the_same(
         after = hosts[0].ask(request)
         assert after["result"]["nodes"] == before["result"]["nodes"]
         assert "loaded compiled model" in (homes[0] / "host.log").read_text()  # the block filter, compiled
+        maps = Path(f"/proc/{hosts[0].proc.pid}/maps").read_text()
+        assert ".so" in maps and "llvm" not in maps.lower()  # a shared library of its own: no LLVM to predict
         third = HostProcess(tmp_path)  # a later host finds the files: nothing to compile
         assert third.ask({"v": 1, "id": "p", "type": "ping"})["status"] == "ok"
         assert third.ask(request)["result"]["nodes"] == before["result"]["nodes"]

@@ -11,7 +11,7 @@ from importlib import resources
 import lightgbm as lgb
 import numpy as np
 import pytest
-from helpers.model_rows import edge_rows, golden_rows, source_rows
+from helpers.model_rows import SPLIT_KINDS, edge_rows, golden_rows, source_rows, split_kind_model
 
 from centrum.algorithms import ensemble as E
 from centrum.algorithms._trees import ModelFormatError, Trees
@@ -60,27 +60,15 @@ def test_the_ensemble_scores_with_the_evaluator_as_with_lightgbm() -> None:
     assert model.used_features() == used
 
 
-@pytest.mark.parametrize("params", [
-    {"objective": "regression", "num_leaves": 100, "zero_as_missing": False},  # > 64 leaves: the level walk
-    {"objective": "regression", "num_leaves": 31, "zero_as_missing": True},  # missing type Zero
-    {"objective": "binary", "num_leaves": 15, "sigmoid": 0.7},  # missing type NaN, default sides both ways
-])
+@pytest.mark.parametrize("params", SPLIT_KINDS)
 def test_missing_types_and_wide_trees_as_lightgbm(params: dict) -> None:
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(3000, 6))
-    X[rng.random(X.shape) < 0.15] = np.nan
-    X[rng.random(X.shape) < 0.1] = 0.0
-    signal = np.nan_to_num(X[:, 0], nan=2.0) + np.where(np.isnan(X[:, 1]), -1.5, X[:, 1] ** 2) + (X[:, 2] == 0)
-    y = (signal > 0.8).astype(float) if params["objective"] == "binary" else signal
-    booster = lgb.train({**params, "min_data_in_leaf": 5, "verbosity": -1, "seed": 0, "num_threads": 1},
-                        lgb.Dataset(X, label=y), num_boost_round=25)
-    text = booster.model_to_string()
+    text, X = split_kind_model(params)
     trees = Trees.parse(text)
     kinds = set(trees.missing.tolist())
     assert kinds == ({1} if params.get("zero_as_missing") else {2})
     assert trees.default_left.any() and not trees.default_left.all()
     assert (trees._bitmasks() is None) == (params["num_leaves"] > 64)
-    agree(text, np.concatenate([X[:500], edge_rows(trees, 300, seed=2)]))
+    agree(text, np.concatenate([X, edge_rows(trees, 300, seed=2)]))
 
 
 def test_a_model_of_one_leaf_trees_as_lightgbm() -> None:

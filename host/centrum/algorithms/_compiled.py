@@ -2,26 +2,35 @@
 page: the ensemble's block filter and the source-only model's two stages.
 
 A compiled model adds its trees' outputs one tree at a time for every row (``fblocksize=1``), in tree order from 0,
-as LightGBM's predictor does, so its scores are LightGBM's doubles (``tests/unit/test_compiled.py``); lleaves' default
-blocking sums the trees in blocks and differs in the last bit. The candidate scorer is left to LightGBM or
+as LightGBM's predictor does, so its scores are LightGBM's doubles (``tests/integration/test_compiled.py``); lleaves'
+default blocking sums the trees in blocks and differs in the last bit. The candidate scorer is left to LightGBM or
 :mod:`._trees`: it scores a few dozen candidates a page, and its 1,500 trees take minutes to compile.
+
+lleaves writes an object file; the system's linker (``cc`` or ``ld``) makes it a shared library, which a process
+loads with ctypes: LLVM (llvmlite, ~50 MB of a host's memory) is needed to compile, never to predict.
 
 Compiling takes seconds per model, so a press never compiles: ``centrum models compile`` does, and the native host
 starts it in a separate low-priority process when it warms up and finds a model not compiled yet
 (:mod:`.compile_defaults`; ``CENTRUM_COMPILE=off`` turns that off). The files live in ``$CENTRUM_CACHE/compiled``,
-shared by every host of the user whatever its data folder, named by a hash of the model's text, the compiler's
-versions and the CPU they were compiled for. They are code the process loads, so that folder is made 0700 and a
-folder that is not the user's, or that others may open, is not loaded from.
+shared by every host of the user whatever its data folder, named by a hash of the model's text, lleaves' and
+llvmlite's versions and the CPU they were compiled for. They are code the process loads, so that folder is made 0700
+and a folder that is not the user's, or that others may open, is not loaded from.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import logging
 import os
+import platform
+import re
+import shutil
 import stat
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +45,12 @@ log = logging.getLogger(__name__)
 Predictor = Callable[[np.ndarray], np.ndarray]
 # Raised by :func:`reload` when a compilation has ended: a model that found no compiled file looks again.
 generation = 0
+_DOUBLES = ctypes.POINTER(ctypes.c_double)
+LINK_TIMEOUT_S = 120
+
+
+class CompileError(RuntimeError):
+    """A model could not be compiled here (no linker, or the linker failed): predictions stay LightGBM's."""
 
 
 def reload() -> None:
@@ -68,74 +83,95 @@ def background_allowed() -> bool:
 
 @functools.cache
 def _compiler() -> str:
-    """The compiler's versions and the CPU it compiles for (a file compiled elsewhere may not run here)."""
-    import importlib.metadata
-
-    import llvmlite
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_target()
-    target = f"{llvm.get_host_cpu_name()} {llvm.get_host_cpu_features().flatten()}"
-    return f"lleaves {importlib.metadata.version('lleaves')} llvmlite {llvmlite.__version__} {target}"
-
-
-def _key(text: str) -> str:
-    return hashlib.sha256(f"{text}\0{_compiler()}".encode()).hexdigest()[:40]
+    """The compiler's versions and the CPU (a file compiled for another CPU may not run here), read without
+    importing LLVM."""
+    versions = " ".join(f"{name} {importlib.metadata.version(name)}" for name in ("lleaves", "llvmlite"))
+    cpu = platform.machine()
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        cpu += " " + " ".join(re.findall(r"^(?:model name|flags|Features)\s*:\s*(.*)$", info, re.M)[:2])
+    except OSError:
+        cpu += " " + platform.processor()
+    return f"{versions} {cpu}"
 
 
-def _paths(text: str) -> tuple[Path, Path]:
-    key = _key(text)
-    return folder() / f"{key}.lgb.txt", folder() / f"{key}.so"
+def _binary(text: str) -> Path:
+    return folder() / (hashlib.sha256(f"{text}\0{_compiler()}".encode()).hexdigest()[:40] + ".so")
+
+
+def _features(text: str) -> int:
+    """The row width the compiled code reads (LightGBM's max_feature_idx + 1); ValueError for a model of more than
+    one output (lleaves writes those another way)."""
+    fields = dict(re.findall(r"^(max_feature_idx|num_class|num_tree_per_iteration)=(\d+)$", text[:4096], re.M))
+    if fields.get("num_class", "1") != "1" or fields.get("num_tree_per_iteration", "1") != "1":
+        raise ValueError("a model of more than one output")
+    return int(fields["max_feature_idx"]) + 1
+
+
+def is_compiled(text: str) -> bool:
+    return available() and _binary(text).is_file()
 
 
 def load(text: str) -> Predictor | None:
     """The compiled predictor of the model ``text`` when it has been compiled on this machine, else None (also when
     lleaves is not installed, or the file does not load: the caller then predicts as without it)."""
-    if not available():
+    if not is_compiled(text):
+        return None
+    binary = _binary(text)
+    if not _trusted(folder()):
+        log.warning("not loading compiled models from %s: the folder is not yours alone (0700)", folder())
         return None
     try:
-        model_file, binary = _paths(text)
-        if not (model_file.is_file() and binary.is_file()):
-            return None
-        if not _trusted(folder()):
-            log.warning("not loading compiled models from %s: the folder is not yours alone (0700)", folder())
-            return None
-        import lleaves
-
-        model = lleaves.Model(model_file=str(model_file))
-        model.compile(cache=str(binary), fblocksize=1)
-        log.info("loaded compiled model %s", binary.name)
-    except Exception:  # noqa: BLE001 - a compiled model is an optimisation; the caller's predictor stays exact
-        log.warning("compiled model %s did not load", binary if "binary" in locals() else "?", exc_info=True)
+        width = _features(text)
+        forest = ctypes.CDLL(str(binary)).forest_root
+    except (OSError, ValueError, AttributeError, KeyError):
+        log.warning("compiled model %s did not load", binary.name, exc_info=True)
         return None
+    forest.argtypes = [_DOUBLES, _DOUBLES, ctypes.c_int32, ctypes.c_int32]
+    forest.restype = None
+    log.info("loaded compiled model %s", binary.name)
 
     def predict(X: np.ndarray) -> np.ndarray:
-        # LightGBM reads a value of magnitude at most kZeroThreshold as 0 (it keeps rows as sparse pairs); lleaves
-        # compares the value itself.
         X = np.asarray(X, dtype=np.float64)
-        X = np.where(np.abs(X) <= K_ZERO, 0.0, X)
-        return np.asarray(model.predict(X, n_jobs=1))
+        if X.ndim != 2 or X.shape[1] != width or X.shape[0] >= 2**31 - 1:
+            raise ValueError(f"rows of {width} features expected, got shape {X.shape}")
+        # LightGBM reads a value of magnitude at most kZeroThreshold as 0 (it keeps rows as sparse pairs); the
+        # compiled code compares the value itself. np.where also makes the C-ordered copy the code reads.
+        X = np.ascontiguousarray(np.where(np.abs(X) <= K_ZERO, 0.0, X))
+        out = np.zeros(X.shape[0])
+        forest(X.ctypes.data_as(_DOUBLES), out.ctypes.data_as(_DOUBLES), 0, X.shape[0])
+        return out
 
     return predict
 
 
-def is_compiled(text: str) -> bool:
-    return all(path.is_file() for path in _paths(text))
+def _linker() -> list[str]:
+    for name, extra in (("cc", ["-lm"]), ("gcc", ["-lm"]), ("ld", [])):
+        path = shutil.which(name)
+        if path:
+            return [path, "-shared", *extra]
+    raise CompileError("no linker found (cc or ld): install one (Debian: apt install binutils)")
 
 
 def compile_text(text: str) -> Path:
-    """Compile the model ``text`` into the private folder (once: an existing file is kept) and return the binary's
-    path. Written under temporary names and renamed, so a process that loads meanwhile sees a whole file or none."""
+    """Compile the model ``text`` into the private folder (once: an existing file is kept) and return the shared
+    library's path. Written under a temporary name and renamed, so a process that loads meanwhile sees a whole file
+    or none. CompileError when it cannot be made here."""
     import lleaves
 
-    model_file, binary = _paths(text)
+    _features(text)
+    binary = _binary(text)
     private_dir(folder(), tighten=True)
-    if is_compiled(text):
+    if binary.is_file():
         return binary
+    link = _linker()
     with tempfile.TemporaryDirectory(dir=folder(), prefix=".compiling-") as tmp:
-        tmp_model, tmp_binary = Path(tmp) / model_file.name, Path(tmp) / binary.name
-        tmp_model.write_text(text, encoding="utf-8")
-        lleaves.Model(model_file=str(tmp_model)).compile(cache=str(tmp_binary), fblocksize=1)
-        os.replace(tmp_model, model_file)
-        os.replace(tmp_binary, binary)
+        model, obj, lib = Path(tmp) / "model.lgb.txt", Path(tmp) / "model.o", Path(tmp) / "model.so"
+        model.write_text(text, encoding="utf-8")
+        lleaves.Model(model_file=str(model)).compile(cache=str(obj), fblocksize=1)
+        done = subprocess.run([*link[:2], "-o", str(lib), str(obj), *link[2:]], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=LINK_TIMEOUT_S, check=False)
+        if done.returncode != 0:
+            raise CompileError(f"{link[0]} failed: {done.stderr.decode(errors='replace')[-500:]}")
+        os.replace(lib, binary)
     return binary

@@ -47,7 +47,11 @@ def ready(echo: Callable[[str], None]) -> str:
     if missing():
         echo("compiling the default models first (lleaves; once per machine)")
         compile_defaults(echo)
-    return "compiled by lleaves: " + ", ".join(default_texts()) + "; the candidate scorer by LightGBM"
+    texts = default_texts()
+    done = [name for name, text in texts.items() if _compiled.is_compiled(text)]
+    rest = [name for name in texts if name not in done] + ["the candidate scorer"]
+    return (f"compiled by lleaves: {', '.join(done) or 'none'}; LightGBM's predictor (the numpy evaluator without "
+            f"LightGBM): {', '.join(rest)}")
 
 
 def start() -> subprocess.Popen[bytes] | None:
@@ -70,15 +74,22 @@ def start() -> subprocess.Popen[bytes] | None:
 
 
 def compile_defaults(echo: Callable[[str], None] = print) -> int:
-    """Compile every default model not compiled yet; 0, or 1 when lleaves is missing."""
+    """Compile every default model not compiled yet; 0, or 1 when lleaves is missing or a model could not be
+    compiled (said in one line each; predictions stay exact without them)."""
     if not _compiled.available():
         echo("lleaves is not installed: pip install 'centrum[fast]' (predictions stay exact without it)")
         return 1
+    failed = 0
     for name, text in default_texts().items():
         done = _compiled.is_compiled(text)
-        path = _compiled.compile_text(text)
+        try:
+            path = _compiled.compile_text(text)
+        except _compiled.CompileError as e:
+            echo(f"{name}: not compiled: {e}")
+            failed = 1
+            continue
         echo(f"{name}: {'already compiled' if done else 'compiled'} ({path})")
-    return 0
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:

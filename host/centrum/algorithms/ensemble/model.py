@@ -230,7 +230,7 @@ class Boosted:
         """Raw scores (ranker) or probabilities (block filter, cross-entropy objective): the model compiled by lleaves
         when the process asked for fast predictors (:func:`native_predictor`) and it was compiled on this machine,
         else LightGBM's own predictor when the process has imported LightGBM, else :mod:`._trees`; the same doubles
-        every way (``tests/unit/test_trees.py``, ``tests/unit/test_compiled.py``)."""
+        every way (``tests/unit/test_trees.py``, ``tests/integration/test_compiled.py``)."""
         if X.shape[0] == 0:
             return np.zeros(0)
         compiled = self.compiled()

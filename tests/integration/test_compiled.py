@@ -13,7 +13,7 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 import pytest
-from helpers.model_rows import edge_rows, golden_rows, source_rows
+from helpers.model_rows import SPLIT_KINDS, edge_rows, golden_rows, source_rows, split_kind_model
 
 from centrum.algorithms import _compiled, compile_defaults, source
 from centrum.algorithms import ensemble as E
@@ -57,25 +57,14 @@ def test_the_defaults_compiled_give_lightgbms_doubles(cache: Path, monkeypatch: 
     assert capsys.readouterr().out.count("already compiled") == 3
 
 
-@pytest.mark.parametrize("params", [
-    {"objective": "regression", "num_leaves": 31, "zero_as_missing": True},  # missing type Zero
-    {"objective": "binary", "num_leaves": 15, "sigmoid": 0.7},  # missing type NaN, default sides both ways
-])
+@pytest.mark.parametrize("params", SPLIT_KINDS)
 def test_split_kinds_the_shipped_models_lack_compile_exactly(params: dict, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CENTRUM_CACHE", str(tmp_path))
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(2000, 6))
-    X[rng.random(X.shape) < 0.15] = np.nan
-    X[rng.random(X.shape) < 0.1] = 0.0
-    y = np.nan_to_num(X[:, 0], nan=2.0) + np.where(np.isnan(X[:, 1]), -1.5, X[:, 1] ** 2) + (X[:, 2] == 0)
-    y = (y > 0.8).astype(float) if params["objective"] == "binary" else y
-    booster = lgb.train({**params, "min_data_in_leaf": 5, "verbosity": -1, "seed": 0, "num_threads": 1},
-                        lgb.Dataset(X, label=y), num_boost_round=20)
-    text = booster.model_to_string()
+    text, X = split_kind_model(params)
     assert _compiled.load(text) is None  # not compiled yet
     _compiled.compile_text(text)
-    exact(text, np.concatenate([X[:500], edge_rows(Trees.parse(text), 300, seed=2)]))
+    exact(text, np.concatenate([X, edge_rows(Trees.parse(text), 300, seed=2)]))
 
 
 def test_boosted_uses_its_compiled_file_once_asked_and_once_compiled(tmp_path: Path,
@@ -116,3 +105,24 @@ def test_background_compilation_is_off_when_asked(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("CENTRUM_CACHE", str(tmp_path))
     monkeypatch.setenv("CENTRUM_COMPILE", "off")
     assert compile_defaults.missing() and compile_defaults.start() is None
+
+
+def test_rows_of_another_width_are_refused_before_the_compiled_code_reads_them(cache: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CENTRUM_CACHE", str(cache))
+    text = E.load_block_model().text
+    predict = _compiled.load(text)
+    assert predict is not None
+    width = len(Trees.parse(text).feature_names)
+    with pytest.raises(ValueError, match=f"rows of {width} features"):
+        predict(np.zeros((3, width - 1)))
+
+
+def test_without_a_linker_compile_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CENTRUM_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert cli_main(["models", "compile"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("not compiled: no linker found (cc or ld)") == 3, out
+    assert compile_defaults.missing() and not list((tmp_path / "compiled").glob("*.so"))
