@@ -17,6 +17,7 @@ from . import _compiled, source
 from . import ensemble as E
 
 log = logging.getLogger(__name__)
+BACKGROUND_NICE = 10  # a compilation the host starts yields the CPU to the browser and to presses
 
 
 def default_texts() -> dict[str, str]:
@@ -68,9 +69,10 @@ def start() -> subprocess.Popen[bytes] | None:
         except OSError:
             return None
         log.info("compiling %s in the background (lleaves)", ", ".join(todo))
-        return subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(lock.fileno(),),
-                                preexec_fn=lambda: os.nice(10))  # noqa: PLW1509 - only os.nice, before exec
+        # Lowered by the child itself (--background): preexec_fn is unsafe in a process with threads, as the host is.
+        return subprocess.Popen([sys.executable, "-m", __name__, "--background"], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                pass_fds=(lock.fileno(),))
 
 
 def compile_defaults(echo: Callable[[str], None] = print) -> int:
@@ -93,7 +95,10 @@ def compile_defaults(echo: Callable[[str], None] = print) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__.split("\n\n")[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--background", action="store_true", help="at low priority (the host's warm-up starts it so)")
+    if parser.parse_args(argv).background:
+        os.nice(BACKGROUND_NICE)
     return compile_defaults()
 
 
