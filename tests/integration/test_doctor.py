@@ -57,6 +57,10 @@ def test_a_profile_is_checked_once_and_found_after_install(tmp_path: Path) -> No
         f"host {centrum.__version__} answers)"]
     assert f"chromium: no host manifest at {home / '.config/chromium/NativeMessagingHosts'}" in p.stdout
     assert "chrome:" not in p.stdout and "edge:" not in p.stdout
+    # The predictors a host would use: with lleaves (the test environment's fast extra) and a fresh cache, none of
+    # the default models is compiled yet, and the report says how to compile them.
+    (predictors,) = [line for line in lines if line.startswith("predictors: ")]
+    assert predictors.startswith("predictors: compiled by lleaves: none;") and "`centrum models compile`" in predictors
 
 
 def test_nothing_installed_says_where_it_looked_and_what_to_run(tmp_path: Path) -> None:

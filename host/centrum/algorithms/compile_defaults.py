@@ -40,19 +40,25 @@ def missing() -> list[str]:
     return [name for name, text in default_texts().items() if not _compiled.is_compiled(text)]
 
 
+def describe() -> str:
+    """Which predictors the default models use in a host started now (``centrum doctor``, ``centrum bench``)."""
+    if not _compiled.available():
+        return "LightGBM's predictor where LightGBM is installed, else the numpy evaluator (no lleaves)"
+    texts = default_texts()
+    done = [name for name, text in texts.items() if _compiled.is_compiled(text)]
+    rest = [name for name in texts if name not in done]
+    hint = f" ({', '.join(rest)} not compiled yet: `centrum models compile`, or a host does it when it starts)"
+    return (f"compiled by lleaves: {', '.join(done) or 'none'}; LightGBM's predictor (the numpy evaluator without "
+            f"LightGBM): {', '.join([*rest, 'the candidate scorer'])}" + (hint if rest else ""))
+
+
 def ready(echo: Callable[[str], None]) -> str:
     """Compile what is missing (a benchmark measures what a host has once its warm-up's compilation has ended) and
     say which predictors the default models use."""
-    if not _compiled.available():
-        return "LightGBM's predictor where LightGBM is installed, else the numpy evaluator (no lleaves)"
     if missing():
         echo("compiling the default models first (lleaves; once per machine)")
         compile_defaults(echo)
-    texts = default_texts()
-    done = [name for name, text in texts.items() if _compiled.is_compiled(text)]
-    rest = [name for name in texts if name not in done] + ["the candidate scorer"]
-    return (f"compiled by lleaves: {', '.join(done) or 'none'}; LightGBM's predictor (the numpy evaluator without "
-            f"LightGBM): {', '.join(rest)}")
+    return describe()
 
 
 def start() -> subprocess.Popen[bytes] | None:

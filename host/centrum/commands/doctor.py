@@ -195,6 +195,7 @@ def check_renderer() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..algorithms import compile_defaults
     from ..native.install import InstallError
 
     if args.user_data_dir is not None and args.browser == "firefox":
@@ -224,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
                 for p in c.problems:
                     print(f"  - {p}")
         print(check_renderer())
+        print(f"predictors: {compile_defaults.describe()}")
     found = [c for c in checks if c.found]
     if not found:
         looked = ", ".join(f"{c.browser}{c.where}" for c in checks)
