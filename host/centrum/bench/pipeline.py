@@ -99,11 +99,14 @@ def _wait(fn: Any, timeout_s: float, what: str, session: Session) -> Any:
     raise ExtensionBrowserError(f"timed out waiting for {what}; extension log: {session.logs[-5:]}")
 
 
+# The page's marks once the highlight is painted (set by _WATCH), else a falsy value.
+_PAINTED = "() => window.__centrumBench.painted && window.__centrumBench"
+
+
 def press_once(session: Session, url: str, timeout_s: float) -> dict[str, Any]:
     """One press on a freshly loaded ``url``: the total and its split, in milliseconds."""
     page, worker, log_before, t0 = _pressed(session, url)
-    marks = _wait(lambda: page.evaluate("() => window.__centrumBench.painted && window.__centrumBench"),
-                  timeout_s, f"the highlight on {url}", session)
+    marks = _wait(lambda: page.evaluate(_PAINTED), timeout_s, f"the highlight on {url}", session)
     return _split(session, page, worker, log_before, t0, marks)
 
 
@@ -263,7 +266,7 @@ def press_real(session: Session, url: str, timeout_s: float) -> dict[str, Any] |
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for _ in range(25):
-            marks = page.evaluate("() => window.__centrumBench.painted && window.__centrumBench")
+            marks = page.evaluate(_PAINTED)
             if marks:
                 return _split(session, page, worker, log_before, t0, marks)
             time.sleep(0.02)
