@@ -104,7 +104,7 @@ def test_compiled_files_in_a_folder_others_can_open_are_not_loaded(tmp_path: Pat
 def test_background_compilation_is_off_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CENTRUM_CACHE", str(tmp_path))
     monkeypatch.setenv("CENTRUM_COMPILE", "off")
-    assert compile_defaults.missing() and compile_defaults.start() is None
+    assert compile_defaults.missing() and compile_defaults.start() is None  # nothing started, nothing to wait for
 
 
 def test_rows_of_another_width_are_refused_before_the_compiled_code_reads_them(cache: Path,

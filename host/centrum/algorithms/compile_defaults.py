@@ -61,24 +61,31 @@ def ready(echo: Callable[[str], None]) -> str:
     return describe()
 
 
-def start() -> subprocess.Popen[bytes] | None:
-    """Compile the default models in a separate process at low priority when some are missing, so that the next
-    process (or this one, after :func:`reload`) predicts with them. Its output goes to a log file beside them, never
-    to this process's stdout (the native host's message channel). None when nothing is to be compiled."""
+def start() -> Callable[[], int | None] | None:
+    """Compile the default models in a separate process at low priority when some are missing, so that this process
+    (after :func:`._compiled.reload`) and the next ones predict with them. Its output goes to a log file beside them,
+    never to this process's stdout (the native host's message channel). Returns a function that waits for the
+    compilation to end: this process's child (its exit code), or another host's that holds the lock (None). None
+    when nothing is to be compiled."""
     todo = missing() if _compiled.background_allowed() else []
     if not todo:
         return None
     folder = private_dir(_compiled.folder(), tighten=True)
-    with open(folder / "compile.lock", "ab") as lock, open(folder / "compile.log", "ab") as out:
-        try:  # one compilation at a time, whatever the number of hosts: the child keeps the lock until it exits
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return None
-        log.info("compiling %s in the background (lleaves)", ", ".join(todo))
+    lock = open(folder / "compile.lock", "ab")  # noqa: SIM115 - handed to the waiter or the child below
+    try:  # one compilation at a time, whatever the number of hosts: the child keeps the lock until it exits
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        def other() -> None:
+            with lock:
+                fcntl.flock(lock, fcntl.LOCK_SH)  # blocks until the compiling process exits
+        return other
+    log.info("compiling %s in the background (lleaves)", ", ".join(todo))
+    with lock, open(folder / "compile.log", "ab") as out:
         # Lowered by the child itself (--background): preexec_fn is unsafe in a process with threads, as the host is.
-        return subprocess.Popen([sys.executable, "-m", __name__, "--background"], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, "-m", __name__, "--background"], stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                 pass_fds=(lock.fileno(),))
+    return proc.wait
 
 
 def compile_defaults(echo: Callable[[str], None] = print) -> int:

@@ -156,14 +156,17 @@ def _compile_in_background() -> None:
     (seconds of CPU a model: never in a press), and have the models look for them again when it ends."""
     from ..algorithms import _compiled, compile_defaults
 
-    proc = compile_defaults.start()
-    if proc is None:
+    ended = compile_defaults.start()
+    if ended is None:
         return
 
     def wait() -> None:
-        code = proc.wait()
+        code = ended()
         _compiled.reload()
-        log.info("background compilation ended (exit %s)", code)
+        if code is None:
+            log.info("another process's compilation ended")
+        else:
+            log.info("background compilation ended (exit %s)", code)
 
     threading.Thread(target=wait, name="centrum-compile", daemon=True).start()
 
