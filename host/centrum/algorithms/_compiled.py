@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.paths import PRIVATE_DIR_MODE, cache_root, private_dir
-from ._trees import K_ZERO
+from ._trees import K_ZERO, Trees
 
 log = logging.getLogger(__name__)
 
@@ -99,22 +99,14 @@ def _binary(text: str) -> Path:
     return folder() / (hashlib.sha256(f"{text}\0{_compiler()}".encode()).hexdigest()[:40] + ".so")
 
 
-def _features(text: str) -> int:
-    """The row width the compiled code reads (LightGBM's max_feature_idx + 1); ValueError for a model of more than
-    one output (lleaves writes those another way)."""
-    fields = dict(re.findall(r"^(max_feature_idx|num_class|num_tree_per_iteration)=(\d+)$", text[:4096], re.M))
-    if fields.get("num_class", "1") != "1" or fields.get("num_tree_per_iteration", "1") != "1":
-        raise ValueError("a model of more than one output")
-    return int(fields["max_feature_idx"]) + 1
-
-
 def is_compiled(text: str) -> bool:
     return available() and _binary(text).is_file()
 
 
-def load(text: str) -> Predictor | None:
-    """The compiled predictor of the model ``text`` when it has been compiled on this machine, else None (also when
-    lleaves is not installed, or the file does not load: the caller then predicts as without it)."""
+def load(text: str, width: int | None = None) -> Predictor | None:
+    """The compiled predictor of the model ``text`` (of ``width`` features: the caller's parse of it, else parsed
+    here) when it has been compiled on this machine, else None (also when lleaves is not installed, or the file does
+    not load: the caller then predicts as without it)."""
     if not is_compiled(text):
         return None
     binary = _binary(text)
@@ -122,9 +114,9 @@ def load(text: str) -> Predictor | None:
         log.warning("not loading compiled models from %s: the folder is not yours alone (0700)", folder())
         return None
     try:
-        width = _features(text)
+        width = len(Trees.parse(text).feature_names) if width is None else width
         forest = ctypes.CDLL(str(binary)).forest_root
-    except (OSError, ValueError, AttributeError, KeyError):
+    except (OSError, ValueError, AttributeError):
         log.warning("compiled model %s did not load", binary.name, exc_info=True)
         return None
     forest.argtypes = [_DOUBLES, _DOUBLES, ctypes.c_int32, ctypes.c_int32]
@@ -159,7 +151,7 @@ def compile_text(text: str) -> Path:
     or none. CompileError when it cannot be made here."""
     import lleaves
 
-    _features(text)
+    Trees.parse(text)  # a model the evaluator reads (one output; ModelFormatError otherwise), before any work
     binary = _binary(text)
     private_dir(folder(), tighten=True)
     if binary.is_file():

@@ -247,7 +247,7 @@ class Boosted:
         if not _FAST or self._compiled is not None or self._compiled_generation == _compiled.generation:
             return self._compiled
         self._compiled_generation = _compiled.generation
-        self._compiled = _compiled.load(self.text)
+        self._compiled = _compiled.load(self.text, len(self.trees.feature_names))
         return self._compiled
 
     def native(self) -> Any:
