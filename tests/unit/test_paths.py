@@ -102,3 +102,19 @@ def test_atomic_path_replaces_whole_files_only(tmp_path: Path) -> None:
         a.write_text("a")
         b.write_text("b")
     assert final.read_text() == "a" and sorted(p.name for p in final.parent.iterdir()) == ["entry.parquet"]
+
+
+def test_is_private_dir_only_for_our_closed_folders(tmp_path: Path) -> None:
+    folder = paths.private_dir(tmp_path / "compiled")
+    assert paths.is_private_dir(folder)
+    os.chmod(folder, 0o750)  # another user of the group could have put a file there
+    assert not paths.is_private_dir(folder)
+    os.chmod(folder, 0o700)
+    (folder / "file").write_text("x")
+    assert not paths.is_private_dir(folder / "file") and not paths.is_private_dir(tmp_path / "missing")
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    assert paths.is_private_dir(link)  # the folder it names is what is read
+    if os.getuid() == 0:  # root can hand a folder to another user: one it does not own is not trusted
+        os.chown(folder, 65534, -1)
+        assert not paths.is_private_dir(folder)

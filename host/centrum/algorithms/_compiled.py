@@ -29,7 +29,6 @@ import os
 import platform
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.paths import PRIVATE_DIR_MODE, cache_root, private_dir
+from ..core.paths import cache_root, is_private_dir, private_dir
 from ._trees import K_ZERO, Trees
 
 log = logging.getLogger(__name__)
@@ -65,15 +64,6 @@ def available() -> bool:
 
 def folder() -> Path:
     return cache_root() / "compiled"
-
-
-def _trusted(path: Path) -> bool:
-    """The folder is the user's and closed to others (0700): nobody else could have put code there."""
-    try:
-        st = path.stat()
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == PRIVATE_DIR_MODE
 
 
 def background_allowed() -> bool:
@@ -110,7 +100,7 @@ def load(text: str, width: int | None = None) -> Predictor | None:
     if not is_compiled(text):
         return None
     binary = _binary(text)
-    if not _trusted(folder()):
+    if not is_private_dir(folder()):
         log.warning("not loading compiled models from %s: the folder is not yours alone (0700)", folder())
         return None
     try:

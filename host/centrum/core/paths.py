@@ -99,6 +99,15 @@ def make_private(path: Path) -> None:
         os.chmod(path, PRIVATE_FILE_MODE)
 
 
+def is_private_dir(path: Path) -> bool:
+    """``path`` is a folder of this user, closed to everyone else (0700): nobody else can have put a file there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and _ours(st) and stat.S_IMODE(st.st_mode) == PRIVATE_DIR_MODE
+
+
 def _ours(st: os.stat_result) -> bool:
     getuid = getattr(os, "getuid", None)
     return getuid is None or st.st_uid == getuid()
