@@ -52,3 +52,29 @@ def test_without_peers_no_set_is_counted_as_won() -> None:
     lines = train._threshold_table(train._Run(records, [], None, None, (), {}), sweep, fold_of)  # type: ignore[arg-type]
     assert all(" | - | " in line for line in lines if line.startswith("| 0."))
     assert "mean 0.9000 (no peer ran to compare with)." in "\n".join(lines)
+
+
+def test_pages_out_rows_give_each_pages_cv_score_beside_its_peers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    records = [_record("a", i, 0.8) for i in range(3)]
+    records[1].page_type, records[1].site, records[1].language = "product", "example.org", "de"
+    final = {"a/p0": _counts(0.9), "a/p1": _counts(0.5)}  # p2 has no final output: scored as an empty answer
+    fold_of = {"a/p0": "0", "a/p1": "1", "a/p2": "0"}
+    rows = train.page_rows(train._Run(records, [], None, None, ("peer",), {}), final, fold_of,  # type: ignore[arg-type]
+                           ["peer", "gce"])
+    assert [(r["id"], r["ensemble"], r["peer"], r["fold"]) for r in rows] == [
+        ("p0", 0.9, 0.8, "0"), ("p1", 0.5, 0.8, "1"), ("p2", 0.0, 0.8, "0")]
+    assert rows[1]["page_type"] == "product" and rows[1]["site"] == "example.org" and rows[1]["language"] == "de"
+    assert all("gce" not in r for r in rows)  # an extractor that did not run on the page has no column
+    out = tmp_path / "pages.jsonl"
+    train.write_page_rows(out, rows)
+    import json
+
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+
+
+def test_pages_out_needs_cv(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from centrum import cli
+
+    (tmp_path / "ds").mkdir()
+    code = cli.main(["train", str(tmp_path / "ds"), "--pages-out", str(tmp_path / "p.jsonl")])
+    assert code == 2 and "--pages-out writes the site-CV scores: add --cv" in capsys.readouterr().err

@@ -13,6 +13,7 @@ on a fixed thread count).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -51,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the site-grouped k-fold alone (site: the acceptance tables, without the in-sample and "
                              "leave-one-data-set-out ones, about half the time)")
     parser.add_argument("--report", type=Path, default=None, help="write the tables as markdown here")
+    parser.add_argument("--pages-out", type=Path, default=None, metavar="FILE",
+                        help="with --cv: write each page's site-CV F1 (the ensemble's final output at the configured "
+                             "block threshold and every algorithm and peer on the same page) as JSON lines, to see "
+                             "where it wins and loses")
     parser.add_argument("--limit", type=int, default=None, help="first K pages (id order) of each data set")
     parser.add_argument("--cache", default=None, metavar="DIR", help="snapshot cache folder (as centrum eval)")
     parser.add_argument("--snapshots", default=None, metavar="DIR",
@@ -156,6 +161,9 @@ def run(args: argparse.Namespace) -> int:
     from ..gold.datasets import DatasetError, load_dataset
     from ..training import learner as T
 
+    if args.pages_out is not None and not args.cv:
+        print("centrum train: --pages-out writes the site-CV scores: add --cv", file=sys.stderr)
+        return 2
     try:
         datasets = [load_dataset(d, args.limit) for d in args.datasets if d.is_dir()]
     except DatasetError as e:
@@ -167,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     peers = _peers(args.peers)
     if peers is None:
         return 2
-    unwritable_out = unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or companion_path(args.out)))
+    unwritable_out = unwritable(("--out", args.out), ("--blocks-out", args.blocks_out or companion_path(args.out)),
+                                *((("--pages-out", args.pages_out),) if args.pages_out is not None else ()))
     if unwritable_out:
         print(f"centrum train: {unwritable_out}", file=sys.stderr)
         return 2
@@ -383,7 +392,33 @@ def _site_cv_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) 
         text += ["### Per page type: mean per-page F1 (site CV)", "",
                  f"Pooled over every data set whose pages have a type ({', '.join(typed)}).", "",
                  markdown(by_type, columns, peers, "page type"), ""]
+    if args.pages_out is not None:
+        write_page_rows(args.pages_out, page_rows(run, cv_out, fold_of, extractors))
     return text + _threshold_table(run, sweep, fold_of)
+
+
+def page_rows(run: _Run, final: dict[str, tuple[float, ...]], fold_of: dict[str, str], extractors: list[str]
+              ) -> list[dict[str, object]]:
+    """One row per page: where it is (data set, id, language, page type, site, fold) and its F1, the ensemble's
+    site-CV final output (``final``) beside each of ``extractors`` that ran on it."""
+    from ..training import learner as T
+
+    rows: list[dict[str, object]] = []
+    for r in run.records:
+        key = T.page_key(r)
+        row: dict[str, object] = {"dataset": r.dataset, "id": r.id, "language": r.language, "page_type": r.page_type,
+                                  "site": r.site, "fold": fold_of.get(key),
+                                  "ensemble": round(T.aggregate_f1(r.kind, [final.get(key, r.empty)]), 6)}
+        row.update({name: round(r.extractors[name][0], 6) for name in extractors if name in r.extractors})
+        rows.append(row)
+    return rows
+
+
+def write_page_rows(path: Path, rows: list[dict[str, object]]) -> None:
+    from ..core.paths import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
 def _lodo_tables(args: argparse.Namespace, run: _Run, extractors: list[str]) -> list[str]:
