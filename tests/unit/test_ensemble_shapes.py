@@ -130,28 +130,6 @@ def test_shape_features_of_candidates_and_blocks():
     assert rows["Reply"][bcol["shape_run_log"]] == np.log1p(3)
 
 
-def test_repeat_features_count_the_same_text_before_and_after():
-    """v15: per block, how many blocks before and after it have the same text, and whether one of them is in the
-    candidate; "Posts: 10" and "Posts: 11" are different texts, a quote repeats its post's sentence."""
-    b, _ = thread(3)
-    s = b.snapshot
-    pm = Ens.prepare(s, {}, Ens.Config())
-    pb = B.page_blocks(s, (b.ids["post0"],), pm.arrays, pm.proposals, with_texts=True, scope="page")
-    bcol = {n: i for i, n in enumerate(B.feature_names())}
-    def count(x: np.ndarray, name: str) -> int:
-        return round(float(np.expm1(x[bcol[name]])))
-
-    got = [(t, count(x, "repeat_before_log"), count(x, "repeat_after_log"), bool(x[bcol["repeat_in_chosen"]]))
-           for t, x in zip(pb.texts, pb.X, strict=True)]
-    replies = [g for g in got if g[0] == "Reply"]
-    assert [(r[1], r[2], r[3]) for r in replies] == [(0, 2, False), (1, 1, True), (2, 0, True)]
-    quoted = sentence(0)  # post0's first sentence, quoted by post1
-    assert [(g[1], g[2], g[3]) for g in got if g[0] == quoted] == [(0, 1, False), (1, 0, True)]
-    assert all(g[1:] == (0, 0, False) for g in got if g[0].startswith(("Posts:", "Joined:", "user", "Page 1")))
-    # Older feature sets stop before these columns: their models read the leading ones.
-    assert "repeat_before_log" not in B.feature_names("v14") and B.feature_names("v14") == B.feature_names()[:-3]
-
-
 def _records(pages: list[tuple[object, str]], labels: str) -> list[T.PageRecord]:
     """One record per page: the block rows of the page scope around its first post, labelled by ``labels``."""
     label = T.aligned_labels if labels == "aligned" else T.block_labels

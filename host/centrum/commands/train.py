@@ -85,10 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score the final outputs with the ensemble's comment_shapes (comment-shaped items after "
                              "the body set aside, whatever their names): on by default, as the ensemble runs; "
                              "--no-comment-shapes for models run with --param comment_shapes=false")
-    parser.add_argument("--feature-set", choices=("v13", "v14", "v15"), default="v14",
-                        help="features the models read: v14 (default, the shipped ensemble-v14's and -v15's: with "
-                             "the shape features of comment threads and title lists), v15 (the block filter also "
-                             "reads where a block's text is said again on the page) or v13 (ensemble-v13's)")
+    parser.add_argument("--feature-set", choices=("v13", "v14"), default="v14",
+                        help="features the models read: v14 (default, the shipped ensemble-v14's: with the shape "
+                             "features of comment threads and title lists) or v13 (ensemble-v13's)")
 
 
 def _left_out(args: argparse.Namespace) -> list[str]:

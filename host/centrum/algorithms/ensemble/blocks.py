@@ -47,8 +47,7 @@ def feature_names(feature_set: str | None = None) -> list[str]:
     names += [f"tag_{t}" for t in _TAGS] + ["tag_other"]
     names += [f"in_{a}" for a in F.BASE_ALGORITHMS] + ["in_mean"]
     names += PAGE_FEATURES + DECLARED_FEATURES
-    level = F.feature_set_index(feature_set)
-    return names + (SHAPE_FEATURES if level >= 1 else []) + (REPEAT_FEATURES if level >= 2 else [])
+    return names + SHAPE_FEATURES if F.feature_set_index(feature_set) >= 1 else names
 
 
 # Features of the page scope, after those of the candidate scope so that a model trained before them reads the
@@ -62,10 +61,6 @@ DECLARED_FEATURES = ["decl_share", "log_decl_shown"]
 # paragraph text of the page outside items before and after it, and a reply form below it.
 SHAPE_FEATURES = ["shape_item", "shape_control", "shape_run_log", "shape_titles", "shape_para_before",
                   "shape_para_after", "shape_form_below"]
-# Text said twice (v15): how many blocks of the page before and after this one have the same text, and whether one
-# of them is in the chosen candidate. A gallery repeats its captions, a header or a share bar repeats the headline;
-# a thread's quoted post repeats a post, and the tag and shape features tell those apart.
-REPEAT_FEATURES = ["repeat_before_log", "repeat_after_log", "repeat_in_chosen"]
 
 
 @dataclass
@@ -181,8 +176,6 @@ def page_blocks(snap: Snapshot, nodes: Sequence[int], arrays: F.PageArrays, prop
     X[:, col["decl_share"]] = sp.sum(arrays.decl_t[tn]) / np.maximum(sp.chars, 1.0)
     X[:, col["log_decl_shown"]] = np.log1p(float(arrays.decl_chars[arrays.body]) if snap.n else 0.0)
     _shape_features(snap, arrays, sp, container, X, col)
-    if "repeat_before_log" in col:
-        _repeat_features(snap, sp, X, col)
     X = np.nan_to_num(X, copy=False, nan=0.0, posinf=0.0, neginf=0.0)  # in place: the matrix is ours
     return PageBlocks(tn, block_of, sp.starts, container, _block_texts(snap, sp) if with_texts else [], X)
 
@@ -293,36 +286,6 @@ def _shape_features(snap: Snapshot, arrays: F.PageArrays, sp: _Split, container:
     X[:, col["shape_para_before"]] = np.log1p(body[first])
     X[:, col["shape_para_after"]] = np.log1p(body[-1] - body[last + 1])
     X[:, col["shape_form_below"]] = container < sh.form_at
-
-
-def _repeat_features(snap: Snapshot, sp: _Split, X: np.ndarray, col: dict[str, int]) -> None:
-    """Per block: the blocks before and after it with the same text (its text nodes, each stripped, in order), and
-    whether one of those is a block of the candidate."""
-    texts, tn, b = snap.texts, sp.tn, sp.starts.size
-    # A block's key: its text nodes' hashes, each mixed with its place in the block, summed (wrapping) per block.
-    # Only equality of keys is read, so the process's string-hash seed changes no feature.
-    h = np.fromiter(map(hash, map(str.strip, map(texts.__getitem__, tn.tolist()))), dtype=np.int64,
-                    count=tn.size).view(np.uint64)
-    place = np.arange(tn.size, dtype=np.uint64) - np.repeat(sp.starts, np.diff(np.append(sp.starts, tn.size))
-                                                            ).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        v = (h ^ (place * _MIX[0])) * _MIX[1]
-        v ^= v >> np.uint64(29)
-        key = np.add.reduceat(v, sp.starts)
-    order = np.argsort(key, kind="stable")  # each key's blocks together, in document order
-    first = np.ones(b, dtype=bool)
-    first[1:] = key[order][1:] != key[order][:-1]
-    at = np.empty(b, dtype=np.int64)  # per block: its place in ``order``
-    at[order] = np.arange(b)
-    group = (np.cumsum(first) - 1)[at]
-    start = np.nonzero(first)[0]
-    size = np.diff(np.append(start, b))
-    before = at - start[group]
-    after = size[group] - 1 - before
-    others_chosen = np.bincount(group, weights=sp.ch.astype(np.float64), minlength=size.size)[group] - sp.ch
-    X[:, col["repeat_before_log"]] = np.log1p(before)
-    X[:, col["repeat_after_log"]] = np.log1p(after)
-    X[:, col["repeat_in_chosen"]] = others_chosen > 0
 
 
 def _neighbour_features(sp: _Split, dens: np.ndarray, X: np.ndarray, col: dict[str, int]) -> None:

@@ -437,9 +437,8 @@ def feature_names(feature_set: str | None = None) -> list[str]:
 
 
 # Feature-set versions, oldest first: v13 is every feature up to the document-title ones (what ensemble-v11 and -v13
-# read), v14 adds the shape features of both models (:mod:`.shapes`), v15 the block filter's repeated-text features
-# (blocks.REPEAT_FEATURES). `centrum train --feature-set`.
-FEATURE_SETS = ("v13", "v14", "v15")
+# read), v14 adds the shape features of both models (:mod:`.shapes`). `centrum train --feature-set`.
+FEATURE_SETS = ("v13", "v14")
 LATEST_FEATURE_SET = FEATURE_SETS[-1]
 
 
