@@ -186,8 +186,13 @@ def test_train_on_the_tiny_set_twice_writes_the_same_model_bytes(
     assert "### Per language" in first.stdout and "| ja |" in first.stdout
     assert "### Block threshold (site CV, final outputs)" in first.stdout and "Nested: each fold at" in first.stdout
     # --cv site: the site-grouped tables alone (no in-sample, no leave-one-data-set-out), the same models.
-    site = train(tmp_path / "s.lgb.txt", "--cv", "site", "--folds", "2")
+    site = train(tmp_path / "s.lgb.txt", "--cv", "site", "--folds", "2", "--pages-out", str(tmp_path / "pages.jsonl"))
     assert site.returncode == 0, site.stderr[-3000:]
+    # --pages-out: one row per page of the site CV, its fold and the ensemble's F1 beside every algorithm's.
+    rows = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
+    ids = sorted(p.stem for p in (TINYSET / "pages").glob("*.html"))
+    assert sorted(r["id"] for r in rows) == ids and {r["fold"] for r in rows} == {"fold0", "fold1"}
+    assert all(0.0 <= r["ensemble"] <= 1.0 and "gce" in r and r["dataset"] == "tinyset" for r in rows)
     assert "## Site-grouped 2-fold cross-validation" in site.stdout and "in-sample" not in site.stdout
     assert "Leave-one-data-set-out" not in site.stdout and "Leave-one-data-set-out" in first.stdout
     assert (tmp_path / "s.lgb.txt").read_bytes() == (tmp_path / "a.lgb.txt").read_bytes()
